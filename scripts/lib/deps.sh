@@ -1,0 +1,47 @@
+# Sourced by run.sh and test.sh: the Debian 12 packages Starforge needs, installed when missing.
+# Only apt; nothing is downloaded from anywhere else.
+
+STARFORGE_BUILD_PACKAGES="cmake g++ ninja-build ccache pkg-config
+    qt6-base-dev qt6-base-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
+    qt6-httpserver-dev qt6-websockets-dev qtkeychain-qt6-dev
+    libarchive-dev libssl-dev libyaml-cpp-dev"
+# At run time: the Secret Service the keychain talks to, and the Qt platform plugins.
+STARFORGE_RUN_PACKAGES="qt6-qpa-plugins gnome-keyring libsecret-1-0 dbus dbus-x11"
+# For the tests: a private Secret Service, a virtual X server for screenshots.
+STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils"
+
+# install_packages PKG...: installs the packages that are not installed yet.
+install_packages() {
+    missing=""
+    for pkg in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+            missing="$missing $pkg"
+        fi
+    done
+    if [ -z "$missing" ]; then
+        echo "==> all $# packages already installed"
+        return 0
+    fi
+    echo "==> installing:$missing"
+    sudo_cmd=""
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo_cmd="sudo"
+    fi
+    $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    # shellcheck disable=SC2086
+    $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+}
+
+# configure_and_build PRESET [extra cmake args]: configures build/ with the preset and builds it.
+configure_and_build() {
+    preset="$1"
+    shift
+    launcher=""
+    if command -v ccache >/dev/null; then
+        launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+    fi
+    echo "==> configuring (preset $preset)"
+    cmake --preset "$preset" $launcher "$@"
+    echo "==> building"
+    cmake --build build --parallel "$(nproc)"
+}

@@ -1,0 +1,26 @@
+// starforge-cli: the core, scriptable. All behaviour lives in the starforge_cli library.
+
+#include "cli/cliapplication.h"
+#include "core/logging/logging.h"
+#include "core/secrets/keychainsecretstore.h"
+
+#include <QCoreApplication>
+#include <QProcessEnvironment>
+#include <QTextStream>
+#include <QTimer>
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("starforge"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(STARFORGE_VERSION));
+    Starforge::Logging::installRedactingMessageHandler();
+
+    QTextStream out(stdout);
+    QTextStream err(stderr);
+    Starforge::Secrets::KeychainSecretStore secrets;
+    Starforge::Cli::CliApplication cli(app.arguments().mid(1), QProcessEnvironment::systemEnvironment(), &secrets, out, err);
+    QObject::connect(&cli, &Starforge::Cli::CliApplication::finished, &app, [&app](int code) { app.exit(code); });
+    QTimer::singleShot(0, &cli, &Starforge::Cli::CliApplication::start);
+    return app.exec();
+}

@@ -1,0 +1,73 @@
+#include "cli/arguments.h"
+
+namespace Starforge::Cli {
+
+namespace {
+
+const QSet<QString> &valueOptions()
+{
+    static const QSet<QString> options{QStringLiteral("profile"), QStringLiteral("config"), QStringLiteral("context"),
+                                       QStringLiteral("name"), QStringLiteral("kubeconfig")};
+    return options;
+}
+
+const QSet<QString> &flagOptions()
+{
+    static const QSet<QString> options{QStringLiteral("json"),     QStringLiteral("stdin"), QStringLiteral("from-env"),
+                                       QStringLiteral("markdown"), QStringLiteral("force"), QStringLiteral("help"),
+                                       QStringLiteral("version")};
+    return options;
+}
+
+} // namespace
+
+Result<Arguments> Arguments::parse(const QStringList &arguments)
+{
+    Arguments parsed;
+    bool onlyPositionals = false;
+    for (qsizetype i = 0; i < arguments.size(); ++i) {
+        const QString &argument = arguments.at(i);
+        if (onlyPositionals || !argument.startsWith(u'-') || argument == u"-") {
+            parsed.positionals.append(argument);
+            continue;
+        }
+        if (argument == u"--") {
+            onlyPositionals = true;
+            continue;
+        }
+        if (argument == u"-h") {
+            parsed.flags.insert(QStringLiteral("help"));
+            continue;
+        }
+        if (!argument.startsWith(QStringLiteral("--"))) {
+            return Error::invalid(QStringLiteral("unknown option %1; see starforge-cli --help").arg(argument));
+        }
+        QString name = argument.mid(2);
+        QString value;
+        bool hasValue = false;
+        if (const qsizetype eq = name.indexOf(u'='); eq >= 0) {
+            value = name.mid(eq + 1);
+            name = name.left(eq);
+            hasValue = true;
+        }
+        if (valueOptions().contains(name)) {
+            if (!hasValue) {
+                if (i + 1 >= arguments.size()) {
+                    return Error::invalid(QStringLiteral("--%1 needs a value, e.g. --%1 NAME").arg(name));
+                }
+                value = arguments.at(++i);
+            }
+            parsed.values.insert(name, value);
+        } else if (flagOptions().contains(name)) {
+            if (hasValue) {
+                return Error::invalid(QStringLiteral("--%1 takes no value").arg(name));
+            }
+            parsed.flags.insert(name);
+        } else {
+            return Error::invalid(QStringLiteral("unknown option --%1; see starforge-cli --help").arg(name));
+        }
+    }
+    return parsed;
+}
+
+} // namespace Starforge::Cli

@@ -1,0 +1,73 @@
+#pragma once
+
+// starforge-cli as an object: parses the command line, runs one command asynchronously (the
+// keychain answers over D-Bus) and reports the exit code with finished(). Exit codes: 0 ok,
+// 1 user error (the message says what to fix), 2 internal error.
+
+#include "cli/arguments.h"
+#include "core/config/profilestore.h"
+#include "core/util/result.h"
+
+#include <QObject>
+#include <QProcessEnvironment>
+#include <QTextStream>
+
+#include <memory>
+
+namespace Starforge::Secrets {
+class SecretStore;
+}
+namespace Starforge::Config {
+class ProfileManager;
+}
+
+namespace Starforge::Cli {
+
+class CliApplication final : public QObject
+{
+    Q_OBJECT
+public:
+    enum ExitCode { Ok = 0, UserError = 1, InternalError = 2 };
+
+    CliApplication(QStringList arguments, QProcessEnvironment environment, Secrets::SecretStore *secrets,
+                   QTextStream &out, QTextStream &err, QObject *parent = nullptr);
+    ~CliApplication() override;
+
+    // Runs the command; finished() follows, possibly later from the event loop.
+    void start();
+
+Q_SIGNALS:
+    void finished(int exitCode);
+
+private:
+    void finish(int exitCode);
+    void fail(const Error &error);
+    static int exitCodeFor(const Error &error);
+    QString selectedProfile() const;
+    Result<void> loadStore();
+
+    void printUsage();
+    void runSettings();
+    void runProfile();
+    void profileList();
+    void profileShow();
+    void profileSet();
+    void profileImportKubeconfig();
+    void profileDelete();
+    void profileUse();
+    void profileRename();
+    void profileDuplicate();
+
+    QStringList m_rawArguments;
+    Arguments m_args;
+    QProcessEnvironment m_environment;
+    Secrets::SecretStore *m_secrets;
+    QTextStream &m_out;
+    QTextStream &m_err;
+    std::unique_ptr<Config::ProfileStore> m_store;
+    std::unique_ptr<Config::ProfileManager> m_profiles; // every change goes through it, as in the GUI
+    Config::MigrationReport m_migration;
+    bool m_finished = false;
+};
+
+} // namespace Starforge::Cli

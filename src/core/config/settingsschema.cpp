@@ -1,0 +1,243 @@
+#include "core/config/settingsschema.h"
+
+#include "core/config/validation.h"
+
+namespace Starforge::Config {
+
+namespace {
+
+QList<SettingDefinition> buildTable()
+{
+    using T = SettingType;
+    const QString cluster = QStringLiteral("Cluster");
+    const QString images = QStringLiteral("Images");
+    const QString storage = QStringLiteral("Storage");
+    const QString kuberay = QStringLiteral("KubeRay");
+    const QString s3 = QStringLiteral("Object storage (S3)");
+
+    QList<SettingDefinition> t;
+    // Positional, with the optional fields last, so each entry reads as one row of the table.
+    auto add = [&t](const QString &key, T type, const QString &defaultValue, const QString &group,
+                    const QString &help, bool optional = true, qint64 minimum = 0, qint64 maximum = 0,
+                    const QStringList &choices = {}) {
+        t.append(SettingDefinition{key, type, defaultValue, group, help, optional, minimum, maximum, choices});
+    };
+
+    add(QStringLiteral("FORGE_DEFAULT_FLEET_KIND"), T::Enum, QStringLiteral("kuberay"), cluster,
+         QStringLiteral("Which backend runs jobs. Only kuberay (one ephemeral RayCluster per job, as a RayJob) exists."),
+         false, 0, 0, {QStringLiteral("kuberay")});
+    add(QStringLiteral("FORGE_K8S_API_SERVER"), T::Url, QString(), cluster,
+         QStringLiteral("URL of the Kubernetes API server, e.g. https://api.example.com:6443. Required to connect."));
+    add(QStringLiteral("FORGE_K8S_TOKEN"), T::Secret, QString(), cluster,
+         QStringLiteral("Bearer token (e.g. a ServiceAccount token) with RayJob and Pod permissions in the namespace. "
+                        "Kept only in the OS keychain."));
+    add(QStringLiteral("FORGE_K8S_TOKEN_FILE"), T::AbsolutePath, QString(), cluster,
+         QStringLiteral("A file to read the bearer token from at every connect, as kubeconfig's tokenFile. "
+                        "Used when FORGE_K8S_TOKEN is not set."));
+    add(QStringLiteral("FORGE_K8S_CA_FILE"), T::CaFile, QString(), cluster,
+         QStringLiteral("PEM file with the CA certificates that sign the API server's certificate. "
+                        "Without it (and without FORGE_K8S_CA_DATA) the system CA store is used."));
+    add(QStringLiteral("FORGE_K8S_CA_DATA"), T::CaData, QString(), cluster,
+         QStringLiteral("The same CA bundle as base64 of the PEM text (kubeconfig's certificate-authority-data). "
+                        "Takes precedence over FORGE_K8S_CA_FILE."));
+    add(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"), T::Boolean, QStringLiteral("false"), cluster,
+         QStringLiteral("Skip verifying the API server's certificate. Only for throw-away clusters: "
+                        "the window shows a warning while it is on."), false);
+    add(QStringLiteral("FORGE_K8S_NAMESPACE"), T::Dns1123Label, QStringLiteral("starforge"), cluster,
+         QStringLiteral("Namespace where RayJobs, their pods and playground pods are created."), false);
+    add(QStringLiteral("FORGE_K8S_GPU_NODE_LABEL"), T::LabelKey, QStringLiteral("starforge/gpu-series"), cluster,
+         QStringLiteral("Node label whose value is the GPU series (h200, h100, ...). One source for capacity "
+                        "figures and for the nodeSelector of every pool."), false);
+    add(QStringLiteral("FORGE_K8S_GPU_PASSTHROUGH"), T::Boolean, QStringLiteral("true"), cluster,
+         QStringLiteral("Request nvidia.com/gpu for Ray pods. false only for GPU-less test clusters (kind, CI): "
+                        "Ray's logical GPUs stay."), false);
+    add(QStringLiteral("FORGE_K8S_SHM_SIZE"), T::Quantity, QStringLiteral("64Gi"), cluster,
+         QStringLiteral("Size of the in-memory /dev/shm volume of every Ray pod; Ray's object store lives there."), false);
+
+    add(QStringLiteral("FORGE_IMAGE_NEMO_RL"), T::ImageReference, QStringLiteral("nvcr.io/nvidia/nemo-rl:v0.7.0"), images,
+         QStringLiteral("Container image of the head, worker and submitter pods: NeMo-RL with Ray."), false);
+    add(QStringLiteral("FORGE_NEMO_RL_DIR"), T::AbsolutePath, QStringLiteral("/opt/nemo-rl"), images,
+         QStringLiteral("Where NeMo-RL is installed inside the image; the runner starts its examples/ scripts from there."), false);
+    add(QStringLiteral("FORGE_IMAGE_VLLM"), T::ImageReference, QStringLiteral("vllm/vllm-openai:v0.20.0"), images,
+         QStringLiteral("Container image of playground pods, serving an OpenAI-compatible API with vLLM."), false);
+
+    add(QStringLiteral("FORGE_STORAGE_ROOT"), T::AbsolutePath, QStringLiteral("/starforge"), storage,
+         QStringLiteral("The one storage root inside pods: jobs/<id>/ checkpoints and logs go under it."), false);
+    add(QStringLiteral("FORGE_K8S_STORAGE_PVC"), T::Dns1123Subdomain, QStringLiteral("starforge-storage"), storage,
+         QStringLiteral("PersistentVolumeClaim mounted at the storage root in every Ray pod."));
+    add(QStringLiteral("FORGE_K8S_STORAGE_SHARED"), T::Boolean, QStringLiteral("true"), storage,
+         QStringLiteral("Whether the storage claim is shared between nodes (ReadWriteMany). When false, jobs with "
+                        "more than one node are rejected before submission."), false);
+    add(QStringLiteral("FORGE_K8S_STORAGE_MOUNT"), T::AbsolutePath, QString(), storage,
+         QStringLiteral("Mount path of the storage claim when pods cannot mount it at the storage root. "
+                        "Empty: mount at FORGE_STORAGE_ROOT."));
+    add(QStringLiteral("FORGE_K8S_CORPUS_PVC"), T::Dns1123Subdomain, QString(), storage,
+         QStringLiteral("Optional read-only claim with training corpora, mounted into Ray pods of jobs that ask for it."));
+
+    add(QStringLiteral("FORGE_KUBERAY_RAY_VERSION"), T::Version, QStringLiteral("2.55.1"), kuberay,
+         QStringLiteral("rayVersion of every RayCluster: the Ray release in the image, compatible with the operator."), false);
+    add(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS"), T::Integer, QStringLiteral("600"), kuberay,
+         QStringLiteral("ttlSecondsAfterFinished: how long the operator keeps a finished RayJob. A fallback; the app "
+                        "deletes the RayJob itself once its logs are archived."), false, 0, 7 * 24 * 3600);
+    add(QStringLiteral("FORGE_KUBERAY_PRERUNNING_DEADLINE_S"), T::Integer, QStringLiteral("1800"), kuberay,
+         QStringLiteral("Seconds a job may spend before running (image pulls, scheduling) before it is failed and "
+                        "deleted, with the events that explain why kept."), false, 1, 7 * 24 * 3600);
+
+    add(QStringLiteral("FORGE_S3_ENDPOINT"), T::Url, QString(), s3,
+         QStringLiteral("URL of the S3-compatible object store that carries Capsules, logs and job history. "
+                        "https:// gives presigned working_dir URLs; http:// switches to the init-container download."));
+    add(QStringLiteral("FORGE_S3_BUCKET"), T::BucketName, QStringLiteral("starforge"), s3,
+         QStringLiteral("Bucket for capsules/<sha256>.zip and jobs/<id>/."), false);
+    add(QStringLiteral("FORGE_S3_REGION"), T::String, QStringLiteral("us-east-1"), s3,
+         QStringLiteral("Region used in SigV4 signatures. Most S3-compatible servers accept us-east-1."), false);
+    add(QStringLiteral("FORGE_S3_PATH_STYLE"), T::Boolean, QStringLiteral("true"), s3,
+         QStringLiteral("Address buckets as endpoint/bucket/key (path style) rather than bucket.endpoint/key "
+                        "(virtual-host style). Most self-hosted servers need path style."), false);
+    add(QStringLiteral("FORGE_S3_ACCESS_KEY"), T::Secret, QString(), s3,
+         QStringLiteral("S3 access key id. Kept only in the OS keychain."));
+    add(QStringLiteral("FORGE_S3_SECRET_KEY"), T::Secret, QString(), s3,
+         QStringLiteral("S3 secret access key. Kept only in the OS keychain."));
+    return t;
+}
+
+int editDistance(const QString &a, const QString &b)
+{
+    QList<int> previous(b.size() + 1);
+    QList<int> current(b.size() + 1);
+    for (qsizetype j = 0; j <= b.size(); ++j) {
+        previous[j] = int(j);
+    }
+    for (qsizetype i = 1; i <= a.size(); ++i) {
+        current[0] = int(i);
+        for (qsizetype j = 1; j <= b.size(); ++j) {
+            const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            current[j] = qMin(qMin(previous[j] + 1, current[j - 1] + 1), previous[j - 1] + cost);
+        }
+        std::swap(previous, current);
+    }
+    return previous[b.size()];
+}
+
+} // namespace
+
+const QList<SettingDefinition> &SettingsSchema::all()
+{
+    static const QList<SettingDefinition> table = buildTable();
+    return table;
+}
+
+const SettingDefinition *SettingsSchema::find(const QString &key)
+{
+    for (const SettingDefinition &d : all()) {
+        if (d.key == key) {
+            return &d;
+        }
+    }
+    return nullptr;
+}
+
+QStringList SettingsSchema::secretKeys()
+{
+    QStringList keys;
+    for (const SettingDefinition &d : all()) {
+        if (d.isSecret()) {
+            keys.append(d.key);
+        }
+    }
+    return keys;
+}
+
+QString SettingsSchema::typeName(SettingType type)
+{
+    switch (type) {
+    case SettingType::String: return QStringLiteral("text");
+    case SettingType::Enum: return QStringLiteral("choice");
+    case SettingType::Url: return QStringLiteral("URL");
+    case SettingType::Quantity: return QStringLiteral("Kubernetes quantity");
+    case SettingType::LabelKey: return QStringLiteral("label key");
+    case SettingType::Dns1123Label: return QStringLiteral("DNS-1123 label");
+    case SettingType::Dns1123Subdomain: return QStringLiteral("DNS-1123 subdomain");
+    case SettingType::Integer: return QStringLiteral("integer");
+    case SettingType::Boolean: return QStringLiteral("boolean");
+    case SettingType::AbsolutePath: return QStringLiteral("absolute path");
+    case SettingType::ImageReference: return QStringLiteral("image reference");
+    case SettingType::BucketName: return QStringLiteral("bucket name");
+    case SettingType::Version: return QStringLiteral("version");
+    case SettingType::CaFile: return QStringLiteral("PEM file");
+    case SettingType::CaData: return QStringLiteral("base64 PEM");
+    case SettingType::Secret: return QStringLiteral("secret (keychain)");
+    }
+    return QString();
+}
+
+Result<QString> SettingsSchema::validate(const SettingDefinition &definition, const QString &value)
+{
+    const QString trimmed = value.trimmed();
+    if (trimmed.isEmpty()) {
+        if (definition.optional) {
+            return QString();
+        }
+        return Error::invalid(QStringLiteral("%1 must not be empty; its default is '%2'").arg(definition.key, definition.defaultValue));
+    }
+
+    Result<QString> checked = QString();
+    switch (definition.type) {
+    case SettingType::String:
+    case SettingType::Secret:
+        // Secrets are opaque; only surrounding whitespace (a pasted newline) is dropped.
+        checked = trimmed;
+        break;
+    case SettingType::Enum:
+        if (definition.choices.contains(trimmed)) {
+            checked = trimmed;
+        } else {
+            checked = Error::invalid(QStringLiteral("'%1' is not one of: %2").arg(trimmed, definition.choices.join(QStringLiteral(", "))));
+        }
+        break;
+    case SettingType::Url: checked = Validation::url(trimmed); break;
+    case SettingType::Quantity: checked = Validation::quantity(trimmed); break;
+    case SettingType::LabelKey: checked = Validation::labelKey(trimmed); break;
+    case SettingType::Dns1123Label: checked = Validation::dns1123Label(trimmed); break;
+    case SettingType::Dns1123Subdomain: checked = Validation::dns1123Subdomain(trimmed); break;
+    case SettingType::Integer: checked = Validation::integer(trimmed, definition.minimum, definition.maximum); break;
+    case SettingType::Boolean: checked = Validation::boolean(trimmed); break;
+    case SettingType::AbsolutePath: checked = Validation::absolutePath(trimmed); break;
+    case SettingType::ImageReference: checked = Validation::imageReference(trimmed); break;
+    case SettingType::BucketName: checked = Validation::bucketName(trimmed); break;
+    case SettingType::Version: checked = Validation::version(trimmed); break;
+    case SettingType::CaFile: checked = Validation::caFile(trimmed); break;
+    case SettingType::CaData: checked = Validation::caData(trimmed); break;
+    }
+    if (!checked) {
+        return Error::invalid(definition.key + QStringLiteral(": ") + checked.error().message);
+    }
+    return checked;
+}
+
+Result<QString> SettingsSchema::validate(const QString &key, const QString &value)
+{
+    const SettingDefinition *definition = find(key);
+    if (!definition) {
+        const QString suggestion = suggestKey(key);
+        return Error::invalid(QStringLiteral("%1 is not a setting%2; `starforge-cli settings` lists them")
+                                  .arg(key, suggestion.isEmpty() ? QString() : QStringLiteral(" (did you mean %1?)").arg(suggestion)));
+    }
+    return validate(*definition, value);
+}
+
+QString SettingsSchema::suggestKey(const QString &unknown)
+{
+    const QString upper = unknown.toUpper();
+    QString best;
+    int bestDistance = 4; // beyond three edits a suggestion is noise
+    for (const SettingDefinition &d : all()) {
+        const int distance = qMin(editDistance(upper, d.key), editDistance(QStringLiteral("FORGE_") + upper, d.key));
+        if (distance < bestDistance) {
+            bestDistance = distance;
+            best = d.key;
+        }
+    }
+    return best;
+}
+
+} // namespace Starforge::Config

@@ -1,0 +1,71 @@
+#pragma once
+
+// The one table of every setting a connection profile holds. Each entry names its FORGE_*
+// key (which is also its environment variable), its type, default, validation and help text.
+// Everything else (profile files, the environment, the CLI, the profiles dialog and
+// docs/configuration.md) is driven by this table, so a setting is described in one place.
+
+#include "core/util/result.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace Starforge::Config {
+
+enum class SettingType {
+    String,
+    Enum,
+    Url,
+    Quantity,
+    LabelKey,
+    Dns1123Label,
+    Dns1123Subdomain,
+    Integer,
+    Boolean,
+    AbsolutePath,
+    ImageReference,
+    BucketName,
+    Version,
+    CaFile,
+    CaData,
+    Secret,
+};
+
+struct SettingDefinition
+{
+    QString key;           // FORGE_..., also the environment variable
+    SettingType type = SettingType::String;
+    QString defaultValue;  // canonical text; empty means "not set"
+    QString group;         // heading in the dialog and the docs
+    QString help;          // one or two sentences: meaning and effect
+    bool optional = true;  // an empty value is allowed (the feature it drives is then off or asks for it)
+    qint64 minimum = 0;
+    qint64 maximum = 0;
+    QStringList choices;   // for Enum
+
+    bool isSecret() const { return type == SettingType::Secret; }
+};
+
+class SettingsSchema final
+{
+public:
+    // Every setting, in the order the dialog and the docs show them.
+    static const QList<SettingDefinition> &all();
+    // nullptr when the key is not a known setting.
+    static const SettingDefinition *find(const QString &key);
+    // The keys of the three secrets, which live only in the keychain.
+    static QStringList secretKeys();
+    // A readable name of a type for listings ("Kubernetes quantity").
+    static QString typeName(SettingType type);
+
+    // Checks a value for a setting and returns its canonical form. An empty value is accepted for
+    // optional settings and means "unset". Messages start with the key so they stand alone.
+    static Result<QString> validate(const SettingDefinition &definition, const QString &value);
+    static Result<QString> validate(const QString &key, const QString &value);
+
+    // Suggests the known key closest to a misspelt one, or an empty string.
+    static QString suggestKey(const QString &unknown);
+};
+
+} // namespace Starforge::Config

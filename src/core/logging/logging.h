@@ -1,0 +1,34 @@
+#pragma once
+
+// One logging category per module, and a message handler that redacts credentials from every
+// line before it reaches stderr or a log file. Enable a module with e.g.
+// QT_LOGGING_RULES="starforge.core.config.debug=true".
+
+#include <QLoggingCategory>
+#include <QString>
+
+namespace Starforge {
+
+Q_DECLARE_LOGGING_CATEGORY(lcConfig)     // starforge.core.config
+Q_DECLARE_LOGGING_CATEGORY(lcKubeconfig) // starforge.core.kubeconfig
+Q_DECLARE_LOGGING_CATEGORY(lcSecrets)    // starforge.core.secrets
+Q_DECLARE_LOGGING_CATEGORY(lcModels)     // starforge.models
+Q_DECLARE_LOGGING_CATEGORY(lcGui)        // starforge.gui
+Q_DECLARE_LOGGING_CATEGORY(lcCli)        // starforge.cli
+Q_DECLARE_LOGGING_CATEGORY(lcSandbox)    // starforge.sandbox
+
+namespace Logging {
+
+// Replaces bearer tokens, Authorization headers, S3 keys, presigned-URL signatures and every
+// secret value registered with addSecret() by "<redacted>". Safe to call from any thread.
+QString redact(const QString &line);
+
+// Registers a secret value (a token, a key) so that it is redacted wherever it appears, even
+// in a form the patterns do not recognise. Values shorter than 4 characters are ignored.
+void addSecret(const QString &value);
+
+// Installs the redacting handler in front of Qt's (or the previously installed) handler.
+void installRedactingMessageHandler();
+
+} // namespace Logging
+} // namespace Starforge
