@@ -15,6 +15,7 @@ int main(int argc, char *argv[])
     QCoreApplication::setApplicationName(QStringLiteral("starforge"));
     QCoreApplication::setApplicationVersion(QStringLiteral(STARFORGE_VERSION));
     Starforge::Logging::installRedactingMessageHandler();
+    Starforge::Logging::setDefaultFilterRules();
 
     QTextStream out(stdout);
     QTextStream err(stderr);

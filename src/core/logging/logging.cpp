@@ -125,5 +125,12 @@ void installRedactingMessageHandler()
     previousHandler() = qInstallMessageHandler(redactingHandler);
 }
 
+void setDefaultFilterRules()
+{
+    if (qEnvironmentVariableIsEmpty("QT_LOGGING_RULES")) {
+        QLoggingCategory::setFilterRules(QStringLiteral("starforge.*.info=false\nstarforge.*.debug=false"));
+    }
+}
+
 } // namespace Logging
 } // namespace Starforge

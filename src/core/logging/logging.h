@@ -27,6 +27,10 @@ QString redact(const QString &line);
 // in a form the patterns do not recognise. Values shorter than 4 characters are ignored.
 void addSecret(const QString &value);
 
+// Warnings and above from Starforge's categories unless QT_LOGGING_RULES says otherwise, so that
+// command output is not mixed with progress lines.
+void setDefaultFilterRules();
+
 // Installs the redacting handler in front of Qt's (or the previously installed) handler.
 void installRedactingMessageHandler();
 

@@ -79,16 +79,22 @@ void KeychainSecretStore::read(const QString &profile, const QString &key, QObje
         job->setInsecureFallback(false);
         job->setKey(entryName(profile, key));
         connect(job, &QKeychain::Job::finished, this, [this, job, profile, key, guard, done] {
-            const auto error = job->error();
-            Result<std::optional<QString>> result = std::optional<QString>();
-            if (error == QKeychain::NoError) {
-                const QString value = job->textData();
-                Logging::addSecret(value);
-                result = std::optional<QString>(value);
-            } else if (error != QKeychain::EntryNotFound) {
+            // Built by one return per outcome rather than by reassignment: GCC 12 at -O2 reports a
+            // false maybe-uninitialized on moving into a std::variant that already holds a value.
+            const auto result = [&]() -> Result<std::optional<QString>> {
+                const auto error = job->error();
+                if (error == QKeychain::NoError) {
+                    const QString value = job->textData();
+                    Logging::addSecret(value);
+                    return std::optional<QString>(value);
+                }
+                if (error == QKeychain::EntryNotFound) {
+                    return std::optional<QString>();
+                }
                 qCWarning(lcSecrets) << "reading" << entryName(profile, key) << "failed:" << job->errorString();
-                result = describe(error, job->errorString(), QStringLiteral("reading %1 of profile '%2'").arg(key, profile));
-            }
+                return describe(error, job->errorString(),
+                                QStringLiteral("reading %1 of profile '%2'").arg(key, profile));
+            }();
             finishCurrent();
             if (guard) {
                 done(result);

@@ -1,0 +1,67 @@
+// starforge: the desktop app. Parses options, loads the profiles, wires the core to the window.
+
+#include "core/config/profilemanager.h"
+#include "core/config/profilestore.h"
+#include "core/logging/logging.h"
+#include "core/secrets/keychainsecretstore.h"
+#include "gui/mainwindow.h"
+#include "gui/userprompts.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QMessageBox>
+#include <QTextStream>
+
+int main(int argc, char *argv[])
+{
+    using namespace Starforge;
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("starforge"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Starforge"));
+    QApplication::setApplicationVersion(QStringLiteral(STARFORGE_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("starforge"));
+    Logging::installRedactingMessageHandler();
+    Logging::setDefaultFilterRules();
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Run NeMo-RL training on Kubernetes + KubeRay from the desktop."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption sandbox(QStringLiteral("sandbox"), QStringLiteral("Start on the embedded sandbox cluster."));
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini)."),
+                                    QStringLiteral("file"));
+    const QCommandLineOption profiles(QStringLiteral("profiles"), QStringLiteral("Open the connection profiles dialog at start."));
+    parser.addOption(sandbox);
+    parser.addOption(config);
+    parser.addOption(profiles);
+    parser.process(app);
+
+    QTextStream err(stderr);
+    if (parser.isSet(sandbox)) {
+        err << "starforge: --sandbox: not built yet: the sandbox cluster is not implemented in this version" << Qt::endl;
+        return 2;
+    }
+
+    Config::ProfileStore store(parser.isSet(config) ? parser.value(config) : Config::ProfileStore::defaultFilePath());
+    const auto loaded = store.load();
+    if (!loaded) {
+        // Do not start on an empty store: saving it would overwrite the file the user has.
+        QMessageBox::critical(nullptr, QStringLiteral("Starforge"), loaded.error().message);
+        err << "starforge: " << loaded.error().message << Qt::endl;
+        return 1;
+    }
+    Secrets::KeychainSecretStore secrets;
+    Config::ProfileManager manager(&store, &secrets);
+    Gui::DialogPrompts prompts;
+    Gui::MainWindow window(&manager, &prompts, QProcessEnvironment::systemEnvironment());
+    window.show();
+    if (parser.isSet(profiles) || store.profileNames().isEmpty()) {
+        window.showProfilesDialog(); // a first start has nothing else to do
+    }
+    manager.moveMigratedSecrets(*loaded, &window, [&window](Result<void> moved) {
+        if (!moved) {
+            window.showStartupProblem(moved.error().message);
+        }
+    });
+    return app.exec();
+}

@@ -1,0 +1,199 @@
+#include "gui/mainwindow.h"
+
+#include "core/config/effectiveconfig.h"
+#include "core/config/profilemanager.h"
+#include "gui/profilesdialog.h"
+#include "gui/userprompts.h"
+#include "ui_mainwindow.h"
+
+#include <QComboBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QStatusBar>
+#include <QVBoxLayout>
+
+namespace Starforge::Gui {
+
+MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QProcessEnvironment environment, QWidget *parent)
+    : QMainWindow(parent)
+    , m_ui(std::make_unique<Ui::MainWindow>())
+    , m_manager(manager)
+    , m_prompts(prompts)
+    , m_environment(std::move(environment))
+    , m_profileCombo(new QComboBox(this))
+    , m_profileStatus(new QLabel(this))
+    , m_connectionStatus(new QLabel(this))
+    , m_tlsWarning(new QLabel(this))
+    , m_setupButton(new QPushButton(tr("Set up a connection…"), this))
+{
+    m_ui->setupUi(this);
+    setWindowIcon(QIcon(QStringLiteral(":/starforge/starforge.svg")));
+
+    m_profileCombo->setObjectName(QStringLiteral("profileCombo"));
+    m_profileCombo->setMinimumContentsLength(16);
+    m_profileCombo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_profileCombo->setToolTip(tr("The connection profile the window works with"));
+    auto *profileLabel = new QLabel(tr("Profile: "), this);
+    m_ui->mainToolBar->addWidget(profileLabel);
+    m_ui->mainToolBar->addWidget(m_profileCombo);
+    m_ui->mainToolBar->addAction(m_ui->profilesAction);
+
+    m_profileStatus->setObjectName(QStringLiteral("profileStatus"));
+    m_connectionStatus->setObjectName(QStringLiteral("connectionStatus"));
+    m_tlsWarning->setObjectName(QStringLiteral("tlsWarning"));
+    m_tlsWarning->setStyleSheet(QStringLiteral("QLabel { color: white; background: #c01c28; padding: 1px 6px; border-radius: 3px; }"));
+    m_tlsWarning->setText(tr("TLS verification is off"));
+    m_tlsWarning->setToolTip(tr("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY is on: anyone on the network path can read and change "
+                                "what the app sends, including the token. Use it only with throw-away clusters."));
+    statusBar()->addWidget(m_profileStatus);
+    statusBar()->addWidget(m_connectionStatus, 1);
+    statusBar()->addPermanentWidget(m_tlsWarning);
+
+    m_setupButton->setObjectName(QStringLiteral("setupButton"));
+    m_ui->centralLayout->addWidget(m_setupButton, 0, Qt::AlignHCenter);
+    m_ui->centralLayout->addStretch(1);
+    m_ui->centralLayout->insertStretch(0, 1);
+
+    createDocks();
+
+    connect(m_ui->profilesAction, &QAction::triggered, this, [this] { showProfilesDialog(); });
+    connect(m_setupButton, &QPushButton::clicked, this, [this] { showProfilesDialog(); });
+    connect(m_ui->quitAction, &QAction::triggered, this, &QWidget::close);
+    connect(m_ui->aboutAction, &QAction::triggered, this, &MainWindow::showAbout);
+    connect(m_manager, &Config::ProfileManager::profilesChanged, this, &MainWindow::refreshProfiles);
+    connect(m_manager, &Config::ProfileManager::profileChanged, this, &MainWindow::refreshStatus);
+    connect(m_profileCombo, &QComboBox::activated, this, [this](int index) {
+        const QString name = m_profileCombo->itemData(index).toString();
+        if (name.isEmpty() || name == m_manager->store().activeProfile()) {
+            return;
+        }
+        if (auto set = m_manager->setActiveProfile(name); !set) {
+            showStartupProblem(set.error().message);
+            refreshProfiles();
+        }
+    });
+
+    refreshProfiles();
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget *MainWindow::addPanelDock(const QString &objectName, const QString &title, const QString &emptyText, Qt::DockWidgetArea area)
+{
+    auto *dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    auto *placeholder = new QLabel(emptyText, dock);
+    placeholder->setObjectName(objectName + QStringLiteral("Empty"));
+    placeholder->setAlignment(Qt::AlignCenter);
+    placeholder->setWordWrap(true);
+    placeholder->setMargin(12);
+    placeholder->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    dock->setWidget(placeholder);
+    addDockWidget(area, dock);
+    m_ui->viewMenu->addAction(dock->toggleViewAction());
+    return dock;
+}
+
+void MainWindow::createDocks()
+{
+    // Each panel says plainly that it is empty and why, rather than showing made-up content.
+    auto *jobs = addPanelDock(QStringLiteral("jobsDock"), tr("Jobs"), tr("No jobs: the app does not connect to a cluster yet."), Qt::LeftDockWidgetArea);
+    auto *capacity = addPanelDock(QStringLiteral("capacityDock"), tr("GPU Capacity"), tr("No capacity figures: not connected."), Qt::RightDockWidgetArea);
+    auto *playground = addPanelDock(QStringLiteral("playgroundDock"), tr("Playground"), tr("No playground models: not connected."), Qt::RightDockWidgetArea);
+    auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"), tr("No events: select a job once connected."), Qt::BottomDockWidgetArea);
+    auto *logs = addPanelDock(QStringLiteral("logsDock"), tr("Logs"), tr("No logs: select a job once connected."), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(capacity, playground);
+    capacity->raise();
+    tabifyDockWidget(events, logs);
+    events->raise();
+    resizeDocks({jobs}, {320}, Qt::Horizontal);
+    resizeDocks({capacity}, {360}, Qt::Horizontal);
+    resizeDocks({events}, {220}, Qt::Vertical);
+}
+
+void MainWindow::refreshProfiles()
+{
+    const QSignalBlocker blocker(m_profileCombo);
+    m_profileCombo->clear();
+    const auto &store = m_manager->store();
+    for (const QString &name : store.profileNames()) {
+        m_profileCombo->addItem(name, name);
+    }
+    if (store.profileNames().isEmpty()) {
+        m_profileCombo->addItem(tr("(no profiles)"), QString());
+    } else if (store.activeProfile().isEmpty()) {
+        m_profileCombo->insertItem(0, tr("(none active)"), QString());
+    }
+    m_profileCombo->setCurrentIndex(qMax(0, m_profileCombo->findData(store.activeProfile())));
+    m_profileCombo->setEnabled(!store.profileNames().isEmpty());
+    refreshStatus();
+}
+
+QString MainWindow::connectionStateText() const
+{
+    const auto &store = m_manager->store();
+    const QString active = store.activeProfile();
+    if (active.isEmpty()) {
+        return store.profileNames().isEmpty() ? tr("Not connected: no connection profile yet") : tr("Not connected: no profile is active");
+    }
+    const auto config = Config::EffectiveConfig::resolve(store.profile(active), m_environment);
+    if (const auto problems = config.problems(); !problems.isEmpty()) {
+        return tr("Not connected: %1").arg(problems.first().message);
+    }
+    const QString server = config.value(QStringLiteral("FORGE_K8S_API_SERVER"));
+    if (server.isEmpty()) {
+        return tr("Not connected: the profile has no API server (FORGE_K8S_API_SERVER)");
+    }
+    // Connecting arrives with the Kubernetes client; until then the state says exactly that.
+    return tr("Not connected to %1: this version has no Kubernetes client yet").arg(server);
+}
+
+void MainWindow::refreshStatus()
+{
+    const auto &store = m_manager->store();
+    const QString active = store.activeProfile();
+    m_profileStatus->setText(active.isEmpty() ? tr("Profile: none") : tr("Profile: %1").arg(active));
+    m_connectionStatus->setText(connectionStateText());
+    const auto config = Config::EffectiveConfig::resolve(store.profile(active), m_environment);
+    m_tlsWarning->setVisible(!active.isEmpty() && config.boolean(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY")));
+    setWindowTitle(active.isEmpty() ? tr("Starforge") : tr("%1 — Starforge").arg(active));
+
+    const bool none = store.profileNames().isEmpty();
+    m_ui->welcomeLabel->setText(none ? tr("<h2>Welcome to Starforge</h2><p>Run NeMo-RL training on Kubernetes and KubeRay from here.</p>"
+                                          "<p>Start with a connection profile: import a context from your kubeconfig, or enter the "
+                                          "API server and a token.</p>")
+                                     : tr("<h2>%1</h2><p>%2</p>").arg(active.isEmpty() ? tr("No active profile") : active.toHtmlEscaped(),
+                                                                      connectionStateText().toHtmlEscaped()));
+    m_setupButton->setText(none ? tr("Set up a connection…") : tr("Connection profiles…"));
+}
+
+ProfilesDialog *MainWindow::showProfilesDialog()
+{
+    if (!m_profilesDialog) {
+        m_profilesDialog = new ProfilesDialog(m_manager, m_prompts, m_environment, this);
+        m_profilesDialog->setAttribute(Qt::WA_DeleteOnClose);
+        connect(m_profilesDialog, &QObject::destroyed, this, [this] { m_profilesDialog = nullptr; });
+    }
+    m_profilesDialog->show();
+    m_profilesDialog->raise();
+    m_profilesDialog->activateWindow();
+    return m_profilesDialog;
+}
+
+void MainWindow::showStartupProblem(const QString &text)
+{
+    statusBar()->showMessage(text, 0);
+    m_prompts->inform(this, tr("Starforge"), text);
+}
+
+void MainWindow::showAbout()
+{
+    m_prompts->inform(this, tr("About Starforge"),
+                      tr("Starforge Desktop %1\n\nRun NeMo-RL training on Kubernetes and KubeRay from the desktop.\n"
+                         "Qt %2.")
+                          .arg(QStringLiteral(STARFORGE_VERSION), QString::fromLatin1(qVersion())));
+}
+
+} // namespace Starforge::Gui

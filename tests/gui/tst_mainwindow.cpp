@@ -1,0 +1,93 @@
+// The main window: menus, docks, the status bar's profile and connection state, the TLS warning,
+// and switching the active profile from the toolbar.
+
+#include "core/config/profilemanager.h"
+#include "gui/mainwindow.h"
+#include "gui/profilesdialog.h"
+#include "scriptedprompts.h"
+#include "support/memorysecretstore.h"
+
+#include <QComboBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QMenuBar>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Starforge;
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+private Q_SLOTS:
+    void layoutAndStatus()
+    {
+        Config::ProfileStore store(m_dir.filePath(QStringLiteral("w.ini")));
+        Testing::MemorySecretStore secrets;
+        Config::ProfileManager manager(&store, &secrets);
+        Testing::ScriptedPrompts prompts;
+        QProcessEnvironment env;
+        Gui::MainWindow window(&manager, &prompts, env);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+        QStringList menus;
+        for (QAction *a : window.menuBar()->actions()) {
+            menus.append(a->text());
+        }
+        QCOMPARE(menus, (QStringList{QStringLiteral("&File"), QStringLiteral("&View"), QStringLiteral("&Help")}));
+        for (const char *dock : {"jobsDock", "capacityDock", "eventsDock", "logsDock", "playgroundDock"}) {
+            QVERIFY2(window.findChild<QDockWidget *>(QString::fromLatin1(dock)), dock);
+        }
+        auto *profileStatus = window.findChild<QLabel *>(QStringLiteral("profileStatus"));
+        auto *connection = window.findChild<QLabel *>(QStringLiteral("connectionStatus"));
+        auto *tls = window.findChild<QLabel *>(QStringLiteral("tlsWarning"));
+        auto *combo = window.findChild<QComboBox *>(QStringLiteral("profileCombo"));
+        QCOMPARE(profileStatus->text(), QStringLiteral("Profile: none"));
+        QVERIFY(connection->text().contains(QStringLiteral("no connection profile")));
+        QVERIFY(!combo->isEnabled());
+        QVERIFY(!tls->isVisible());
+
+        // Profiles arrive: the toolbar and status bar follow.
+        QVERIFY(store.addProfile(QStringLiteral("lab")).ok());
+        QVERIFY(store.setValue(QStringLiteral("lab"), QStringLiteral("FORGE_K8S_API_SERVER"), QStringLiteral("https://k8s.lab:6443")).ok());
+        QVERIFY(store.setValue(QStringLiteral("lab"), QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"), QStringLiteral("true")).ok());
+        QVERIFY(store.addProfile(QStringLiteral("bare")).ok());
+        QVERIFY(manager.setActiveProfile(QStringLiteral("bare")).ok());
+        QCOMPARE(profileStatus->text(), QStringLiteral("Profile: bare"));
+        QVERIFY2(connection->text().contains(QStringLiteral("FORGE_K8S_API_SERVER")), qPrintable(connection->text()));
+        QVERIFY(combo->isEnabled());
+        QCOMPARE(combo->currentText(), QStringLiteral("bare"));
+
+        combo->setCurrentIndex(combo->findData(QStringLiteral("lab")));
+        Q_EMIT combo->activated(combo->currentIndex());
+        QCOMPARE(store.activeProfile(), QStringLiteral("lab"));
+        QCOMPARE(profileStatus->text(), QStringLiteral("Profile: lab"));
+        QVERIFY2(connection->text().contains(QStringLiteral("https://k8s.lab:6443")), qPrintable(connection->text()));
+        QVERIFY(connection->text().startsWith(QStringLiteral("Not connected"))); // nothing pretends to connect
+        QVERIFY(tls->isVisible());
+        QVERIFY(window.windowTitle().contains(QStringLiteral("lab")));
+
+        // An invalid environment value is the state, not silently ignored.
+        Gui::MainWindow withEnv(&manager, &prompts, [] {
+            QProcessEnvironment e;
+            e.insert(QStringLiteral("FORGE_K8S_NAMESPACE"), QStringLiteral("Bad_NS"));
+            return e;
+        }());
+        QVERIFY2(withEnv.connectionStateText().contains(QStringLiteral("FORGE_K8S_NAMESPACE")), qPrintable(withEnv.connectionStateText()));
+
+        // The profiles dialog opens once and is reused.
+        Gui::ProfilesDialog *dialog = window.showProfilesDialog();
+        QVERIFY(dialog);
+        QCOMPARE(window.showProfilesDialog(), dialog);
+        QCOMPARE(dialog->currentProfile(), QStringLiteral("lab"));
+        dialog->close();
+        QTRY_VERIFY(window.findChildren<Gui::ProfilesDialog *>().isEmpty());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
