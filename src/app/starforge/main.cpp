@@ -10,7 +10,9 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
+#include <QLocale>
 #include <QTextStream>
+#include <QTranslator>
 
 int main(int argc, char *argv[])
 {
@@ -22,6 +24,11 @@ int main(int argc, char *argv[])
     QApplication::setDesktopFileName(QStringLiteral("starforge"));
     Logging::installRedactingMessageHandler();
     Logging::setDefaultFilterRules();
+    // Catalogues are embedded (translations/); a locale without one keeps the English strings.
+    QTranslator translator;
+    if (translator.load(QLocale(), QStringLiteral("starforge"), QStringLiteral("_"), QStringLiteral(":/i18n"))) {
+        QApplication::installTranslator(&translator);
+    }
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Run NeMo-RL training on Kubernetes + KubeRay from the desktop."));
