@@ -1,16 +1,123 @@
-// starforge-sandbox: the local Kubernetes + KubeRay + S3 + vLLM stand-in. Its content arrives
-// with the sandbox issue; until then it says so and fails, so nothing mistakes it for a cluster.
+// starforge-sandbox: the local Kubernetes + KubeRay stand-in. Parses options, starts the
+// sandbox, writes the connection file once it is ready, and stops cleanly on SIGTERM/SIGINT.
 
+#include "core/logging/logging.h"
+#include "sandbox/sandbox.h"
+
+#include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QSocketNotifier>
 #include <QTextStream>
+
+#include <csignal>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace {
+
+int signalPipe[2] = {-1, -1};
+
+void onSignal(int)
+{
+    const char byte = 1;
+    // write() is async-signal-safe; the event loop reads the byte and quits.
+    [[maybe_unused]] const auto n = ::write(signalPipe[1], &byte, 1);
+}
+
+void quitOnTerminationSignals(QCoreApplication &app)
+{
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, signalPipe) != 0) {
+        return;
+    }
+    auto *notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, &app);
+    QObject::connect(notifier, &QSocketNotifier::activated, &app, [&app] {
+        char byte = 0;
+        [[maybe_unused]] const auto n = ::read(signalPipe[0], &byte, 1);
+        app.quit();
+    });
+    struct sigaction action = {};
+    action.sa_handler = onSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGINT, &action, nullptr);
+}
+
+} // namespace
 
 int main(int argc, char *argv[])
 {
+    using namespace Starforge;
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("starforge-sandbox"));
     QCoreApplication::setApplicationVersion(QStringLiteral(STARFORGE_VERSION));
+    Logging::installRedactingMessageHandler();
+    Logging::setDefaultFilterRules();
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("A local Kubernetes + KubeRay cluster for Starforge and its tests."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption listen(QStringLiteral("listen"), QStringLiteral("Loopback address and port (port 0: any free one)."),
+                                    QStringLiteral("host:port"), QStringLiteral("127.0.0.1:0"));
+    const QCommandLineOption connection(QStringLiteral("connection-file"),
+                                        QStringLiteral("Where to write the connection details once ready (JSON)."), QStringLiteral("file"));
+    const QCommandLineOption fleet(QStringLiteral("fleet"),
+                                   QStringLiteral("Nodes: SERIES:NODESxGPUS,... (e.g. h200:4x8,cpu:2x0) or scale:N."), QStringLiteral("spec"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Seed for the sandbox's random choices."), QStringLiteral("n"),
+                                  QStringLiteral("1"));
+    const QCommandLineOption rbac(QStringLiteral("rbac"), QStringLiteral("RBAC file adding users with fewer rights."), QStringLiteral("file"));
+    const QCommandLineOption faults(QStringLiteral("faults"),
+                                    QStringLiteral("Faults from the start: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,s3PartFailureRate=F."),
+                                    QStringLiteral("spec"));
+    const QCommandLineOption ns(QStringLiteral("namespace"), QStringLiteral("The namespace for Starforge's objects."), QStringLiteral("name"),
+                                QStringLiteral("starforge"));
+    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns});
+    parser.process(app);
+
     QTextStream err(stderr);
-    err << "starforge-sandbox " << QCoreApplication::applicationVersion() << Qt::endl
-        << "starforge-sandbox: not built yet: the sandbox cluster is not implemented in this version" << Qt::endl;
-    return 2;
+    const auto fail = [&err](const QString &message) {
+        err << "starforge-sandbox: " << message << Qt::endl;
+        return 1;
+    };
+    Sandbox::SandboxOptions options;
+    const QString hostPort = parser.value(listen);
+    const qsizetype colon = hostPort.lastIndexOf(u':');
+    bool portOk = false;
+    const uint port = colon > 0 ? hostPort.mid(colon + 1).toUInt(&portOk) : 0;
+    QString host = colon > 0 ? hostPort.left(colon) : QString();
+    if (host.startsWith(u'[') && host.endsWith(u']')) {
+        host = host.mid(1, host.size() - 2);
+    }
+    if (!portOk || port > 65535 || !options.address.setAddress(host)) {
+        return fail(QStringLiteral("--listen takes HOST:PORT with a loopback address, e.g. 127.0.0.1:0, not '%1'").arg(hostPort));
+    }
+    options.port = static_cast<quint16>(port);
+    options.connectionFile = parser.value(connection);
+    options.fleet = parser.value(fleet);
+    bool seedOk = false;
+    options.seed = parser.value(seed).toUInt(&seedOk);
+    if (!seedOk) {
+        return fail(QStringLiteral("--seed takes a non-negative integer"));
+    }
+    options.rbacFile = parser.value(rbac);
+    options.ns = parser.value(ns);
+    if (parser.isSet(faults)) {
+        auto parsed = Sandbox::Faults::parse(parser.value(faults));
+        if (!parsed) {
+            return fail(parsed.error().message);
+        }
+        options.faults = *parsed;
+    }
+
+    quitOnTerminationSignals(app);
+    Sandbox::Sandbox sandbox;
+    if (auto started = sandbox.start(options); !started) {
+        return fail(started.error().message);
+    }
+    QTextStream(stdout) << "starforge-sandbox " << QCoreApplication::applicationVersion() << " serving "
+                        << sandbox.apiServerUrl().toString() << "; connection file " << options.connectionFile << Qt::endl;
+    const int code = app.exec();
+    sandbox.stop();
+    return code;
 }

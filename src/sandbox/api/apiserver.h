@@ -1,0 +1,113 @@
+#pragma once
+
+// The Kubernetes API as the sandbox serves it: discovery, list (limit/continue, selectors),
+// watch (chunked JSON lines, bookmarks, timeouts, 410 as an ERROR event), get, create, update,
+// merge patch and delete, each behind token authentication and RBAC, answering errors as Status
+// objects with the real API server's texts. Subresources served by other parts of the sandbox
+// (pods/log and pods/proxy by the kubelet) and admission checks (the RayJob CRD schema) are
+// plugged in from outside, so this file knows nothing of what runs in the cluster.
+
+#include "sandbox/api/authorizer.h"
+#include "sandbox/http/httpserver.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QRandomGenerator>
+
+#include <functional>
+#include <optional>
+
+namespace Starforge::Sandbox {
+
+class ObjectStore;
+struct ResourceType;
+class WatchStream;
+
+// Switchable at start (--faults) and at run time (PUT /sandbox/v1/faults).
+struct Faults
+{
+    double rate429 = 0;            // fraction of resource requests answered 429
+    double rate500 = 0;            // fraction answered 500
+    int delayMs = 0;               // added before every resource request is answered
+    int dropWatchesAfterMs = 0;    // every watch stream is cut after this long (0: never)
+    double s3PartFailureRate = 0;  // fraction of S3 part uploads answered 500
+
+    QJsonObject toJson() const;
+    static Result<Faults> fromJson(const QJsonObject &json, const Faults &base);
+    // "rate429=0.1,rate500=0.05,delayMs=20,dropWatchesAfterMs=2000,s3PartFailureRate=0.1"
+    static Result<Faults> parse(const QString &spec);
+};
+
+struct RequestInfo
+{
+    bool isResource = false;
+    QString group;
+    QString version;
+    QString ns;
+    QString resource;
+    QString name;
+    QString subresource;
+    QString rest;            // after the subresource, for proxy paths
+    QString verb;
+    const ResourceType *type = nullptr;
+};
+
+class ApiServer final : public QObject
+{
+    Q_OBJECT
+public:
+    using SubresourceHandler = std::function<void(const RequestInfo &, const Http::Request &, Http::Responder *)>;
+    // Returns causes (a 422) or nothing; may default fields of the object.
+    using Admission = std::function<std::optional<QJsonObject>(const ResourceType &, QJsonObject &object)>;
+
+    ApiServer(ObjectStore *store, Authorizer *authorizer, QObject *parent = nullptr);
+    ~ApiServer() override;
+
+    void handle(const Http::Request &request, Http::Responder *responder);
+
+    void setFaults(const Faults &faults);
+    const Faults &faults() const { return m_faults; }
+    void setSeed(quint32 seed) { m_random.seed(seed); }
+    void dropWatches();
+    int openWatchCount() const;
+    void setBookmarkIntervalMs(int ms) { m_bookmarkIntervalMs = ms; }
+    void setServerAddress(const QString &hostPort) { m_serverAddress = hostPort; }
+
+    void setSubresourceHandler(const QString &storage, const QString &subresource, SubresourceHandler handler);
+    void setAdmission(const QString &storage, Admission admission);
+
+    static void respondStatus(Http::Responder *responder, const QJsonObject &status, const Http::Headers &extra = {});
+    static void respondJson(Http::Responder *responder, int code, const QJsonObject &object);
+
+private:
+    void serve(const Http::Request &request, Http::Responder *responder, const User &user);
+    bool serveNonResource(const Http::Request &request, Http::Responder *responder, const User &user);
+    void serveDiscovery(const Http::Request &request, Http::Responder *responder, const QStringList &segments);
+    void serveControl(const Http::Request &request, Http::Responder *responder, const User &user);
+    std::optional<RequestInfo> parseRequestInfo(const Http::Request &request) const;
+
+    void list(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
+    void watch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
+    void get(const RequestInfo &info, Http::Responder *responder);
+    void create(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user);
+    void update(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
+    void patch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
+    void remove(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
+    void accessReview(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user);
+    void rulesReview(const Http::Request &request, Http::Responder *responder, const User &user);
+
+    ObjectStore *m_store;
+    Authorizer *m_authorizer;
+    Faults m_faults;
+    QRandomGenerator m_random;
+    int m_bookmarkIntervalMs = 60000;
+    QString m_serverAddress;
+    QList<QPointer<WatchStream>> m_watches;
+    QHash<QString, SubresourceHandler> m_subresources;
+    QHash<QString, Admission> m_admission;
+};
+
+} // namespace Starforge::Sandbox

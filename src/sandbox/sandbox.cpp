@@ -1,0 +1,187 @@
+#include "sandbox/sandbox.h"
+
+#include "sandbox/api/authorizer.h"
+#include "sandbox/cluster/fleet.h"
+#include "sandbox/http/httpserver.h"
+#include "sandbox/store/objectstore.h"
+#include "sandbox/store/resourcetypes.h"
+#include "sandbox/tls/certificates.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QRandomGenerator>
+#include <QSaveFile>
+#include <QCoreApplication>
+#include <QJsonArray>
+
+Q_LOGGING_CATEGORY(lcSandbox, "starforge.sandbox")
+
+namespace Starforge::Sandbox {
+
+namespace {
+
+Result<void> writeFile(const QString &path, const QByteArray &data)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        return Error::io(QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+    }
+    file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    file.write(data);
+    if (!file.commit()) {
+        return Error::io(QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+    }
+    return {};
+}
+
+QByteArray randomToken()
+{
+    QByteArray bytes(24, Qt::Uninitialized);
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(bytes.data()), bytes.size() / 4);
+    return bytes.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
+}
+
+QJsonObject namespaceObject(const QString &name)
+{
+    return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("v1")},
+                       {QStringLiteral("kind"), QStringLiteral("Namespace")},
+                       {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name},
+                                                                {QStringLiteral("labels"), QJsonObject{{QStringLiteral("kubernetes.io/metadata.name"), name}}}}},
+                       {QStringLiteral("spec"), QJsonObject{{QStringLiteral("finalizers"), QJsonArray{QStringLiteral("kubernetes")}}}},
+                       {QStringLiteral("status"), QJsonObject{{QStringLiteral("phase"), QStringLiteral("Active")}}}};
+}
+
+} // namespace
+
+Sandbox::Sandbox(QObject *parent) : QObject(parent) {}
+
+Sandbox::~Sandbox()
+{
+    stop();
+}
+
+Result<void> Sandbox::start(const SandboxOptions &options)
+{
+    if (!options.address.isLoopback()) {
+        return Error::invalid(QStringLiteral("the sandbox listens on loopback addresses only (127.0.0.1 or ::1), not %1")
+                                  .arg(options.address.toString()));
+    }
+    if (options.connectionFile.isEmpty()) {
+        return Error::invalid(QStringLiteral("the sandbox needs --connection-file FILE to tell clients where it is"));
+    }
+    auto fleet = FleetSpec::parse(options.fleet.isEmpty() ? FleetSpec::defaultSpec() : options.fleet);
+    if (!fleet) {
+        return fleet.error();
+    }
+
+    m_token = randomToken();
+    m_store = std::make_unique<ObjectStore>();
+    m_authorizer = std::make_unique<Authorizer>(m_token);
+    if (!options.rbacFile.isEmpty()) {
+        if (auto loaded = m_authorizer->loadRbacFile(options.rbacFile); !loaded) {
+            return loaded.error();
+        }
+    }
+    m_api = std::make_unique<ApiServer>(m_store.get(), m_authorizer.get());
+    m_api->setFaults(options.faults);
+    m_api->setSeed(options.seed);
+    m_api->setBookmarkIntervalMs(options.bookmarkIntervalMs);
+
+    const QString host = options.address.toString();
+    auto tls = Tls::generate({host == QLatin1String("::1") ? host : QStringLiteral("127.0.0.1")}, {QStringLiteral("localhost")});
+    if (!tls) {
+        return tls.error();
+    }
+    m_caPem = tls->caCertificatePem;
+    m_server = std::make_unique<Http::Server>([this](const Http::Request &request, Http::Responder *responder) {
+        m_api->handle(request, responder);
+    });
+    m_server->setTls(QSslCertificate(tls->serverCertificatePem, QSsl::Pem), QSslKey(tls->serverKeyPem, QSsl::Ec, QSsl::Pem));
+    if (!m_server->listen(options.address, options.port)) {
+        return Error::unavailable(QStringLiteral("cannot listen on %1:%2: %3").arg(host).arg(options.port).arg(m_server->errorString()));
+    }
+    m_api->setServerAddress(QStringLiteral("%1:%2").arg(host).arg(m_server->port()));
+
+    const ResourceType *namespaces = ResourceTypes::find(QString(), QStringLiteral("v1"), QStringLiteral("namespaces"));
+    for (const QString &ns : {QStringLiteral("default"), QStringLiteral("kube-system"), QStringLiteral("background"), options.ns}) {
+        (void)m_store->create(*namespaces, namespaceObject(ns));
+    }
+    createFleet(*m_store, *fleet, options.seriesLabel, QStringLiteral("background"));
+
+    if (auto written = writeFiles(options); !written) {
+        stop();
+        return written.error();
+    }
+    qCInfo(lcSandbox) << "sandbox ready at" << apiServerUrl().toString() << "with" << fleet->nodeCount() << "nodes";
+    return {};
+}
+
+Result<void> Sandbox::writeFiles(const SandboxOptions &options)
+{
+    const QFileInfo info(options.connectionFile);
+    if (!QDir().mkpath(info.absolutePath())) {
+        return Error::io(QStringLiteral("cannot create the directory of %1").arg(options.connectionFile));
+    }
+    m_caFile = info.absoluteFilePath() + QStringLiteral(".ca.pem");
+    m_kubeconfigFile = info.absoluteFilePath() + QStringLiteral(".kubeconfig");
+    if (auto ok = writeFile(m_caFile, m_caPem); !ok) {
+        return ok;
+    }
+    const QString server = apiServerUrl().toString();
+    const QByteArray kubeconfig = QStringLiteral(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: starforge-sandbox\n  cluster:\n    server: %1\n"
+        "    certificate-authority: %2\nusers:\n- name: sandbox-admin\n  user:\n    token: %3\ncontexts:\n"
+        "- name: starforge-sandbox\n  context:\n    cluster: starforge-sandbox\n    user: sandbox-admin\n    namespace: %4\n"
+        "current-context: starforge-sandbox\n").arg(server, m_caFile, QString::fromLatin1(m_token), options.ns).toUtf8();
+    if (auto ok = writeFile(m_kubeconfigFile, kubeconfig); !ok) {
+        return ok;
+    }
+    const QJsonObject forge{{QStringLiteral("FORGE_K8S_API_SERVER"), server},
+                            {QStringLiteral("FORGE_K8S_CA_FILE"), m_caFile},
+                            {QStringLiteral("FORGE_K8S_NAMESPACE"), options.ns},
+                            {QStringLiteral("FORGE_K8S_GPU_NODE_LABEL"), options.seriesLabel},
+                            {QStringLiteral("FORGE_K8S_TOKEN"), QString::fromLatin1(m_token)}};
+    const QJsonObject connection{{QLatin1String(ConnectionFile::ApiServer), server},
+                                 {QLatin1String(ConnectionFile::CaFile), m_caFile},
+                                 {QLatin1String(ConnectionFile::Token), QString::fromLatin1(m_token)},
+                                 {QLatin1String(ConnectionFile::Namespace), options.ns},
+                                 {QLatin1String(ConnectionFile::Kubeconfig), m_kubeconfigFile},
+                                 {QLatin1String(ConnectionFile::Forge), forge},
+                                 {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
+    // Written last and atomically: a client that sees the file can connect.
+    if (auto ok = writeFile(info.absoluteFilePath(), QJsonDocument(connection).toJson()); !ok) {
+        return ok;
+    }
+    m_connectionFile = info.absoluteFilePath();
+    return {};
+}
+
+void Sandbox::stop()
+{
+    if (m_server) {
+        m_server->close();
+    }
+    if (!m_connectionFile.isEmpty()) {
+        QFile::remove(m_connectionFile);
+        QFile::remove(m_caFile);
+        QFile::remove(m_kubeconfigFile);
+        m_connectionFile.clear();
+    }
+}
+
+QUrl Sandbox::apiServerUrl() const
+{
+    if (!m_server) {
+        return {};
+    }
+    QUrl url;
+    url.setScheme(QStringLiteral("https"));
+    url.setHost(m_server->address().toString());
+    url.setPort(m_server->port());
+    return url;
+}
+
+} // namespace Starforge::Sandbox

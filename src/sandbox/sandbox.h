@@ -1,0 +1,81 @@
+#pragma once
+
+// The whole sandbox cluster in one object: the store, the API server over TLS, the fleet, and
+// the connection file that tells clients where it is. starforge-sandbox is a thin main around
+// this; tests that need a cluster in-process use it directly.
+
+#include "core/util/result.h"
+#include "sandbox/api/apiserver.h"
+
+#include <QHostAddress>
+#include <QObject>
+#include <QString>
+#include <QUrl>
+
+#include <memory>
+
+namespace Starforge::Sandbox {
+
+class ObjectStore;
+class Authorizer;
+namespace Http {
+class Server;
+}
+
+struct SandboxOptions
+{
+    QHostAddress address = QHostAddress::LocalHost;
+    quint16 port = 0;
+    QString connectionFile;      // written once the sandbox is ready; removed at stop
+    QString fleet;               // FleetSpec text; empty: the default fleet
+    quint32 seed = 1;
+    QString rbacFile;
+    Faults faults;
+    QString ns = QStringLiteral("starforge");
+    QString seriesLabel = QStringLiteral("starforge/gpu-series");
+    int bookmarkIntervalMs = 60000;
+};
+
+class Sandbox final : public QObject
+{
+    Q_OBJECT
+public:
+    explicit Sandbox(QObject *parent = nullptr);
+    ~Sandbox() override;
+
+    Result<void> start(const SandboxOptions &options);
+    void stop();
+
+    QUrl apiServerUrl() const;
+    QByteArray token() const { return m_token; }
+    QByteArray caCertificatePem() const { return m_caPem; }
+    QString caFile() const { return m_caFile; }
+    QString kubeconfigFile() const { return m_kubeconfigFile; }
+    ObjectStore *store() const { return m_store.get(); }
+    ApiServer *api() const { return m_api.get(); }
+
+private:
+    Result<void> writeFiles(const SandboxOptions &options);
+
+    std::unique_ptr<ObjectStore> m_store;
+    std::unique_ptr<Authorizer> m_authorizer;
+    std::unique_ptr<ApiServer> m_api;
+    std::unique_ptr<Http::Server> m_server;
+    QByteArray m_token;
+    QByteArray m_caPem;
+    QString m_caFile;
+    QString m_kubeconfigFile;
+    QString m_connectionFile;
+};
+
+// Connection file keys, shared with the clients that read it.
+namespace ConnectionFile {
+inline constexpr char ApiServer[] = "apiServer";
+inline constexpr char CaFile[] = "caFile";
+inline constexpr char Token[] = "token";
+inline constexpr char Namespace[] = "namespace";
+inline constexpr char Kubeconfig[] = "kubeconfig";
+inline constexpr char Forge[] = "forge";
+} // namespace ConnectionFile
+
+} // namespace Starforge::Sandbox
