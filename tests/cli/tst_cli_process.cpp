@@ -129,12 +129,22 @@ private Q_SLOTS:
         QVERIFY2(doc.contains(md.out), "docs/configuration.md is out of date: run scripts/update-docs.sh");
     }
 
-    void sandboxSaysNotBuiltYet()
+    void sandboxExplainsBadOptions()
     {
-        const Run sandbox = run(QStringLiteral("starforge-sandbox"), {});
-        QVERIFY(sandbox.exitCode != 0);
-        QVERIFY(sandbox.err.contains("not built yet"));
-        QVERIFY(sandbox.err.contains(STARFORGE_VERSION));
+        const Run missing = run(QStringLiteral("starforge-sandbox"), {});
+        QCOMPARE(missing.exitCode, 1);
+        QVERIFY2(missing.err.contains("needs --connection-file FILE"), missing.err.constData());
+        const Run remote = run(QStringLiteral("starforge-sandbox"), {QStringLiteral("--listen"), QStringLiteral("0.0.0.0:0"),
+                                                                   QStringLiteral("--connection-file"), QStringLiteral("/tmp/unused.json")});
+        QCOMPARE(remote.exitCode, 1);
+        QVERIFY2(remote.err.contains("loopback addresses only"), remote.err.constData());
+        const Run fleet = run(QStringLiteral("starforge-sandbox"), {QStringLiteral("--fleet"), QStringLiteral("h200:4"),
+                                                                  QStringLiteral("--connection-file"), QStringLiteral("/tmp/unused.json")});
+        QCOMPARE(fleet.exitCode, 1);
+        QVERIFY2(fleet.err.contains("write SERIES:NODESxGPUS"), fleet.err.constData());
+        const Run version = run(QStringLiteral("starforge-sandbox"), {QStringLiteral("--version")});
+        QCOMPARE(version.exitCode, 0);
+        QVERIFY(version.out.contains(STARFORGE_VERSION));
     }
 };
 
