@@ -45,7 +45,9 @@ int main(int argc, char *argv[])
 
     QTextStream err(stderr);
     if (parser.isSet(sandbox)) {
-        err << "starforge: --sandbox: not built yet: the sandbox cluster is not implemented in this version" << Qt::endl;
+        // The sandbox serves the API, but the app has no Kubernetes client to talk to it yet.
+        err << "starforge: --sandbox: not built yet: the app has no Kubernetes client yet; starforge-sandbox "
+               "runs on its own with kubectl (docs/sandbox.md)" << Qt::endl;
         return 2;
     }
 
