@@ -95,11 +95,12 @@ bool truthy(const QString &v)
     return v == QLatin1String("1") || v == QLatin1String("true");
 }
 
-QJsonObject listContinue(quint64 rv, const QString &key)
+QJsonObject listContinue(quint64 rv, const QString &key, qint64 offset)
 {
     return QJsonObject{{QStringLiteral("v"), QStringLiteral("meta.k8s.io/v1")},
                        {QStringLiteral("rv"), static_cast<qint64>(rv)},
-                       {QStringLiteral("start"), key}};
+                       {QStringLiteral("start"), key},
+                       {QStringLiteral("offset"), offset}};
 }
 
 } // namespace
@@ -619,6 +620,7 @@ void ApiServer::list(const RequestInfo &info, const Http::Request &request, Http
     }
 
     QString startAfter;
+    qint64 offset = 0; // objects before this page, for remainingItemCount
     quint64 listRv = m_store->currentResourceVersion();
     const QString continueToken = request.queryValue(QStringLiteral("continue"));
     if (!continueToken.isEmpty()) {
@@ -636,20 +638,25 @@ void ApiServer::list(const RequestInfo &info, const Http::Request &request, Http
             return;
         }
         startAfter = token.value(QStringLiteral("start")).toString();
+        offset = token.value(QStringLiteral("offset")).toInteger();
         listRv = tokenRv;
     }
 
     const bool filtered = !labels->isEmpty() || !fields->isEmpty();
-    const std::vector<ObjectPtr> objects = m_store->list(type.storage, info.ns, startAfter);
     QByteArray items;
-    items.reserve(static_cast<qsizetype>(std::min<std::size_t>(objects.size(), limit > 0 ? limit : objects.size())) * 1024);
     qint64 emitted = 0;
+    qint64 remaining = 0; // objects after the page, counted only without selectors
+    bool more = false;
     QString lastKey;
-    std::size_t index = 0;
-    for (; index < objects.size(); ++index) {
-        const ObjectPtr &object = objects[index];
+    m_store->visit(type.storage, info.ns, startAfter, [&](const ObjectPtr &object) {
         if (limit > 0 && emitted >= limit) {
-            break;
+            more = true;
+            // Across the whole storage the count is known; within a namespace, count the rest.
+            if (filtered || info.ns.isEmpty()) {
+                return false;
+            }
+            ++remaining;
+            return true;
         }
         QJsonObject shaped;
         if (type.converts() || filtered) {
@@ -660,7 +667,7 @@ void ApiServer::list(const RequestInfo &info, const Http::Request &request, Http
             if (!labels->matches(lbls)
                 || !fields->matches([&](const QString &f) { return ResourceTypes::fieldValue(type, shaped, f); })) {
                 lastKey = ObjectStore::keyOf(object->ns, object->name);
-                continue;
+                return true;
             }
         }
         if (emitted > 0) {
@@ -675,14 +682,19 @@ void ApiServer::list(const RequestInfo &info, const Http::Request &request, Http
         }
         lastKey = ObjectStore::keyOf(object->ns, object->name);
         ++emitted;
-    }
+        return true;
+    });
     QJsonObject metadata{{QStringLiteral("resourceVersion"), QString::number(listRv)}};
-    if (index < objects.size()) {
+    if (more) {
         metadata.insert(QStringLiteral("continue"),
-                        QString::fromLatin1(QJsonDocument(listContinue(listRv, lastKey)).toJson(QJsonDocument::Compact)
+                        QString::fromLatin1(QJsonDocument(listContinue(listRv, lastKey, offset + emitted)).toJson(QJsonDocument::Compact)
                                                 .toBase64(QByteArray::Base64UrlEncoding)));
         if (!filtered) {
-            metadata.insert(QStringLiteral("remainingItemCount"), static_cast<qint64>(objects.size() - index));
+            if (info.ns.isEmpty()) {
+                // An estimate, as the API allows: objects may have come or gone since the first page.
+                remaining = std::max<qint64>(0, m_store->count(type.storage) - offset - emitted);
+            }
+            metadata.insert(QStringLiteral("remainingItemCount"), remaining);
         }
     }
     QByteArray body;

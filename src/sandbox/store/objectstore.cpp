@@ -199,24 +199,34 @@ ObjectPtr ObjectStore::get(const QString &storage, const QString &ns, const QStr
     return it == objects->end() ? nullptr : it->second;
 }
 
-std::vector<ObjectPtr> ObjectStore::list(const QString &storage, const QString &ns, const QString &afterKey) const
+void ObjectStore::visit(const QString &storage, const QString &ns, const QString &afterKey,
+                        const std::function<bool(const ObjectPtr &)> &visit) const
 {
-    std::vector<ObjectPtr> out;
     const auto objects = m_objects.constFind(storage);
     if (objects == m_objects.cend()) {
-        return out;
+        return;
     }
     auto it = afterKey.isEmpty() ? objects->begin() : objects->upper_bound(afterKey);
     if (!ns.isEmpty() && (afterKey.isEmpty() || afterKey < keyOf(ns, QString()))) {
         it = objects->lower_bound(keyOf(ns, QString()));
     }
-    out.reserve(ns.isEmpty() ? objects->size() : 64);
     for (; it != objects->end(); ++it) {
         if (!ns.isEmpty() && it->second->ns != ns) {
             break;
         }
-        out.push_back(it->second);
+        if (!visit(it->second)) {
+            break;
+        }
     }
+}
+
+std::vector<ObjectPtr> ObjectStore::list(const QString &storage, const QString &ns, const QString &afterKey) const
+{
+    std::vector<ObjectPtr> out;
+    visit(storage, ns, afterKey, [&out](const ObjectPtr &object) {
+        out.push_back(object);
+        return true;
+    });
     return out;
 }
 

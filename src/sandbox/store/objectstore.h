@@ -86,6 +86,9 @@ public:
     ObjectPtr get(const QString &storage, const QString &ns, const QString &name) const;
     // Objects of a storage in key order; ns empty means every namespace. Starts after afterKey.
     std::vector<ObjectPtr> list(const QString &storage, const QString &ns = {}, const QString &afterKey = {}) const;
+    // Visits objects as list() returns them, until visit returns false; no copy of the range.
+    void visit(const QString &storage, const QString &ns, const QString &afterKey,
+               const std::function<bool(const ObjectPtr &)> &visit) const;
     qsizetype count(const QString &storage) const;
     static QString keyOf(const QString &ns, const QString &name) { return ns + u'/' + name; }
 
