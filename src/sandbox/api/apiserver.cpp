@@ -303,7 +303,7 @@ void ApiServer::serve(const Http::Request &request, Http::Responder *responder, 
     if (info->verb == QLatin1String("list")) list(*info, request, responder);
     else if (info->verb == QLatin1String("watch")) watch(*info, request, responder);
     else if (info->verb == QLatin1String("get")) get(*info, responder);
-    else if (info->verb == QLatin1String("create")) create(*info, request, responder, user);
+    else if (info->verb == QLatin1String("create")) create(*info, request, responder);
     else if (info->verb == QLatin1String("update")) update(*info, request, responder);
     else if (info->verb == QLatin1String("patch")) patch(*info, request, responder);
     else if (info->verb == QLatin1String("delete")) remove(*info, request, responder);
@@ -781,9 +781,8 @@ void ApiServer::get(const RequestInfo &info, Http::Responder *responder)
     responder->respond(200, JsonType, object->json(true) + '\n');
 }
 
-void ApiServer::create(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user)
+void ApiServer::create(const RequestInfo &info, const Http::Request &request, Http::Responder *responder)
 {
-    Q_UNUSED(user)
     const ResourceType &type = *info.type;
     if (!info.name.isEmpty()) {
         respondStatus(responder, Status::methodNotAllowed());
@@ -858,11 +857,11 @@ void ApiServer::create(const RequestInfo &info, const Http::Request &request, Ht
     }
     const ResourceType *storageType = type.converts() ? ResourceTypes::storageType(type.storage) : &type;
     auto created = m_store->create(*storageType, object);
-    if (auto *error = std::get_if<StoreError>(&created)) {
+    if (std::holds_alternative<StoreError>(created)) {
+        // The store's only refusal of a checked create is a taken name.
         respondStatus(responder, Status::make(409, QStringLiteral("AlreadyExists"),
                                               QStringLiteral("%1 \"%2\" already exists").arg(type.qualifiedName(), name),
                                               Status::details(name, type.group, type.plural)));
-        Q_UNUSED(error)
         return;
     }
     const ObjectPtr stored = std::get<ObjectPtr>(created);

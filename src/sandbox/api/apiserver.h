@@ -92,7 +92,7 @@ private:
     void list(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void watch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void get(const RequestInfo &info, Http::Responder *responder);
-    void create(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user);
+    void create(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void update(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void patch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void remove(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
