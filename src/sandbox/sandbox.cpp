@@ -1,7 +1,9 @@
 #include "sandbox/sandbox.h"
 
 #include "sandbox/api/authorizer.h"
+#include "sandbox/cluster/eventrecorder.h"
 #include "sandbox/cluster/fleet.h"
+#include "sandbox/cluster/scheduler.h"
 #include "sandbox/http/httpserver.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
@@ -110,6 +112,8 @@ Result<void> Sandbox::start(const SandboxOptions &options)
         (void)m_store->create(*namespaces, namespaceObject(ns));
     }
     createFleet(*m_store, *fleet, options.seriesLabel, QStringLiteral("background"));
+    m_events = std::make_unique<EventRecorder>(m_store.get());
+    m_scheduler = std::make_unique<Scheduler>(m_store.get(), m_events.get());
 
     if (auto written = writeFiles(options); !written) {
         stop();

@@ -18,6 +18,8 @@ namespace Starforge::Sandbox {
 
 class ObjectStore;
 class Authorizer;
+class EventRecorder;
+class Scheduler;
 namespace Http {
 class Server;
 }
@@ -60,6 +62,8 @@ private:
     std::unique_ptr<ObjectStore> m_store;
     std::unique_ptr<Authorizer> m_authorizer;
     std::unique_ptr<ApiServer> m_api;
+    std::unique_ptr<EventRecorder> m_events;
+    std::unique_ptr<Scheduler> m_scheduler;
     std::unique_ptr<Http::Server> m_server;
     QByteArray m_token;
     QByteArray m_caPem;

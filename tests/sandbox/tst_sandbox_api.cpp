@@ -17,10 +17,12 @@ using namespace Starforge::Testing;
 
 namespace {
 
+// Pods name a scheduler that does not exist, so the default scheduler leaves them alone (as on a
+// real cluster) and watches see only the test's own changes.
 QByteArray podJson(const QString &name, const QString &labels = QStringLiteral("{\"app\":\"web\"}"))
 {
     return QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"%1","labels":%2},)"
-                          R"("spec":{"containers":[{"name":"main","image":"busybox"}]}})").arg(name, labels).toUtf8();
+                          R"("spec":{"schedulerName":"test-none","containers":[{"name":"main","image":"busybox"}]}})").arg(name, labels).toUtf8();
 }
 
 } // namespace

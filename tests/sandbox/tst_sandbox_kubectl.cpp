@@ -104,7 +104,8 @@ private Q_SLOTS:
                                                         QStringLiteral("-o"), QStringLiteral("custom-columns=NAME:.metadata.name,APP:.metadata.labels.app")});
         QVERIFY(watch.waitForStarted());
         QTest::qWait(800);
-        const QString pod = QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"w1","labels":{"app":"one"}},"spec":{"containers":[{"name":"main","image":"busybox"}]}})");
+        const QString pod = QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"w1","labels":{"app":"one"}},"spec":{"schedulerName":"test-none","containers":[{"name":"main","image":"busybox"}]}})");
+        // (No scheduler by that name: the pod stays unbound, so the watch sees only our changes.)
         const Run created = kubectl({QStringLiteral("create"), QStringLiteral("--validate=false"), QStringLiteral("-f"), QStringLiteral("-")}, pod);
         QVERIFY2(created.exitCode == 0, qPrintable(created.err));
         QCOMPARE(created.out.trimmed(), QStringLiteral("pod/w1 created"));
@@ -144,6 +145,25 @@ private Q_SLOTS:
         const Run bad = kubectl({QStringLiteral("get"), QStringLiteral("events"), QStringLiteral("--field-selector"), QStringLiteral("spec.x=1")});
         QCOMPARE(bad.exitCode, 1);
         QVERIFY2(bad.err.contains(QStringLiteral("field label not supported: spec.x")), qPrintable(bad.err));
+    }
+
+    void unschedulablePodExplainsItself()
+    {
+        const QString pod = QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"huge"},"spec":{"containers":[{"name":"main","image":"busybox","resources":{"limits":{"nvidia.com/gpu":"16"}}}]}})");
+        QCOMPARE(kubectl({QStringLiteral("create"), QStringLiteral("--validate=false"), QStringLiteral("-f"), QStringLiteral("-")}, pod).exitCode, 0);
+        const QString expected = QStringLiteral("0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are available: "
+                                                "4 No preemption victims found for incoming pod..");
+        QString message;
+        QTRY_VERIFY_WITH_TIMEOUT((message = kubectl({QStringLiteral("get"), QStringLiteral("pod"), QStringLiteral("huge"), QStringLiteral("-o"),
+                                                     QStringLiteral("jsonpath={.status.conditions[?(@.type==\"PodScheduled\")].message}")}).out) == expected, 10000);
+        const Run events = kubectl({QStringLiteral("get"), QStringLiteral("events"), QStringLiteral("--field-selector"),
+                                    QStringLiteral("involvedObject.name=huge,reason=FailedScheduling"), QStringLiteral("-o"),
+                                    QStringLiteral("jsonpath={.items[0].type} {.items[0].reportingComponent}: {.items[0].message}")});
+        QCOMPARE(events.out, QStringLiteral("Warning default-scheduler: ") + expected);
+        const Run v1 = kubectl({QStringLiteral("get"), QStringLiteral("events.v1.events.k8s.io"), QStringLiteral("--field-selector"),
+                                QStringLiteral("regarding.name=huge"), QStringLiteral("-o"), QStringLiteral("jsonpath={.items[0].note}")});
+        QVERIFY2(v1.exitCode == 0, qPrintable(v1.err));
+        QCOMPARE(v1.out, expected);
     }
 
     void authCanI()
