@@ -1,8 +1,10 @@
 #include "sandbox/sandbox.h"
 
+#include "core/config/settingsschema.h"
 #include "sandbox/api/authorizer.h"
 #include "sandbox/cluster/eventrecorder.h"
 #include "sandbox/cluster/fleet.h"
+#include "sandbox/cluster/kubelet.h"
 #include "sandbox/cluster/scheduler.h"
 #include "sandbox/http/httpserver.h"
 #include "sandbox/store/objectstore.h"
@@ -16,6 +18,7 @@
 #include <QLoggingCategory>
 #include <QRandomGenerator>
 #include <QSaveFile>
+#include <QSet>
 #include <QCoreApplication>
 #include <QJsonArray>
 
@@ -115,6 +118,26 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     m_events = std::make_unique<EventRecorder>(m_store.get());
     m_scheduler = std::make_unique<Scheduler>(m_store.get(), m_events.get());
 
+    m_presentImages = options.presentImages;
+    if (m_presentImages.isEmpty()) {
+        for (const char *key : {"FORGE_IMAGE_NEMO_RL", "FORGE_IMAGE_VLLM"}) {
+            if (const auto *d = Config::SettingsSchema::find(QString::fromLatin1(key))) {
+                m_presentImages << d->defaultValue;
+            }
+        }
+    }
+    m_stateDir = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".state");
+    Kubelet::Options kubelet;
+    kubelet.stateDir = m_stateDir;
+    kubelet.presentImages = QSet<QString>(m_presentImages.cbegin(), m_presentImages.cend());
+    kubelet.crashLoopBackoffMs = options.crashLoopBackoffMs;
+    kubelet.imagePullBackoffMs = options.imagePullBackoffMs;
+    m_kubelet = std::make_unique<Kubelet>(m_store.get(), m_events.get(), kubelet);
+    m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("log"),
+                                 [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
+                                     m_kubelet->serveLogs(info, request, responder);
+                                 });
+
     if (auto written = writeFiles(options); !written) {
         stop();
         return written.error();
@@ -147,13 +170,16 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                             {QStringLiteral("FORGE_K8S_CA_FILE"), m_caFile},
                             {QStringLiteral("FORGE_K8S_NAMESPACE"), options.ns},
                             {QStringLiteral("FORGE_K8S_GPU_NODE_LABEL"), options.seriesLabel},
-                            {QStringLiteral("FORGE_K8S_TOKEN"), QString::fromLatin1(m_token)}};
+                            {QStringLiteral("FORGE_K8S_TOKEN"), QString::fromLatin1(m_token)},
+                            {QStringLiteral("FORGE_IMAGE_NEMO_RL"), m_presentImages.value(0)},
+                            {QStringLiteral("FORGE_IMAGE_VLLM"), m_presentImages.value(1, m_presentImages.value(0))}};
     const QJsonObject connection{{QLatin1String(ConnectionFile::ApiServer), server},
                                  {QLatin1String(ConnectionFile::CaFile), m_caFile},
                                  {QLatin1String(ConnectionFile::Token), QString::fromLatin1(m_token)},
                                  {QLatin1String(ConnectionFile::Namespace), options.ns},
                                  {QLatin1String(ConnectionFile::Kubeconfig), m_kubeconfigFile},
                                  {QLatin1String(ConnectionFile::Forge), forge},
+                                 {QStringLiteral("presentImages"), QJsonArray::fromStringList(m_presentImages)},
                                  {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
     // Written last and atomically: a client that sees the file can connect.
     if (auto ok = writeFile(info.absoluteFilePath(), QJsonDocument(connection).toJson()); !ok) {
@@ -167,6 +193,12 @@ void Sandbox::stop()
 {
     if (m_server) {
         m_server->close();
+    }
+    // Stops every container process; their files go with the state directory.
+    m_kubelet.reset();
+    if (!m_stateDir.isEmpty()) {
+        QDir(m_stateDir).removeRecursively();
+        m_stateDir.clear();
     }
     if (!m_connectionFile.isEmpty()) {
         QFile::remove(m_connectionFile);

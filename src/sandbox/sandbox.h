@@ -20,6 +20,7 @@ class ObjectStore;
 class Authorizer;
 class EventRecorder;
 class Scheduler;
+class Kubelet;
 namespace Http {
 class Server;
 }
@@ -36,6 +37,10 @@ struct SandboxOptions
     QString ns = QStringLiteral("starforge");
     QString seriesLabel = QStringLiteral("starforge/gpu-series");
     int bookmarkIntervalMs = 60000;
+    // Images "already on the machine"; empty: the FORGE_IMAGE_* defaults.
+    QStringList presentImages;
+    int crashLoopBackoffMs = 10000;
+    int imagePullBackoffMs = 10000;
 };
 
 class Sandbox final : public QObject
@@ -64,12 +69,15 @@ private:
     std::unique_ptr<ApiServer> m_api;
     std::unique_ptr<EventRecorder> m_events;
     std::unique_ptr<Scheduler> m_scheduler;
+    std::unique_ptr<Kubelet> m_kubelet;
     std::unique_ptr<Http::Server> m_server;
     QByteArray m_token;
     QByteArray m_caPem;
     QString m_caFile;
     QString m_kubeconfigFile;
     QString m_connectionFile;
+    QString m_stateDir;
+    QStringList m_presentImages;
 };
 
 // Connection file keys, shared with the clients that read it.

@@ -166,6 +166,26 @@ private Q_SLOTS:
         QCOMPARE(v1.out, expected);
     }
 
+    void logsFollow()
+    {
+        const QString pod = QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"talker"},"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"nvcr.io/nvidia/nemo-rl:v0.7.0","command":["sh","-c","for i in 1 2 3; do echo step $i; sleep 0.3; done"]}]}})");
+        QCOMPARE(kubectl({QStringLiteral("create"), QStringLiteral("--validate=false"), QStringLiteral("-f"), QStringLiteral("-")}, pod).exitCode, 0);
+        QTRY_COMPARE_WITH_TIMEOUT(kubectl({QStringLiteral("get"), QStringLiteral("pod"), QStringLiteral("talker"), QStringLiteral("-o"),
+                                           QStringLiteral("jsonpath={.status.phase}")}).out, QStringLiteral("Running"), 10000);
+        const Run follow = kubectl({QStringLiteral("logs"), QStringLiteral("-f"), QStringLiteral("talker")});
+        QVERIFY2(follow.exitCode == 0, qPrintable(follow.err));
+        QCOMPARE(follow.out, QStringLiteral("step 1\nstep 2\nstep 3\n"));
+        const Run tail = kubectl({QStringLiteral("logs"), QStringLiteral("talker"), QStringLiteral("--tail=1")});
+        QCOMPARE(tail.out, QStringLiteral("step 3\n"));
+        // An image that is not on the nodes: the real pull failure as kubectl shows it.
+        const QString missing = QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"noimage"},"spec":{"containers":[{"name":"main","image":"registry.example/nope:1"}]}})");
+        QCOMPARE(kubectl({QStringLiteral("create"), QStringLiteral("--validate=false"), QStringLiteral("-f"), QStringLiteral("-")}, missing).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(kubectl({QStringLiteral("logs"), QStringLiteral("noimage")}).err.contains(
+                                     QStringLiteral("is waiting to start: image can't be pulled")) ||
+                                 kubectl({QStringLiteral("logs"), QStringLiteral("noimage")}).err.contains(
+                                     QStringLiteral("is waiting to start: trying and failing to pull image")), 10000);
+    }
+
     void authCanI()
     {
         const Run yes = kubectl({QStringLiteral("auth"), QStringLiteral("can-i"), QStringLiteral("create"), QStringLiteral("pods")});

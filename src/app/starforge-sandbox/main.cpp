@@ -72,7 +72,11 @@ int main(int argc, char *argv[])
                                     QStringLiteral("spec"));
     const QCommandLineOption ns(QStringLiteral("namespace"), QStringLiteral("The namespace for Starforge's objects."), QStringLiteral("name"),
                                 QStringLiteral("starforge"));
-    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns});
+    const QCommandLineOption images(QStringLiteral("images"),
+                                    QStringLiteral("Images present on the nodes, comma-separated (default: the FORGE_IMAGE_* defaults); "
+                                                   "others fail to pull."),
+                                    QStringLiteral("list"));
+    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -102,6 +106,7 @@ int main(int argc, char *argv[])
     }
     options.rbacFile = parser.value(rbac);
     options.ns = parser.value(ns);
+    options.presentImages = parser.value(images).split(u',', Qt::SkipEmptyParts);
     if (parser.isSet(faults)) {
         auto parsed = Sandbox::Faults::parse(parser.value(faults));
         if (!parsed) {

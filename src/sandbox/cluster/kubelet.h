@@ -1,0 +1,78 @@
+#pragma once
+
+// The kubelet of every sandbox node: for each pod bound to a node it pulls images (an image
+// outside the present set fails with the real Pulling / ErrImagePull / ImagePullBackOff events
+// and waiting reasons), runs init containers in order and then the containers as local
+// processes, keeps their output as CRI-format logs, restarts them by the pod's restartPolicy
+// with CrashLoopBackOff, drives container statuses, conditions and the pod phase from exit
+// codes, enforces activeDeadlineSeconds, and stops the processes when the pod is deleted. It
+// serves pods/log with follow, tailLines, sinceSeconds, sinceTime, timestamps, limitBytes,
+// previous and container.
+//
+// A container's command runs on the host: the sandbox is a local test cluster reachable only
+// on loopback with its token. A container without a command (the image's own entrypoint, which
+// the sandbox cannot know) and Ray node containers (`ray start`) run an idle stand-in process.
+
+#include "sandbox/api/apiserver.h"
+
+#include <QDateTime>
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+namespace Starforge::Sandbox {
+
+class ObjectStore;
+class EventRecorder;
+struct Change;
+
+class Kubelet final : public QObject
+{
+    Q_OBJECT
+public:
+    struct Options
+    {
+        QString stateDir;              // pod working directories and logs
+        QSet<QString> presentImages;   // images "already on the machine"
+        int imagePullBackoffMs = 10000;
+        int crashLoopBackoffMs = 10000;
+        int terminationGraceMs = 2000;
+    };
+
+    Kubelet(ObjectStore *store, EventRecorder *events, Options options, QObject *parent = nullptr);
+    ~Kubelet() override;
+
+    void serveLogs(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
+
+    // "busybox" → "docker.io/library/busybox:latest", as the runtime resolves references.
+    static QString normalizeImage(const QString &image);
+
+private:
+    struct Container;
+    struct Pod;
+
+    void onChange(const Change &change);
+    void adopt(const QString &ns, const QString &name);
+    void stopPod(const QString &uid, bool removeFiles);
+    void advance(Pod &pod);
+    void pull(Pod &pod, Container &container);
+    void run(Pod &pod, Container &container);
+    void onExit(const QString &uid, Container *container, int exitCode, bool crashed);
+    void appendOutput(Pod &pod, Container &container, const QByteArray &data, const char *stream, bool flush);
+    void failPod(Pod &pod, const QString &reason, const QString &message);
+    void syncStatus(Pod &pod);
+    void record(const Pod &pod, const QString &type, const QString &reason, const QString &message, const QString &fieldPath);
+    Pod *podFor(const QString &ns, const QString &name);
+
+    ObjectStore *m_store;
+    EventRecorder *m_events;
+    Options m_options;
+    QHash<QString, std::shared_ptr<Pod>> m_pods; // by uid
+};
+
+} // namespace Starforge::Sandbox
