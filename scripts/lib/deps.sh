@@ -6,7 +6,7 @@ STARFORGE_BUILD_PACKAGES="cmake g++ ninja-build ccache pkg-config
     qt6-httpserver-dev qt6-websockets-dev qtkeychain-qt6-dev
     libarchive-dev libssl-dev libyaml-cpp-dev"
 # At run time: the Secret Service the keychain talks to, and the Qt platform plugins.
-STARFORGE_RUN_PACKAGES="qt6-qpa-plugins gnome-keyring libsecret-1-0 dbus dbus-x11"
+STARFORGE_RUN_PACKAGES="qt6-qpa-plugins gnome-keyring libsecret-1-0 dbus dbus-x11 python3"
 # For the tests: a private Secret Service, a virtual X server for screenshots.
 STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils"
 

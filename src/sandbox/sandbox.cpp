@@ -6,6 +6,9 @@
 #include "sandbox/cluster/fleet.h"
 #include "sandbox/cluster/kubelet.h"
 #include "sandbox/cluster/scheduler.h"
+#include "sandbox/controllers/jobcontroller.h"
+#include "sandbox/controllers/rayclustercontroller.h"
+#include "sandbox/controllers/rayjobcontroller.h"
 #include "sandbox/http/httpserver.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
@@ -47,6 +50,16 @@ QByteArray randomToken()
     QByteArray bytes(24, Qt::Uninitialized);
     QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(bytes.data()), bytes.size() / 4);
     return bytes.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
+}
+
+// The `ray` stand-in: next to an installed tree, else in the build tree.
+QString toolsDir()
+{
+    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/starforge-sandbox/bin");
+    if (QFileInfo::exists(installed + QStringLiteral("/ray"))) {
+        return QDir::cleanPath(installed);
+    }
+    return QStringLiteral(STARFORGE_SANDBOX_BUILD_TOOLS_DIR);
 }
 
 QJsonObject namespaceObject(const QString &name)
@@ -132,7 +145,12 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     kubelet.presentImages = QSet<QString>(m_presentImages.cbegin(), m_presentImages.cend());
     kubelet.crashLoopBackoffMs = options.crashLoopBackoffMs;
     kubelet.imagePullBackoffMs = options.imagePullBackoffMs;
+    kubelet.toolsDir = toolsDir();
+    kubelet.caFile = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".ca.pem");
     m_kubelet = std::make_unique<Kubelet>(m_store.get(), m_events.get(), kubelet);
+    m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
+    m_rayClusters = std::make_unique<RayClusterController>(m_store.get(), m_events.get(), options.seed);
+    m_rayJobs = std::make_unique<RayJobController>(m_store.get(), m_events.get(), options.seed);
     m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("log"),
                                  [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
                                      m_kubelet->serveLogs(info, request, responder);
@@ -195,6 +213,9 @@ void Sandbox::stop()
         m_server->close();
     }
     // Stops every container process; their files go with the state directory.
+    m_rayJobs.reset();
+    m_rayClusters.reset();
+    m_jobs.reset();
     m_kubelet.reset();
     if (!m_stateDir.isEmpty()) {
         QDir(m_stateDir).removeRecursively();

@@ -21,6 +21,9 @@ class Authorizer;
 class EventRecorder;
 class Scheduler;
 class Kubelet;
+class JobController;
+class RayClusterController;
+class RayJobController;
 namespace Http {
 class Server;
 }
@@ -41,6 +44,7 @@ struct SandboxOptions
     QStringList presentImages;
     int crashLoopBackoffMs = 10000;
     int imagePullBackoffMs = 10000;
+    int jobRetryBackoffMs = 10000;
 };
 
 class Sandbox final : public QObject
@@ -70,6 +74,9 @@ private:
     std::unique_ptr<EventRecorder> m_events;
     std::unique_ptr<Scheduler> m_scheduler;
     std::unique_ptr<Kubelet> m_kubelet;
+    std::unique_ptr<JobController> m_jobs;
+    std::unique_ptr<RayClusterController> m_rayClusters;
+    std::unique_ptr<RayJobController> m_rayJobs;
     std::unique_ptr<Http::Server> m_server;
     QByteArray m_token;
     QByteArray m_caPem;

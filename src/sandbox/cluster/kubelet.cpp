@@ -367,14 +367,18 @@ void Kubelet::run(Pod &pod, Container &container)
     for (const QJsonValue &v : container.spec.value(QStringLiteral("command")).toArray()) command << v.toString();
     QStringList args;
     for (const QJsonValue &v : container.spec.value(QStringLiteral("args")).toArray()) args << v.toString();
-    const QString full = (command + args).join(u' ');
-    const bool standIn = command.isEmpty() || full.contains(QLatin1String("ray start"));
+    const bool standIn = command.isEmpty();
     QString program = standIn ? QStringLiteral("sleep") : command.first();
     QStringList arguments = standIn ? QStringList{QStringLiteral("infinity")} : command.mid(1) + args;
 
     // Environment: the container's own, with the downward-API fields the sandbox knows.
     QProcessEnvironment env;
-    env.insert(QStringLiteral("PATH"), qEnvironmentVariable("PATH", QStringLiteral("/usr/local/bin:/usr/bin:/bin")));
+    const QString hostPath = qEnvironmentVariable("PATH", QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
+    env.insert(QStringLiteral("PATH"), m_options.toolsDir.isEmpty() ? hostPath : m_options.toolsDir + u':' + hostPath);
+    env.insert(QStringLiteral("STARFORGE_SANDBOX_RAY_STATE"), m_options.stateDir + QStringLiteral("/ray"));
+    if (!m_options.caFile.isEmpty()) {
+        env.insert(QStringLiteral("STARFORGE_SANDBOX_CA"), m_options.caFile);
+    }
     env.insert(QStringLiteral("HOME"), pod.dir + QStringLiteral("/root"));
     env.insert(QStringLiteral("HOSTNAME"), pod.name);
     for (const QJsonValue &v : container.spec.value(QStringLiteral("env")).toArray()) {

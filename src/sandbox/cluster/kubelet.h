@@ -11,7 +11,8 @@
 //
 // A container's command runs on the host: the sandbox is a local test cluster reachable only
 // on loopback with its token. A container without a command (the image's own entrypoint, which
-// the sandbox cannot know) and Ray node containers (`ray start`) run an idle stand-in process.
+// the sandbox cannot know) runs an idle stand-in process; `ray` resolves to the sandbox's Ray
+// CLI stand-in (src/sandbox/tools/ray).
 
 #include "sandbox/api/apiserver.h"
 
@@ -42,6 +43,8 @@ public:
         int imagePullBackoffMs = 10000;
         int crashLoopBackoffMs = 10000;
         int terminationGraceMs = 2000;
+        QString toolsDir;              // first on every container's PATH (the `ray` stand-in)
+        QString caFile;                // the sandbox CA, for containers that fetch from its S3
     };
 
     Kubelet(ObjectStore *store, EventRecorder *events, Options options, QObject *parent = nullptr);

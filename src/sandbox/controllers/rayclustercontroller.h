@@ -1,0 +1,35 @@
+#pragma once
+
+// KubeRay's RayCluster controller as the app sees it: a head pod (<cluster>-head-<5>) and the
+// worker pods of each group (<cluster>-<group>-worker-<5>, replicas clamped to [min, max] ×
+// numOfHosts) with KubeRay's labels and its generated `ray start` command, the headless
+// <cluster>-head-svc Service, the operator's events, and a status whose state is "ready" once
+// the head and every worker are Running and Ready.
+
+#include "sandbox/controllers/controllerutil.h"
+
+#include <QObject>
+
+namespace Starforge::Sandbox {
+
+class ObjectStore;
+class EventRecorder;
+struct Change;
+
+class RayClusterController final : public QObject
+{
+    Q_OBJECT
+public:
+    RayClusterController(ObjectStore *store, EventRecorder *events, quint32 seed, QObject *parent = nullptr);
+
+private:
+    void onChange(const Change &change);
+    void reconcile(const QString &ns, const QString &name);
+
+    ObjectStore *m_store;
+    EventRecorder *m_events;
+    QRandomGenerator m_random;
+    ReconcileQueue m_queue;
+};
+
+} // namespace Starforge::Sandbox

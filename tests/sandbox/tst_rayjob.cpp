@@ -1,0 +1,235 @@
+// The sandbox's KubeRay: a RayJob runs its entrypoint from a zipped working_dir through the
+// RayCluster, pods and submitter Job, and reaches Complete/SUCCEEDED with the script's output in
+// the submitter's log; failures, the operator's validation, the pre-running deadline with the
+// scheduler's text on the stuck pod, and clean-up after the TTL.
+
+#include "sandbox/sandbox.h"
+#include "support/sandboxhttp.h"
+#include "support/testutil.h"
+
+#include <QJsonArray>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Starforge;
+using namespace Starforge::Testing;
+
+namespace {
+
+const QString RayImage = QStringLiteral("rayproject/ray:2.55.1");
+
+QJsonObject container(const QString &name, int gpus = 0)
+{
+    QJsonObject c{{QStringLiteral("name"), name}, {QStringLiteral("image"), RayImage}};
+    if (gpus > 0) {
+        c.insert(QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("nvidia.com/gpu"), QString::number(gpus)}}}});
+    }
+    return c;
+}
+
+QJsonObject rayJob(const QString &name, const QString &entrypoint, const QString &runtimeEnvYaml, int workerGpus = 0, const QJsonObject &extra = {})
+{
+    QJsonObject spec{
+        {QStringLiteral("entrypoint"), entrypoint},
+        {QStringLiteral("runtimeEnvYAML"), runtimeEnvYaml},
+        {QStringLiteral("shutdownAfterJobFinishes"), true},
+        {QStringLiteral("ttlSecondsAfterFinished"), 1},
+        {QStringLiteral("rayClusterSpec"),
+         QJsonObject{{QStringLiteral("rayVersion"), QStringLiteral("2.55.1")},
+                     {QStringLiteral("headGroupSpec"), QJsonObject{{QStringLiteral("rayStartParams"), QJsonObject()},
+                                                                   {QStringLiteral("template"), QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("containers"), QJsonArray{container(QStringLiteral("ray-head"))}}}}}}}},
+                     {QStringLiteral("workerGroupSpecs"),
+                      QJsonArray{QJsonObject{{QStringLiteral("groupName"), QStringLiteral("gpu")}, {QStringLiteral("replicas"), 2},
+                                             {QStringLiteral("minReplicas"), 2}, {QStringLiteral("maxReplicas"), 2},
+                                             {QStringLiteral("rayStartParams"), QJsonObject()},
+                                             {QStringLiteral("template"), QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("containers"), QJsonArray{container(QStringLiteral("ray-worker"), workerGpus)}}}}}}}}}}}};
+    for (auto it = extra.begin(); it != extra.end(); ++it) {
+        spec.insert(it.key(), it.value());
+    }
+    return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")}, {QStringLiteral("kind"), QStringLiteral("RayJob")},
+                       {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("labels"), QJsonObject{{QStringLiteral("team"), QStringLiteral("rl")}}}}},
+                       {QStringLiteral("spec"), spec}};
+}
+
+} // namespace
+
+class TestRayJob : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<Sandbox::Sandbox> m_sandbox;
+    std::unique_ptr<SandboxHttp> m_http;
+    QString m_zip;
+    const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+
+    QJsonObject status(const QString &name)
+    {
+        return m_http->get(m_rayjobs + u'/' + name).json().value(QStringLiteral("status")).toObject();
+    }
+    QJsonArray list(const QString &path) { return m_http->get(path).json().value(QStringLiteral("items")).toArray(); }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        // A Capsule-shaped zip: one top-level directory holding the script.
+        m_zip = m_dir.filePath(QStringLiteral("capsule.zip"));
+        QProcess python;
+        python.start(QStringLiteral("python3"), {QStringLiteral("-c"), QStringLiteral(
+            "import zipfile,sys\n"
+            "z=zipfile.ZipFile(sys.argv[1],'w')\n"
+            "z.writestr('capsule-1/main.py','import os,sys\\nprint(\"training step 1 of 2\", os.environ[\"RECIPE\"])\\nprint(\"training step 2 of 2\")\\nsys.exit(int(os.environ.get(\"EXIT\",\"0\")))\\n')\n"
+            "z.close()\n"), m_zip});
+        QVERIFY(python.waitForFinished());
+        QCOMPARE(python.exitCode(), 0);
+    }
+
+    void init()
+    {
+        m_sandbox = std::make_unique<Sandbox::Sandbox>();
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
+        options.fleet = QStringLiteral("h200:2x8,cpu:1x0");
+        options.presentImages = {RayImage};
+        options.jobRetryBackoffMs = 200;
+        const auto started = m_sandbox->start(options);
+        QVERIFY2(started.ok(), qPrintable(started.ok() ? QString() : started.error().message));
+        m_http = std::make_unique<SandboxHttp>(m_sandbox->apiServerUrl(), m_sandbox->caCertificatePem(), m_sandbox->token());
+    }
+    void cleanup()
+    {
+        m_http.reset();
+        m_sandbox.reset();
+    }
+
+    void runsToCompletion()
+    {
+        const QString env = QStringLiteral("working_dir: file://%1\nenv_vars:\n  RECIPE: grpo\n").arg(m_zip);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("train"), QStringLiteral("python3 main.py"), env, 4)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("train")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        const QJsonObject s = status(QStringLiteral("train"));
+        QCOMPARE(s.value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        QCOMPARE(s.value(QStringLiteral("succeeded")).toInt(), 1);
+        const QString cluster = s.value(QStringLiteral("rayClusterName")).toString();
+        QVERIFY(QRegularExpression(QStringLiteral("^train-[bcdfghjklmnpqrstvwxz2456789]{5}$")).match(cluster).hasMatch());
+        QVERIFY(s.value(QStringLiteral("jobId")).toString().startsWith(QStringLiteral("train-")));
+        QVERIFY(!s.value(QStringLiteral("startTime")).toString().isEmpty());
+        QVERIFY(!s.value(QStringLiteral("endTime")).toString().isEmpty());
+        QCOMPARE(s.value(QStringLiteral("dashboardURL")).toString(), QStringLiteral("%1-head-svc.starforge.svc.cluster.local:8265").arg(cluster));
+
+        // The submitter Job's pod carries the Job controller's labels and the driver's output.
+        const QJsonArray submitters = list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dtrain"));
+        QCOMPARE(submitters.size(), 1);
+        const QJsonObject labels = submitters.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject();
+        QCOMPARE(labels.value(QStringLiteral("job-name")).toString(), QStringLiteral("train"));
+        QVERIFY(!labels.value(QStringLiteral("controller-uid")).toString().isEmpty());
+        QCOMPARE(labels.value(QStringLiteral("ray.io/originated-from-crd")).toString(), QStringLiteral("RayJob"));
+        const QString submitter = submitters.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+        const QByteArray log = m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/%1/log").arg(submitter)).body;
+        QVERIFY2(log.contains("training step 1 of 2 grpo\ntraining step 2 of 2\n"), log.constData());
+        QVERIFY2(log.contains("succeeded"), log.constData());
+
+        // The operator's events on the RayJob.
+        QStringList reasons;
+        for (const QJsonValue &e : list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.kind%3DRayJob,involvedObject.name%3Dtrain"))) {
+            reasons << e.toObject().value(QStringLiteral("reason")).toString();
+        }
+        QVERIFY2(reasons.contains(QStringLiteral("CreatedRayCluster")) && reasons.contains(QStringLiteral("CreatedRayJobSubmitter")), qPrintable(reasons.join(u',')));
+
+        // shutdownAfterJobFinishes with a 1 s TTL: the cluster and its pods go, the submitter Job stays.
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D") + cluster).size(), 0, 10000);
+        QCOMPARE(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/train")).status, 200);
+    }
+
+    void rayPodsCarryKubeRaysLabels()
+    {
+        const QString env = QStringLiteral("working_dir: file://%1\nenv_vars:\n  RECIPE: sft\n").arg(m_zip);
+        QJsonObject job = rayJob(QStringLiteral("labels"), QStringLiteral("sleep 5"), env);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QTRY_VERIFY_WITH_TIMEOUT(!status(QStringLiteral("labels")).value(QStringLiteral("rayClusterName")).toString().isEmpty(), 10000);
+        const QString cluster = status(QStringLiteral("labels")).value(QStringLiteral("rayClusterName")).toString();
+        QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D") + cluster).size(), 3, 10000);
+        const QJsonArray heads = list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D%1,ray.io%2Fnode-type%3Dhead").arg(cluster));
+        QCOMPARE(heads.size(), 1);
+        const QJsonObject head = heads.first().toObject().value(QStringLiteral("metadata")).toObject();
+        QVERIFY(head.value(QStringLiteral("name")).toString().startsWith(cluster + QStringLiteral("-head-")));
+        QCOMPARE(head.value(QStringLiteral("labels")).toObject().value(QStringLiteral("ray.io/group")).toString(), QStringLiteral("headgroup"));
+        QCOMPARE(head.value(QStringLiteral("labels")).toObject().value(QStringLiteral("app.kubernetes.io/created-by")).toString(), QStringLiteral("kuberay-operator"));
+        const QJsonArray workers = list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fgroup%3Dgpu"));
+        QCOMPARE(workers.size(), 2);
+        QVERIFY(workers.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString().startsWith(cluster + QStringLiteral("-gpu-worker-")));
+        const QJsonObject clusterObject = m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).json();
+        QCOMPARE(clusterObject.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject().value(QStringLiteral("team")).toString(), QStringLiteral("rl"));
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).json()
+                                      .value(QStringLiteral("status")).toObject().value(QStringLiteral("state")).toString(), QStringLiteral("ready"), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("labels")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 10000);
+        QCOMPARE(status(QStringLiteral("labels")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Running"));
+        // Deleting the RayJob takes everything it owns with it.
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/labels")).status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D") + cluster).size(), 0, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/labels")).status, 404, 10000);
+    }
+
+    void failingEntrypointFailsTheJob()
+    {
+        const QString env = QStringLiteral("working_dir: file://%1\nenv_vars:\n  RECIPE: grpo\n  EXIT: \"3\"\n").arg(m_zip);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("broken"), QStringLiteral("python3 main.py"), env)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("broken")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 30000);
+        const QJsonObject s = status(QStringLiteral("broken"));
+        QCOMPARE(s.value(QStringLiteral("jobStatus")).toString(), QStringLiteral("FAILED"));
+        QCOMPARE(s.value(QStringLiteral("reason")).toString(), QStringLiteral("AppFailed"));
+        QCOMPARE(s.value(QStringLiteral("failed")).toInt(), 1);
+    }
+
+    void missingWorkingDirFailsVisibly()
+    {
+        const QString env = QStringLiteral("working_dir: file://%1/missing.zip\n").arg(m_dir.path());
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("nodir"), QStringLiteral("python3 main.py"), env)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("nodir")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("FAILED"), 30000);
+        const QJsonArray submitters = list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=job-name%3Dnodir"));
+        QVERIFY(!submitters.isEmpty());
+        const QString pod = submitters.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+        const QByteArray log = m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/%1/log").arg(pod)).body;
+        QVERIFY2(log.contains("runtime_env setup failed: Local file") && log.contains("missing.zip does not exist"), log.constData());
+    }
+
+    void validationFailures()
+    {
+        const QString longName = QStringLiteral("a").repeated(48);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(longName, QStringLiteral("true"), {})).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(longName).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("ValidationFailed"), 10000);
+        QCOMPARE(status(longName).value(QStringLiteral("reason")).toString(), QStringLiteral("ValidationFailed"));
+        QCOMPARE(status(longName).value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayJob metadata is invalid: RayJob name should be no more than 47 characters"));
+
+        QJsonObject ttl = rayJob(QStringLiteral("ttl"), QStringLiteral("true"), {});
+        QJsonObject spec = ttl.value(QStringLiteral("spec")).toObject();
+        spec.insert(QStringLiteral("shutdownAfterJobFinishes"), false);
+        ttl.insert(QStringLiteral("spec"), spec);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(ttl).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ttl")).value(QStringLiteral("message")).toString(),
+                                  QStringLiteral("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished"), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dttl,reason%3DInvalidRayJobSpec,type%3DWarning")).isEmpty(), 10000);
+        // Nothing was created for either.
+        QCOMPARE(list(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters")).size(), 0);
+    }
+
+    void preRunningDeadlineWithAStuckWorker()
+    {
+        // Workers ask for 16 GPUs: no node has them, so the cluster never becomes ready.
+        QJsonObject job = rayJob(QStringLiteral("stuck"), QStringLiteral("true"), {}, 16, QJsonObject{{QStringLiteral("preRunningDeadlineSeconds"), 2}});
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QTRY_VERIFY_WITH_TIMEOUT(!list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=reason%3DFailedScheduling")).isEmpty(), 10000);
+        const QJsonObject failed = list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=reason%3DFailedScheduling")).first().toObject();
+        QCOMPARE(failed.value(QStringLiteral("message")).toString(),
+                 QStringLiteral("0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.."));
+        QCOMPARE(status(QStringLiteral("stuck")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Initializing"));
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("stuck")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 10000);
+        QCOMPARE(status(QStringLiteral("stuck")).value(QStringLiteral("reason")).toString(), QStringLiteral("PreRunningDeadlineExceeded"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRayJob)
+#include "tst_rayjob.moc"
