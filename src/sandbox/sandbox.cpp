@@ -2,6 +2,8 @@
 
 #include "core/config/settingsschema.h"
 #include "sandbox/api/authorizer.h"
+#include "sandbox/api/status.h"
+#include "sandbox/api/structuralschema.h"
 #include "sandbox/cluster/eventrecorder.h"
 #include "sandbox/cluster/fleet.h"
 #include "sandbox/cluster/kubelet.h"
@@ -60,6 +62,55 @@ QString toolsDir()
         return QDir::cleanPath(installed);
     }
     return QStringLiteral(STARFORGE_SANDBOX_BUILD_TOOLS_DIR);
+}
+
+// A CRD's v1 schema, parsed once per process (about 0.1 s each) on first use.
+const StructuralSchema *crdSchema(const QString &resource)
+{
+    static QHash<QString, std::optional<StructuralSchema>> schemas;
+    auto it = schemas.find(resource);
+    if (it == schemas.end()) {
+        QFile file(QStringLiteral(":/sandbox/crds/ray.io_%1.yaml").arg(resource));
+        std::optional<StructuralSchema> schema;
+        if (file.open(QIODevice::ReadOnly)) {
+            if (auto parsed = StructuralSchema::fromCrd(file.readAll(), QStringLiteral("v1"))) {
+                schema = *parsed;
+            }
+        }
+        it = schemas.insert(resource, schema);
+    }
+    return it->has_value() ? &**it : nullptr;
+}
+
+std::optional<QJsonObject> admitCustomResource(const ResourceType &type, QJsonObject &object, const QString &fieldValidation,
+                                               QStringList &warnings)
+{
+    const StructuralSchema *schema = crdSchema(type.plural);
+    if (!schema) {
+        return Status::internalError(QStringLiteral("the sandbox has no schema for %1").arg(type.qualifiedName()));
+    }
+    const QString name = object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+    const StructuralSchema::Outcome outcome = schema->admit(object);
+    if (!outcome.unknownFields.isEmpty()) {
+        if (fieldValidation == QLatin1String("Strict")) {
+            QStringList parts;
+            for (const QString &f : outcome.unknownFields) parts << QStringLiteral("unknown field \"%1\"").arg(f);
+            return Status::badRequest(QStringLiteral("%1 in version \"%2\" cannot be handled as a %3: strict decoding error: %4")
+                                          .arg(type.kind, type.apiVersion(), type.kind, parts.join(QStringLiteral(", "))));
+        }
+        if (fieldValidation == QLatin1String("Warn")) {
+            for (const QString &f : outcome.unknownFields) warnings << QStringLiteral("unknown field \"%1\"").arg(f);
+        }
+    }
+    if (!outcome.causes.isEmpty()) {
+        // "RayJob.ray.io \"x\" is invalid: …", with details naming the plain kind.
+        QJsonObject status = Status::invalid(type.kind + u'.' + type.group, type.group, name, outcome.causes);
+        QJsonObject details = status.value(QStringLiteral("details")).toObject();
+        details.insert(QStringLiteral("kind"), type.kind);
+        status.insert(QStringLiteral("details"), details);
+        return status;
+    }
+    return std::nullopt;
 }
 
 QJsonObject namespaceObject(const QString &name)
@@ -151,6 +202,8 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
     m_rayClusters = std::make_unique<RayClusterController>(m_store.get(), m_events.get(), options.seed);
     m_rayJobs = std::make_unique<RayJobController>(m_store.get(), m_events.get(), options.seed);
+    m_api->setAdmission(QStringLiteral("rayjobs.ray.io"), admitCustomResource);
+    m_api->setAdmission(QStringLiteral("rayclusters.ray.io"), admitCustomResource);
     m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("log"),
                                  [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
                                      m_kubelet->serveLogs(info, request, responder);

@@ -846,11 +846,12 @@ void ApiServer::create(const RequestInfo &info, const Http::Request &request, Ht
         return;
     }
     object.insert(QStringLiteral("metadata"), metadata);
-    if (const auto admission = m_admission.constFind(type.storage); admission != m_admission.cend()) {
-        if (const auto status = (*admission)(type, object)) {
-            respondStatus(responder, *status);
-            return;
-        }
+    if (!type.builtin && type.subresources.contains(QStringLiteral("status"))) {
+        object.remove(QStringLiteral("status")); // the status subresource owns it
+    }
+    Http::Headers headers;
+    if (!admit(type, object, request, responder, headers)) {
+        return;
     }
     if (type.converts()) {
         object = type.toStorage(object);
@@ -869,7 +870,7 @@ void ApiServer::create(const RequestInfo &info, const Http::Request &request, Ht
         respondJson(responder, 201, type.fromStorage(stored->object));
         return;
     }
-    responder->respond(201, JsonType, stored->json(true) + '\n');
+    responder->respond(201, JsonType, stored->json(true) + '\n', headers);
 }
 
 void ApiServer::update(const RequestInfo &info, const Http::Request &request, Http::Responder *responder)
@@ -906,6 +907,10 @@ void ApiServer::update(const RequestInfo &info, const Http::Request &request, Ht
     if (const QString rv = metadata.value(QStringLiteral("resourceVersion")).toString(); !rv.isEmpty()) {
         expected = rv.toULongLong();
     }
+    Http::Headers headers;
+    if (!admit(type, object, request, responder, headers)) {
+        return;
+    }
     auto result = m_store->update(type, object, expected);
     if (auto *error = std::get_if<StoreError>(&result)) {
         respondStatus(responder, error->kind == StoreError::Kind::Conflict
@@ -914,7 +919,7 @@ void ApiServer::update(const RequestInfo &info, const Http::Request &request, Ht
                                      : Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
         return;
     }
-    responder->respond(200, JsonType, std::get<ObjectPtr>(result)->json(true) + '\n');
+    responder->respond(200, JsonType, std::get<ObjectPtr>(result)->json(true) + '\n', headers);
 }
 
 void ApiServer::patch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder)
@@ -945,12 +950,16 @@ void ApiServer::patch(const RequestInfo &info, const Http::Request &request, Htt
     } else if (!type.builtin) {
         patched.insert(QStringLiteral("status"), current->object.value(QStringLiteral("status")));
     }
+    Http::Headers headers;
+    if (!admit(type, patched, request, responder, headers)) {
+        return;
+    }
     auto result = m_store->update(type, patched);
     if (std::holds_alternative<StoreError>(result)) {
         respondStatus(responder, Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
         return;
     }
-    responder->respond(200, JsonType, std::get<ObjectPtr>(result)->json(true) + '\n');
+    responder->respond(200, JsonType, std::get<ObjectPtr>(result)->json(true) + '\n', headers);
 }
 
 void ApiServer::remove(const RequestInfo &info, const Http::Request &request, Http::Responder *responder)
@@ -983,6 +992,32 @@ void ApiServer::remove(const RequestInfo &info, const Http::Request &request, Ht
         return;
     }
     responder->respond(200, JsonType, deleted->json(true) + '\n');
+}
+
+bool ApiServer::admit(const ResourceType &type, QJsonObject &object, const Http::Request &request, Http::Responder *responder,
+                      Http::Headers &headers)
+{
+    const auto admission = m_admission.constFind(type.storage);
+    if (admission == m_admission.cend()) {
+        return true;
+    }
+    QString validation = request.queryValue(QStringLiteral("fieldValidation"));
+    if (validation.isEmpty()) {
+        validation = QStringLiteral("Warn");
+    }
+    if (validation != QLatin1String("Strict") && validation != QLatin1String("Warn") && validation != QLatin1String("Ignore")) {
+        respondStatus(responder, Status::badRequest(QStringLiteral("fieldValidation must be one of \"Ignore\", \"Warn\", or \"Strict\", not \"%1\"").arg(validation)));
+        return false;
+    }
+    QStringList warnings;
+    if (const auto status = (*admission)(type, object, validation, warnings)) {
+        respondStatus(responder, *status);
+        return false;
+    }
+    for (const QString &w : warnings) {
+        headers.append({"Warning", "299 - \"" + w.toUtf8().replace('"', "\\\"") + '"'});
+    }
+    return true;
 }
 
 void ApiServer::accessReview(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user)

@@ -60,8 +60,11 @@ class ApiServer final : public QObject
     Q_OBJECT
 public:
     using SubresourceHandler = std::function<void(const RequestInfo &, const Http::Request &, Http::Responder *)>;
-    // Returns causes (a 422) or nothing; may default fields of the object.
-    using Admission = std::function<std::optional<QJsonObject>(const ResourceType &, QJsonObject &object)>;
+    // Checks (and defaults, and prunes) an object about to be stored: returns a Status to answer
+    // instead, or nothing; warnings become Warning headers. fieldValidation is the request's
+    // (Strict, Warn or Ignore).
+    using Admission = std::function<std::optional<QJsonObject>(const ResourceType &, QJsonObject &object,
+                                                               const QString &fieldValidation, QStringList &warnings)>;
 
     ApiServer(ObjectStore *store, Authorizer *authorizer, QObject *parent = nullptr);
     ~ApiServer() override;
@@ -98,6 +101,9 @@ private:
     void remove(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void accessReview(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user);
     void rulesReview(const Http::Request &request, Http::Responder *responder, const User &user);
+    // Runs the type's admission; false when it answered the request itself.
+    bool admit(const ResourceType &type, QJsonObject &object, const Http::Request &request, Http::Responder *responder,
+               Http::Headers &headers);
 
     ObjectStore *m_store;
     Authorizer *m_authorizer;

@@ -9,7 +9,7 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 
-#include <yaml-cpp/yaml.h>
+#include "sandbox/util/yaml.h"
 
 namespace Starforge::Sandbox {
 
@@ -24,40 +24,6 @@ const ResourceType &serviceType() { return *ResourceTypes::find(QString(), QStri
 constexpr int MaxRayJobNameLength = 47;
 const QString Component = QStringLiteral("rayjob-controller");
 
-QJsonValue toJson(const YAML::Node &node)
-{
-    switch (node.Type()) {
-    case YAML::NodeType::Map: {
-        QJsonObject o;
-        for (const auto &kv : node) {
-            o.insert(QString::fromStdString(kv.first.as<std::string>()), toJson(kv.second));
-        }
-        return o;
-    }
-    case YAML::NodeType::Sequence: {
-        QJsonArray a;
-        for (const auto &item : node) {
-            a.append(toJson(item));
-        }
-        return a;
-    }
-    case YAML::NodeType::Scalar: {
-        const std::string text = node.Scalar();
-        if (node.Tag() == "!") {
-            return QString::fromStdString(text); // quoted in the YAML: a string
-        }
-        bool b = false;
-        if (YAML::convert<bool>::decode(node, b)) return b;
-        long long i = 0;
-        if (YAML::convert<long long>::decode(node, i)) return static_cast<qint64>(i);
-        double d = 0;
-        if (YAML::convert<double>::decode(node, d)) return d;
-        return QString::fromStdString(text);
-    }
-    default:
-        return QJsonValue::Null;
-    }
-}
 
 QString quoteForBash(const QString &text)
 {
@@ -95,18 +61,16 @@ std::optional<QJsonObject> RayJobController::runtimeEnvJson(const QString &yaml,
     if (yaml.trimmed().isEmpty()) {
         return QJsonObject();
     }
-    try {
-        const YAML::Node node = YAML::Load(yaml.toStdString());
-        const QJsonValue value = toJson(node);
-        if (!value.isObject()) {
-            if (error) *error = QStringLiteral("runtimeEnvYAML is not a mapping");
-            return std::nullopt;
-        }
-        return value.toObject();
-    } catch (const YAML::Exception &e) {
-        if (error) *error = QStringLiteral("failed to unmarshal RuntimeEnvYAML: %1").arg(QString::fromStdString(e.what()));
+    const auto value = Yaml::toJson(yaml.toUtf8());
+    if (!value) {
+        if (error) *error = QStringLiteral("failed to unmarshal RuntimeEnvYAML: %1").arg(value.error().message);
         return std::nullopt;
     }
+    if (!value->isObject()) {
+        if (error) *error = QStringLiteral("failed to unmarshal RuntimeEnvYAML: it is not a mapping");
+        return std::nullopt;
+    }
+    return value->toObject();
 }
 
 QString RayJobController::validate(const QJsonObject &rayJob, QString *eventReason)
