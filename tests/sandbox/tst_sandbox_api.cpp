@@ -409,14 +409,15 @@ private Q_SLOTS:
 
     void ownerDeletionCollectsDependents()
     {
-        const HttpReply cluster = m_http->send("POST", QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters"),
-                                               R"({"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"rc"},"spec":{}})");
-        QCOMPARE(cluster.status, 201);
-        const QString uid = cluster.json().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("uid")).toString();
-        const QByteArray dependent = QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"rc-head","ownerReferences":[{"apiVersion":"ray.io/v1","kind":"RayCluster","name":"rc","uid":"%1","controller":true}]}})").arg(uid).toUtf8();
+        // A Service owns a pod (no controller acts on either): deleting the owner collects the pod.
+        const HttpReply owner = m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/services"),
+                                             R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"owner"},"spec":{}})");
+        QCOMPARE(owner.status, 201);
+        const QString uid = owner.json().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("uid")).toString();
+        const QByteArray dependent = QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"owned","ownerReferences":[{"apiVersion":"v1","kind":"Service","name":"owner","uid":"%1","controller":true}]},"spec":{"schedulerName":"test-none"}})").arg(uid).toUtf8();
         QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods"), dependent).status, 201);
-        QCOMPARE(m_http->send("DELETE", QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/rc")).status, 200);
-        QTRY_COMPARE(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/rc-head")).status, 404);
+        QCOMPARE(m_http->send("DELETE", QStringLiteral("/api/v1/namespaces/starforge/services/owner")).status, 200);
+        QTRY_COMPARE(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/owned")).status, 404);
     }
 
     void eventsThroughBothApis()
