@@ -186,6 +186,33 @@ private Q_SLOTS:
                                      QStringLiteral("is waiting to start: trying and failing to pull image")), 10000);
     }
 
+    void rayJobWatchSeesTheStatusChanges()
+    {
+        QProcess watch;
+        watch.start(m_kubectl, baseArgs() + QStringList{QStringLiteral("get"), QStringLiteral("rayjobs"), QStringLiteral("-w"), QStringLiteral("-o"),
+                                                        QStringLiteral("custom-columns=NAME:.metadata.name,DEPLOYMENT:.status.jobDeploymentStatus,JOB:.status.jobStatus")});
+        QVERIFY(watch.waitForStarted());
+        QTest::qWait(800);
+        const QString image = QStringLiteral("nvcr.io/nvidia/nemo-rl:v0.7.0");
+        const QString job = QStringLiteral(R"({"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"hello"},"spec":{
+            "entrypoint":"echo hello from the driver","shutdownAfterJobFinishes":true,
+            "rayClusterSpec":{"headGroupSpec":{"rayStartParams":{},"template":{"spec":{"containers":[{"name":"ray-head","image":"%1"}]}}},
+              "workerGroupSpecs":[{"groupName":"cpu","replicas":1,"minReplicas":1,"maxReplicas":1,"rayStartParams":{},
+                "template":{"spec":{"containers":[{"name":"ray-worker","image":"%1"}]}}}]}}})").arg(image);
+        const Run created = kubectl({QStringLiteral("create"), QStringLiteral("--validate=false"), QStringLiteral("-f"), QStringLiteral("-")}, job);
+        QVERIFY2(created.exitCode == 0, qPrintable(created.err));
+        QString seen;
+        QTRY_VERIFY_WITH_TIMEOUT((seen += QString::fromUtf8(watch.readAllStandardOutput())).contains(QStringLiteral("Complete")), 30000);
+        watch.terminate();
+        watch.waitForFinished();
+        QVERIFY2(seen.contains(QStringLiteral("Initializing")), qPrintable(seen));
+        QVERIFY2(seen.contains(QStringLiteral("Running")), qPrintable(seen));
+        QVERIFY2(QRegularExpression(QStringLiteral("hello\\s+Complete\\s+SUCCEEDED")).match(seen).hasMatch(), qPrintable(seen));
+        // The driver's output is in the submitter's log, found by the Job controller's label.
+        const Run logs = kubectl({QStringLiteral("logs"), QStringLiteral("-l"), QStringLiteral("job-name=hello")});
+        QVERIFY2(logs.out.contains(QStringLiteral("hello from the driver")), qPrintable(logs.out + logs.err));
+    }
+
     void authCanI()
     {
         const Run yes = kubectl({QStringLiteral("auth"), QStringLiteral("can-i"), QStringLiteral("create"), QStringLiteral("pods")});
