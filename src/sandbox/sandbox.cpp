@@ -197,6 +197,13 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     kubelet.crashLoopBackoffMs = options.crashLoopBackoffMs;
     kubelet.imagePullBackoffMs = options.imagePullBackoffMs;
     kubelet.toolsDir = toolsDir();
+    kubelet.tokenRate = options.tokenRate;
+    if (const auto *d = Config::SettingsSchema::find(QStringLiteral("FORGE_IMAGE_VLLM"))) {
+        kubelet.vllmImages.insert(d->defaultValue);
+    }
+    for (const QString &image : options.vllmImages) {
+        kubelet.vllmImages.insert(image);
+    }
     kubelet.caFile = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".ca.pem");
     m_kubelet = std::make_unique<Kubelet>(m_store.get(), m_events.get(), kubelet);
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
@@ -207,6 +214,10 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("log"),
                                  [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
                                      m_kubelet->serveLogs(info, request, responder);
+                                 });
+    m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("proxy"),
+                                 [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
+                                     m_kubelet->serveProxy(info, request, responder);
                                  });
 
     if (auto written = writeFiles(options); !written) {

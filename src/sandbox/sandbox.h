@@ -45,6 +45,8 @@ struct SandboxOptions
     int crashLoopBackoffMs = 10000;
     int imagePullBackoffMs = 10000;
     int jobRetryBackoffMs = 10000;
+    QStringList vllmImages;      // besides the FORGE_IMAGE_VLLM default
+    double tokenRate = 50;       // the vLLM stand-in's generation speed
 };
 
 class Sandbox final : public QObject

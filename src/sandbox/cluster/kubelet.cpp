@@ -1,6 +1,7 @@
 #include "sandbox/cluster/kubelet.h"
 
 #include "sandbox/api/status.h"
+#include "sandbox/cluster/podproxy.h"
 #include "sandbox/cluster/eventrecorder.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
@@ -93,6 +94,7 @@ struct Kubelet::Pod
     QString failedReason;
     QString failedMessage;
     QDateTime startTime;
+    QString ip; // each pod its own loopback address, so two pods can both listen on :8000
     std::unique_ptr<QObject> context = std::make_unique<QObject>(); // timers and processes die with it
 
     QString restartPolicy() const
@@ -207,6 +209,8 @@ void Kubelet::adopt(const QString &ns, const QString &name)
     pod->object = object->object;
     pod->dir = m_options.stateDir + QStringLiteral("/pods/") + pod->uid;
     pod->startTime = QDateTime::currentDateTimeUtc();
+    ++m_nextPodIp;
+    pod->ip = QStringLiteral("127.1.%1.%2").arg((m_nextPodIp / 250) % 250).arg(m_nextPodIp % 250 + 1);
     const auto makeContainers = [&](const QString &key, bool init, std::vector<std::unique_ptr<Container>> &into) {
         for (const QJsonValue &v : spec.value(key).toArray()) {
             auto c = std::make_unique<Container>();
@@ -367,9 +371,13 @@ void Kubelet::run(Pod &pod, Container &container)
     for (const QJsonValue &v : container.spec.value(QStringLiteral("command")).toArray()) command << v.toString();
     QStringList args;
     for (const QJsonValue &v : container.spec.value(QStringLiteral("args")).toArray()) args << v.toString();
-    const bool standIn = command.isEmpty();
-    QString program = standIn ? QStringLiteral("sleep") : command.first();
-    QStringList arguments = standIn ? QStringList{QStringLiteral("infinity")} : command.mid(1) + args;
+    // Without a command the image's entrypoint runs: `vllm serve` for vLLM images, which the
+    // sandbox knows; for any other image an idle process stands in.
+    const bool vllm = command.isEmpty() && m_options.vllmImages.contains(container.image());
+    const bool standIn = command.isEmpty() && !vllm;
+    QString program = vllm ? QStringLiteral("vllm") : standIn ? QStringLiteral("sleep") : command.first();
+    QStringList arguments = vllm ? QStringList{QStringLiteral("serve")} + args
+                          : standIn ? QStringList{QStringLiteral("infinity")} : command.mid(1) + args;
 
     // Environment: the container's own, with the downward-API fields the sandbox knows.
     QProcessEnvironment env;
@@ -381,6 +389,8 @@ void Kubelet::run(Pod &pod, Container &container)
     }
     env.insert(QStringLiteral("HOME"), pod.dir + QStringLiteral("/root"));
     env.insert(QStringLiteral("HOSTNAME"), pod.name);
+    env.insert(QStringLiteral("POD_IP"), pod.ip);
+    env.insert(QStringLiteral("STARFORGE_SANDBOX_TOKEN_RATE"), QString::number(m_options.tokenRate));
     for (const QJsonValue &v : container.spec.value(QStringLiteral("env")).toArray()) {
         const QJsonObject e = v.toObject();
         const QString key = e.value(QStringLiteral("name")).toString();
@@ -394,7 +404,8 @@ void Kubelet::run(Pod &pod, Container &container)
         else if (fieldRef == QLatin1String("metadata.namespace")) env.insert(key, pod.ns);
         else if (fieldRef == QLatin1String("metadata.uid")) env.insert(key, pod.uid);
         else if (fieldRef == QLatin1String("spec.nodeName")) env.insert(key, pod.node);
-        else if (fieldRef == QLatin1String("status.podIP") || fieldRef == QLatin1String("status.hostIP")) env.insert(key, QStringLiteral("127.0.0.1"));
+        else if (fieldRef == QLatin1String("status.podIP")) env.insert(key, pod.ip);
+        else if (fieldRef == QLatin1String("status.hostIP")) env.insert(key, QStringLiteral("127.0.0.1"));
         for (const char *kind : {"secretKeyRef", "configMapKeyRef"}) {
             const QJsonObject keyRef = from.value(QString::fromLatin1(kind)).toObject();
             if (!keyRef.isEmpty() && !keyRef.value(QStringLiteral("optional")).toBool()) {
@@ -686,8 +697,8 @@ void Kubelet::syncStatus(Pod &pod)
         status.insert(QStringLiteral("phase"), phase);
         status.insert(QStringLiteral("hostIP"), QStringLiteral("127.0.0.1"));
         status.insert(QStringLiteral("hostIPs"), QJsonArray{QJsonObject{{QStringLiteral("ip"), QStringLiteral("127.0.0.1")}}});
-        status.insert(QStringLiteral("podIP"), QStringLiteral("127.0.0.1"));
-        status.insert(QStringLiteral("podIPs"), QJsonArray{QJsonObject{{QStringLiteral("ip"), QStringLiteral("127.0.0.1")}}});
+        status.insert(QStringLiteral("podIP"), pod.ip);
+        status.insert(QStringLiteral("podIPs"), QJsonArray{QJsonObject{{QStringLiteral("ip"), pod.ip}}});
         status.insert(QStringLiteral("startTime"), rfc3339(pod.startTime));
         status.insert(QStringLiteral("containerStatuses"), statuses);
         if (!pod.inits.empty()) status.insert(QStringLiteral("initContainerStatuses"), initStatuses);
@@ -819,6 +830,67 @@ void Kubelet::serveLogs(const RequestInfo &info, const Http::Request &request, H
     responder->beginStream(200, "text/plain");
     responder->write(body);
     c->followers.append(Follower{responder, timestamps, remaining});
+}
+
+void Kubelet::serveProxy(const RequestInfo &info, const Http::Request &request, Http::Responder *responder)
+{
+    // "name", "name:port" or "scheme:name:port", as the API server splits a proxy ID.
+    const QStringList parts = info.name.split(u':');
+    QString scheme;
+    QString name;
+    QString portText;
+    if (parts.size() == 3) {
+        scheme = parts[0]; name = parts[1]; portText = parts[2];
+    } else if (parts.size() == 2) {
+        name = parts[0]; portText = parts[1];
+    } else {
+        name = parts.value(0);
+    }
+    if (scheme == QLatin1String("https")) {
+        ApiServer::respondStatus(responder, Status::badRequest(QStringLiteral("the sandbox proxies to pods over http only")));
+        return;
+    }
+    const ObjectPtr object = m_store->get(podType().storage, info.ns, name);
+    if (!object) {
+        ApiServer::respondStatus(responder, Status::notFound(QStringLiteral("pods"), name, QString(), QStringLiteral("pods")));
+        return;
+    }
+    const QJsonObject status = object->object.value(QStringLiteral("status")).toObject();
+    const QString ip = status.value(QStringLiteral("podIP")).toString();
+    if (ip.isEmpty()) {
+        ApiServer::respondStatus(responder, Status::make(503, QStringLiteral("ServiceUnavailable"),
+                                                         QStringLiteral("pod %1 has no IP address yet").arg(name)));
+        return;
+    }
+    quint16 port = 80;
+    if (!portText.isEmpty()) {
+        bool ok = false;
+        port = portText.toUShort(&ok);
+        if (!ok) {
+            // A named port: the first container port of that name.
+            for (const QJsonValue &c : object->object.value(QStringLiteral("spec")).toObject().value(QStringLiteral("containers")).toArray()) {
+                for (const QJsonValue &p : c.toObject().value(QStringLiteral("ports")).toArray()) {
+                    if (p.toObject().value(QStringLiteral("name")).toString() == portText) {
+                        port = static_cast<quint16>(p.toObject().value(QStringLiteral("containerPort")).toInt());
+                        ok = true;
+                    }
+                }
+            }
+            if (!ok) {
+                ApiServer::respondStatus(responder, Status::badRequest(QStringLiteral("no port named %1 on pod %2").arg(portText, name)));
+                return;
+            }
+        }
+    } else {
+        for (const QJsonValue &c : object->object.value(QStringLiteral("spec")).toObject().value(QStringLiteral("containers")).toArray()) {
+            const QJsonArray ports = c.toObject().value(QStringLiteral("ports")).toArray();
+            if (!ports.isEmpty()) {
+                port = static_cast<quint16>(ports.first().toObject().value(QStringLiteral("containerPort")).toInt(80));
+                break;
+            }
+        }
+    }
+    PodProxy::forward(ip, port, info.rest, request, responder);
 }
 
 } // namespace Starforge::Sandbox

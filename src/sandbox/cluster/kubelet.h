@@ -45,12 +45,15 @@ public:
         int terminationGraceMs = 2000;
         QString toolsDir;              // first on every container's PATH (the `ray` stand-in)
         QString caFile;                // the sandbox CA, for containers that fetch from its S3
+        QSet<QString> vllmImages;      // images whose entrypoint is `vllm serve`
+        double tokenRate = 50;         // the vLLM stand-in's tokens per second
     };
 
     Kubelet(ObjectStore *store, EventRecorder *events, Options options, QObject *parent = nullptr);
     ~Kubelet() override;
 
     void serveLogs(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
+    void serveProxy(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
 
     // "busybox" → "docker.io/library/busybox:latest", as the runtime resolves references.
     static QString normalizeImage(const QString &image);
@@ -76,6 +79,7 @@ private:
     EventRecorder *m_events;
     Options m_options;
     QHash<QString, std::shared_ptr<Pod>> m_pods; // by uid
+    quint32 m_nextPodIp = 0;
 };
 
 } // namespace Starforge::Sandbox
