@@ -12,6 +12,7 @@
 #include "sandbox/controllers/rayclustercontroller.h"
 #include "sandbox/controllers/rayjobcontroller.h"
 #include "sandbox/http/httpserver.h"
+#include "sandbox/s3/s3server.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
 #include "sandbox/tls/certificates.h"
@@ -174,6 +175,26 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     }
     m_api->setServerAddress(QStringLiteral("%1:%2").arg(host).arg(m_server->port()));
 
+    // S3 on its own port, same CA, its own key pair.
+    m_bucket = options.bucket;
+    m_s3AccessKey = "SANDBOX" + randomToken().left(13).toUpper();
+    m_s3SecretKey = randomToken() + randomToken().left(8);
+    S3Server::Options s3;
+    s3.dataDir = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".state/s3");
+    s3.accessKey = m_s3AccessKey;
+    s3.secretKey = m_s3SecretKey;
+    s3.buckets = {m_bucket};
+    s3.seed = options.seed;
+    s3.partFailureRate = [this] { return m_api->faults().s3PartFailureRate; };
+    m_s3 = std::make_unique<S3Server>(s3);
+    m_s3Server = std::make_unique<Http::Server>([this](const Http::Request &request, Http::Responder *responder) {
+        m_s3->handle(request, responder);
+    });
+    m_s3Server->setTls(QSslCertificate(tls->serverCertificatePem, QSsl::Pem), QSslKey(tls->serverKeyPem, QSsl::Ec, QSsl::Pem));
+    if (!m_s3Server->listen(options.address, 0)) {
+        return Error::unavailable(QStringLiteral("cannot listen for S3 on %1: %2").arg(host, m_s3Server->errorString()));
+    }
+
     const ResourceType *namespaces = ResourceTypes::find(QString(), QStringLiteral("v1"), QStringLiteral("namespaces"));
     for (const QString &ns : {QStringLiteral("default"), QStringLiteral("kube-system"), QStringLiteral("background"), options.ns}) {
         (void)m_store->create(*namespaces, namespaceObject(ns));
@@ -253,6 +274,12 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                             {QStringLiteral("FORGE_K8S_NAMESPACE"), options.ns},
                             {QStringLiteral("FORGE_K8S_GPU_NODE_LABEL"), options.seriesLabel},
                             {QStringLiteral("FORGE_K8S_TOKEN"), QString::fromLatin1(m_token)},
+                            {QStringLiteral("FORGE_S3_ENDPOINT"), s3Endpoint().toString()},
+                            {QStringLiteral("FORGE_S3_BUCKET"), m_bucket},
+                            {QStringLiteral("FORGE_S3_REGION"), QStringLiteral("us-east-1")},
+                            {QStringLiteral("FORGE_S3_PATH_STYLE"), QStringLiteral("true")},
+                            {QStringLiteral("FORGE_S3_ACCESS_KEY"), QString::fromLatin1(m_s3AccessKey)},
+                            {QStringLiteral("FORGE_S3_SECRET_KEY"), QString::fromLatin1(m_s3SecretKey)},
                             {QStringLiteral("FORGE_IMAGE_NEMO_RL"), m_presentImages.value(0)},
                             {QStringLiteral("FORGE_IMAGE_VLLM"), m_presentImages.value(1, m_presentImages.value(0))}};
     const QJsonObject connection{{QLatin1String(ConnectionFile::ApiServer), server},
@@ -260,6 +287,10 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                                  {QLatin1String(ConnectionFile::Token), QString::fromLatin1(m_token)},
                                  {QLatin1String(ConnectionFile::Namespace), options.ns},
                                  {QLatin1String(ConnectionFile::Kubeconfig), m_kubeconfigFile},
+                                 {QLatin1String(ConnectionFile::S3Endpoint), s3Endpoint().toString()},
+                                 {QLatin1String(ConnectionFile::Bucket), m_bucket},
+                                 {QLatin1String(ConnectionFile::AccessKey), QString::fromLatin1(m_s3AccessKey)},
+                                 {QLatin1String(ConnectionFile::SecretKey), QString::fromLatin1(m_s3SecretKey)},
                                  {QLatin1String(ConnectionFile::Forge), forge},
                                  {QStringLiteral("presentImages"), QJsonArray::fromStringList(m_presentImages)},
                                  {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
@@ -276,6 +307,9 @@ void Sandbox::stop()
     if (m_server) {
         m_server->close();
     }
+    if (m_s3Server) {
+        m_s3Server->close();
+    }
     // Stops every container process; their files go with the state directory.
     m_rayJobs.reset();
     m_rayClusters.reset();
@@ -291,6 +325,18 @@ void Sandbox::stop()
         QFile::remove(m_kubeconfigFile);
         m_connectionFile.clear();
     }
+}
+
+QUrl Sandbox::s3Endpoint() const
+{
+    if (!m_s3Server) {
+        return {};
+    }
+    QUrl url;
+    url.setScheme(QStringLiteral("https"));
+    url.setHost(m_s3Server->address().toString());
+    url.setPort(m_s3Server->port());
+    return url;
 }
 
 QUrl Sandbox::apiServerUrl() const

@@ -24,6 +24,7 @@ class Kubelet;
 class JobController;
 class RayClusterController;
 class RayJobController;
+class S3Server;
 namespace Http {
 class Server;
 }
@@ -47,6 +48,7 @@ struct SandboxOptions
     int jobRetryBackoffMs = 10000;
     QStringList vllmImages;      // besides the FORGE_IMAGE_VLLM default
     double tokenRate = 50;       // the vLLM stand-in's generation speed
+    QString bucket = QStringLiteral("starforge");
 };
 
 class Sandbox final : public QObject
@@ -66,6 +68,11 @@ public:
     QString kubeconfigFile() const { return m_kubeconfigFile; }
     ObjectStore *store() const { return m_store.get(); }
     ApiServer *api() const { return m_api.get(); }
+    QUrl s3Endpoint() const;
+    QByteArray s3AccessKey() const { return m_s3AccessKey; }
+    QByteArray s3SecretKey() const { return m_s3SecretKey; }
+    QString bucket() const { return m_bucket; }
+    S3Server *s3() const { return m_s3.get(); }
 
 private:
     Result<void> writeFiles(const SandboxOptions &options);
@@ -80,6 +87,11 @@ private:
     std::unique_ptr<RayClusterController> m_rayClusters;
     std::unique_ptr<RayJobController> m_rayJobs;
     std::unique_ptr<Http::Server> m_server;
+    std::unique_ptr<S3Server> m_s3;
+    std::unique_ptr<Http::Server> m_s3Server;
+    QByteArray m_s3AccessKey;
+    QByteArray m_s3SecretKey;
+    QString m_bucket;
     QByteArray m_token;
     QByteArray m_caPem;
     QString m_caFile;
@@ -97,6 +109,10 @@ inline constexpr char Token[] = "token";
 inline constexpr char Namespace[] = "namespace";
 inline constexpr char Kubeconfig[] = "kubeconfig";
 inline constexpr char Forge[] = "forge";
+inline constexpr char S3Endpoint[] = "s3Endpoint";
+inline constexpr char Bucket[] = "bucket";
+inline constexpr char AccessKey[] = "accessKey";
+inline constexpr char SecretKey[] = "secretKey";
 } // namespace ConnectionFile
 
 } // namespace Starforge::Sandbox
