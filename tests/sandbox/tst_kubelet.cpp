@@ -172,6 +172,23 @@ private Q_SLOTS:
                      .value(QStringLiteral("reason")).toString(), QStringLiteral("PodInitializing"));
     }
 
+    void wrongCapsuleHashFailsTheInitContainerVisibly()
+    {
+        // The init-container path of a file:// working_dir: check the SHA-256, then hand over.
+        const QString check = QStringLiteral("printf capsule > capsule.zip; echo '%1  capsule.zip' | sha256sum -c -")
+                                  .arg(QStringLiteral("0").repeated(64));
+        create(pod(QStringLiteral("hashcheck"), QStringLiteral("true"), QStringLiteral("Always"), Present, {}, check));
+        QTRY_VERIFY_WITH_TIMEOUT(containerStatus(QStringLiteral("hashcheck"), QStringLiteral("initContainerStatuses"))
+                                     .value(QStringLiteral("restartCount")).toInt() >= 1, 10000);
+        const QJsonObject init = containerStatus(QStringLiteral("hashcheck"), QStringLiteral("initContainerStatuses"));
+        QCOMPARE(init.value(QStringLiteral("lastState")).toObject().value(QStringLiteral("terminated")).toObject().value(QStringLiteral("exitCode")).toInt(), 1);
+        QCOMPARE(phase(QStringLiteral("hashcheck")), QStringLiteral("Pending"));
+        QCOMPARE(containerStatus(QStringLiteral("hashcheck")).value(QStringLiteral("state")).toObject().value(QStringLiteral("waiting")).toObject()
+                     .value(QStringLiteral("reason")).toString(), QStringLiteral("PodInitializing"));
+        const QByteArray log = m_http->get(m_pods + QStringLiteral("/hashcheck/log?container=prepare&previous=true")).body;
+        QVERIFY2(log.contains("capsule.zip: FAILED"), log.constData());
+    }
+
     void followStreamsUntilTheContainerEnds()
     {
         create(pod(QStringLiteral("talker"), QStringLiteral("for i in 1 2 3 4 5; do echo line$i; sleep 0.2; done")));

@@ -216,6 +216,16 @@ private Q_SLOTS:
         QCOMPARE(list(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters")).size(), 0);
     }
 
+    void activeDeadlineEndsARunningJob()
+    {
+        QJsonObject job = rayJob(QStringLiteral("endless"), QStringLiteral("sleep 60"), {}, 0, QJsonObject{{QStringLiteral("activeDeadlineSeconds"), 3}});
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 10000);
+        QCOMPARE(status(QStringLiteral("endless")).value(QStringLiteral("reason")).toString(), QStringLiteral("DeadlineExceeded"));
+        QVERIFY(status(QStringLiteral("endless")).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("The RayJob has passed the activeDeadlineSeconds.")));
+    }
+
     void preRunningDeadlineWithAStuckWorker()
     {
         // Workers ask for 16 GPUs: no node has them, so the cluster never becomes ready.

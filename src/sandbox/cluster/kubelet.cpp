@@ -784,11 +784,13 @@ void Kubelet::serveLogs(const RequestInfo &info, const Http::Request &request, H
     }
     int run = c->runs;
     if (previous) {
-        if (c->runs < 2) {
+        // The last terminated instance: the latest run while a restart is pending, else the one before.
+        const int last = c->restartPending ? c->runs : c->runs - 1;
+        if (c->restarts == 0 || last < 1) {
             bad(QStringLiteral("previous terminated container %1 in pod %2 not found").arg(quotedContainer, quotedPod));
             return;
         }
-        run = c->runs - 1;
+        run = last;
     }
     QFile log(c->logPath(run));
     QList<QByteArray> lines;
