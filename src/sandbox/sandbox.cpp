@@ -232,6 +232,12 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     m_rayJobs = std::make_unique<RayJobController>(m_store.get(), m_events.get(), options.seed);
     m_api->setAdmission(QStringLiteral("rayjobs.ray.io"), admitCustomResource);
     m_api->setAdmission(QStringLiteral("rayclusters.ray.io"), admitCustomResource);
+    for (const char *plural : {"rayjobs", "rayclusters"}) {
+        m_api->setPrinterColumns(QStringLiteral("%1.ray.io").arg(QLatin1String(plural)), [plural] {
+            const StructuralSchema *schema = crdSchema(QString::fromLatin1(plural));
+            return schema ? schema->printerColumns() : QJsonArray();
+        });
+    }
     m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("log"),
                                  [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
                                      m_kubelet->serveLogs(info, request, responder);

@@ -95,6 +95,13 @@ private Q_SLOTS:
                                       QStringLiteral("-o"), QStringLiteral("jsonpath={.items[*].status.allocatable.nvidia\\.com/gpu}")});
         QVERIFY2(labelled.exitCode == 0, qPrintable(labelled.err));
         QCOMPARE(labelled.out, QStringLiteral("8"));
+        // Server-side printing: the columns kubectl shows for a real cluster.
+        const Run table = kubectl({QStringLiteral("get"), QStringLiteral("nodes")});
+        const QStringList lines = table.out.split(u'\n', Qt::SkipEmptyParts);
+        QVERIFY2(QRegularExpression(QStringLiteral("^NAME\\s+STATUS\\s+ROLES\\s+AGE\\s+VERSION$")).match(lines.first()).hasMatch(), qPrintable(table.out));
+        QVERIFY2(QRegularExpression(QStringLiteral("^cpu-00\\s+Ready\\s+<none>\\s+\\d+[smhd]\\s+v1\\.32\\.4$")).match(lines.at(1)).hasMatch(), qPrintable(table.out));
+        const Run described = kubectl({QStringLiteral("describe"), QStringLiteral("node"), QStringLiteral("h200-00")});
+        QVERIFY2(described.exitCode == 0 && described.out.contains(QStringLiteral("nvidia.com/gpu:     8")), qPrintable(described.out + described.err));
     }
 
     void createWatchAndDelete()

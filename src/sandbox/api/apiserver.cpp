@@ -3,6 +3,7 @@
 #include "sandbox/api/protobuf.h"
 #include "sandbox/api/selectors.h"
 #include "sandbox/api/status.h"
+#include "sandbox/api/tables.h"
 #include "sandbox/api/watchstream.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
@@ -88,6 +89,13 @@ QString verbFor(const QByteArray &method, bool named, bool watching)
     if (method == "PATCH") return QStringLiteral("patch");
     if (method == "DELETE") return named ? QStringLiteral("delete") : QStringLiteral("deletecollection");
     return QString::fromLatin1(method).toLower();
+}
+
+// kubectl asks for server-side printing with "application/json;as=Table;v=v1;g=meta.k8s.io".
+bool wantsTable(const Http::Request &request)
+{
+    const QByteArray accept = request.header("accept");
+    return accept.contains("as=Table") && accept.contains("g=meta.k8s.io");
 }
 
 bool truthy(const QString &v)
@@ -199,6 +207,28 @@ void ApiServer::setAdmission(const QString &storage, Admission admission)
     m_admission.insert(storage, std::move(admission));
 }
 
+void ApiServer::setPrinterColumns(const QString &storage, std::function<QJsonArray()> columns)
+{
+    m_printerColumnSources.insert(storage, std::move(columns));
+}
+
+QJsonArray ApiServer::printerColumns(const QString &storage)
+{
+    if (!m_printerColumns.contains(storage)) {
+        const auto source = m_printerColumnSources.constFind(storage);
+        m_printerColumns.insert(storage, source == m_printerColumnSources.cend() ? QJsonArray() : (*source)());
+    }
+    return m_printerColumns.value(storage);
+}
+
+void ApiServer::respondTable(Http::Responder *responder, const ResourceType &type, const std::vector<QJsonObject> &objects,
+                             const Http::Request &request, const QJsonObject &listMetadata)
+{
+    const QJsonObject table = Tables::build(type, objects, printerColumns(type.storage),
+                                            request.queryValue(QStringLiteral("includeObject")), listMetadata);
+    responder->respond(200, "application/json;as=Table;v=v1;g=meta.k8s.io", QJsonDocument(table).toJson(QJsonDocument::Compact) + '\n');
+}
+
 void ApiServer::respondStatus(Http::Responder *responder, const QJsonObject &status, const Http::Headers &extra)
 {
     responder->respond(status.value(QStringLiteral("code")).toInt(500), JsonType, Status::json(status), extra);
@@ -302,7 +332,7 @@ void ApiServer::serve(const Http::Request &request, Http::Responder *responder, 
     }
     if (info->verb == QLatin1String("list")) list(*info, request, responder);
     else if (info->verb == QLatin1String("watch")) watch(*info, request, responder);
-    else if (info->verb == QLatin1String("get")) get(*info, responder);
+    else if (info->verb == QLatin1String("get")) get(*info, request, responder);
     else if (info->verb == QLatin1String("create")) create(*info, request, responder);
     else if (info->verb == QLatin1String("update")) update(*info, request, responder);
     else if (info->verb == QLatin1String("patch")) patch(*info, request, responder);
@@ -643,6 +673,8 @@ void ApiServer::list(const RequestInfo &info, const Http::Request &request, Http
     }
 
     const bool filtered = !labels->isEmpty() || !fields->isEmpty();
+    const bool table = wantsTable(request);
+    std::vector<QJsonObject> tableObjects;
     QByteArray items;
     qint64 emitted = 0;
     qint64 remaining = 0; // objects after the page, counted only without selectors
@@ -670,6 +702,12 @@ void ApiServer::list(const RequestInfo &info, const Http::Request &request, Http
                 return true;
             }
         }
+        if (table) {
+            tableObjects.push_back(type.converts() ? shaped : object->object);
+            lastKey = ObjectStore::keyOf(object->ns, object->name);
+            ++emitted;
+            return true;
+        }
         if (emitted > 0) {
             items += ',';
         }
@@ -696,6 +734,10 @@ void ApiServer::list(const RequestInfo &info, const Http::Request &request, Http
             }
             metadata.insert(QStringLiteral("remainingItemCount"), remaining);
         }
+    }
+    if (table) {
+        respondTable(responder, type, tableObjects, request, metadata);
+        return;
     }
     QByteArray body;
     body.reserve(items.size() + 256);
@@ -766,12 +808,17 @@ void ApiServer::watch(const RequestInfo &info, const Http::Request &request, Htt
     stream->start(from);
 }
 
-void ApiServer::get(const RequestInfo &info, Http::Responder *responder)
+void ApiServer::get(const RequestInfo &info, const Http::Request &request, Http::Responder *responder)
 {
     const ResourceType &type = *info.type;
     const ObjectPtr object = m_store->get(type.storage, info.ns, info.name);
     if (!object) {
         respondStatus(responder, Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
+        return;
+    }
+    if (wantsTable(request)) {
+        respondTable(responder, type, {type.converts() ? type.fromStorage(object->object) : object->object}, request,
+                     QJsonObject{{QStringLiteral("resourceVersion"), QString::number(object->resourceVersion)}});
         return;
     }
     if (type.converts()) {

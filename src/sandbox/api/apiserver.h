@@ -11,6 +11,7 @@
 #include "sandbox/http/httpserver.h"
 
 #include <QHash>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QObject>
@@ -81,6 +82,8 @@ public:
 
     void setSubresourceHandler(const QString &storage, const QString &subresource, SubresourceHandler handler);
     void setAdmission(const QString &storage, Admission admission);
+    // A custom resource's additionalPrinterColumns, read on first use (kubectl's Table output).
+    void setPrinterColumns(const QString &storage, std::function<QJsonArray()> columns);
 
     static void respondStatus(Http::Responder *responder, const QJsonObject &status, const Http::Headers &extra = {});
     static void respondJson(Http::Responder *responder, int code, const QJsonObject &object);
@@ -94,7 +97,7 @@ private:
 
     void list(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void watch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
-    void get(const RequestInfo &info, Http::Responder *responder);
+    void get(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void create(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void update(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void patch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
@@ -114,6 +117,11 @@ private:
     QList<QPointer<WatchStream>> m_watches;
     QHash<QString, SubresourceHandler> m_subresources;
     QHash<QString, Admission> m_admission;
+    QHash<QString, std::function<QJsonArray()>> m_printerColumnSources;
+    QHash<QString, QJsonArray> m_printerColumns;
+    QJsonArray printerColumns(const QString &storage);
+    void respondTable(Http::Responder *responder, const ResourceType &type, const std::vector<QJsonObject> &objects,
+                      const Http::Request &request, const QJsonObject &listMetadata);
 };
 
 } // namespace Starforge::Sandbox

@@ -183,6 +183,7 @@ Result<StructuralSchema> StructuralSchema::fromCrd(const QByteArray &crdYaml, co
         if (v.toObject().value(QStringLiteral("name")).toString() == version) {
             StructuralSchema s;
             s.m_schema = v.toObject().value(QStringLiteral("schema")).toObject().value(QStringLiteral("openAPIV3Schema")).toObject();
+            s.m_printerColumns = v.toObject().value(QStringLiteral("additionalPrinterColumns")).toArray();
             return s;
         }
     }

@@ -29,9 +29,12 @@ public:
     Outcome admit(QJsonObject &object) const;
 
     const QJsonObject &schema() const { return m_schema; }
+    // The version's additionalPrinterColumns (for kubectl's Table output).
+    const QJsonArray &printerColumns() const { return m_printerColumns; }
 
 private:
     QJsonObject m_schema;
+    QJsonArray m_printerColumns;
 };
 
 } // namespace Starforge::Sandbox

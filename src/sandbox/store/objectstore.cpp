@@ -83,6 +83,7 @@ std::variant<ObjectPtr, StoreError> ObjectStore::create(const ResourceType &type
     }
     metadata.remove(QStringLiteral("deletionTimestamp"));
     object.insert(QStringLiteral("metadata"), metadata);
+    ResourceTypes::applyDefaults(type, object);
     ObjectPtr stored = store(type, std::move(object), ++m_resourceVersion);
     objects[keyOf(ns, name)] = stored;
     record({ChangeType::Added, stored->resourceVersion, type.storage, stored, nullptr});

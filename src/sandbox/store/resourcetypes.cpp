@@ -191,6 +191,43 @@ std::optional<QString> ResourceTypes::fieldValue(const ResourceType &type, const
     return text(at(object, label));
 }
 
+void ResourceTypes::applyDefaults(const ResourceType &type, QJsonObject &object)
+{
+    if (type.storage != QLatin1String("pods")) {
+        return;
+    }
+    QJsonObject spec = object.value(QStringLiteral("spec")).toObject();
+    for (const char *list : {"initContainers", "containers"}) {
+        const QString key = QString::fromLatin1(list);
+        if (!spec.contains(key)) continue;
+        QJsonArray containers = spec.value(key).toArray();
+        for (qsizetype i = 0; i < containers.size(); ++i) {
+            QJsonObject c = containers.at(i).toObject();
+            QJsonObject resources = c.value(QStringLiteral("resources")).toObject();
+            const QJsonObject limits = resources.value(QStringLiteral("limits")).toObject();
+            QJsonObject requests = resources.value(QStringLiteral("requests")).toObject();
+            for (auto it = limits.begin(); it != limits.end(); ++it) {
+                if (!requests.contains(it.key())) requests.insert(it.key(), it.value());
+            }
+            if (!requests.isEmpty()) {
+                resources.insert(QStringLiteral("requests"), requests);
+                c.insert(QStringLiteral("resources"), resources);
+            }
+            if (!c.contains(QStringLiteral("terminationMessagePath"))) {
+                c.insert(QStringLiteral("terminationMessagePath"), QStringLiteral("/dev/termination-log"));
+                c.insert(QStringLiteral("terminationMessagePolicy"), QStringLiteral("File"));
+            }
+            containers.replace(i, c);
+        }
+        spec.insert(key, containers);
+    }
+    if (!spec.contains(QStringLiteral("restartPolicy"))) spec.insert(QStringLiteral("restartPolicy"), QStringLiteral("Always"));
+    if (!spec.contains(QStringLiteral("schedulerName"))) spec.insert(QStringLiteral("schedulerName"), QStringLiteral("default-scheduler"));
+    if (!spec.contains(QStringLiteral("terminationGracePeriodSeconds"))) spec.insert(QStringLiteral("terminationGracePeriodSeconds"), 30);
+    if (!spec.contains(QStringLiteral("dnsPolicy"))) spec.insert(QStringLiteral("dnsPolicy"), QStringLiteral("ClusterFirst"));
+    object.insert(QStringLiteral("spec"), spec);
+}
+
 QJsonObject coreEventToEventsV1(const QJsonObject &core)
 {
     QJsonObject out;

@@ -54,6 +54,8 @@ public:
     // A field label's value for an object of this type, in the type's own shape; nullopt when
     // the type does not support the label (the caller answers 400).
     static std::optional<QString> fieldValue(const ResourceType &type, const QJsonObject &object, const QString &label);
+    // The API server's defaulting on create: a pod container's requests default to its limits.
+    static void applyDefaults(const ResourceType &type, QJsonObject &object);
 };
 
 // events.k8s.io/v1 <-> core/v1 Event, field by field as the API server converts them.
