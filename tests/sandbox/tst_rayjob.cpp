@@ -212,7 +212,21 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ttl")).value(QStringLiteral("message")).toString(),
                                   QStringLiteral("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished"), 10000);
         QTRY_VERIFY_WITH_TIMEOUT(!list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dttl,reason%3DInvalidRayJobSpec,type%3DWarning")).isEmpty(), 10000);
-        // Nothing was created for either.
+        QJsonObject bounds = rayJob(QStringLiteral("bounds"), QStringLiteral("true"), {});
+        QJsonObject bspec = bounds.value(QStringLiteral("spec")).toObject();
+        QJsonObject cluster = bspec.value(QStringLiteral("rayClusterSpec")).toObject();
+        QJsonArray groups = cluster.value(QStringLiteral("workerGroupSpecs")).toArray();
+        QJsonObject group = groups.first().toObject();
+        group.insert(QStringLiteral("minReplicas"), 3);
+        group.insert(QStringLiteral("maxReplicas"), 1);
+        groups.replace(0, group);
+        cluster.insert(QStringLiteral("workerGroupSpecs"), groups);
+        bspec.insert(QStringLiteral("rayClusterSpec"), cluster);
+        bounds.insert(QStringLiteral("spec"), bspec);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(bounds).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("bounds")).value(QStringLiteral("message")).toString(),
+                                  QStringLiteral("The RayJob spec is invalid: worker group gpu has minReplicas 3 greater than maxReplicas 1"), 10000);
+        // Nothing was created for any of them.
         QCOMPARE(list(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters")).size(), 0);
     }
 

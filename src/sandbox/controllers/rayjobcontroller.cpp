@@ -119,11 +119,23 @@ QString RayJobController::validate(const QJsonObject &rayJob, QString *eventReas
                 .value(QStringLiteral("spec")).toObject().value(QStringLiteral("containers")).toArray().isEmpty()) {
             return QStringLiteral("The RayJob spec is invalid: headGroupSpec should have at least one container");
         }
+        const bool autoscaling = cluster.value(QStringLiteral("enableInTreeAutoscaling")).toBool();
         for (const QJsonValue &g : cluster.value(QStringLiteral("workerGroupSpecs")).toArray()) {
             const QJsonObject group = g.toObject();
             if (group.value(QStringLiteral("template")).toObject().value(QStringLiteral("spec")).toObject()
                     .value(QStringLiteral("containers")).toArray().isEmpty()) {
                 return QStringLiteral("The RayJob spec is invalid: workerGroupSpec should have at least one container");
+            }
+            // Replica bounds (the wording of these two texts is the sandbox's; see docs/sandbox.md).
+            const qint64 minReplicas = group.value(QStringLiteral("minReplicas")).toInteger(0);
+            const qint64 maxReplicas = group.value(QStringLiteral("maxReplicas")).toInteger(2147483647);
+            const QString groupName = group.value(QStringLiteral("groupName")).toString();
+            if (minReplicas < 0 || maxReplicas < 0 || group.value(QStringLiteral("replicas")).toInteger(0) < 0) {
+                return QStringLiteral("The RayJob spec is invalid: worker group %1 has negative replicas, minReplicas or maxReplicas").arg(groupName);
+            }
+            if (!autoscaling && minReplicas > maxReplicas) {
+                return QStringLiteral("The RayJob spec is invalid: worker group %1 has minReplicas %2 greater than maxReplicas %3")
+                    .arg(groupName).arg(minReplicas).arg(maxReplicas);
             }
         }
     }
