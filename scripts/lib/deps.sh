@@ -8,7 +8,7 @@ STARFORGE_BUILD_PACKAGES="cmake g++ ninja-build ccache pkg-config
 # At run time: the Secret Service the keychain talks to, and the Qt platform plugins.
 STARFORGE_RUN_PACKAGES="qt6-qpa-plugins gnome-keyring libsecret-1-0 dbus dbus-x11 python3"
 # For the tests: a private Secret Service, a virtual X server for screenshots.
-STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils curl"
+STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils curl procps"
 
 # install_packages PKG...: installs the packages that are not installed yet.
 install_packages() {
