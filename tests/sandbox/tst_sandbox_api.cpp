@@ -9,6 +9,7 @@
 
 #include <QFile>
 #include <QJsonArray>
+#include <QSslSocket>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -418,6 +419,47 @@ private Q_SLOTS:
         QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods"), dependent).status, 201);
         QCOMPARE(m_http->send("DELETE", QStringLiteral("/api/v1/namespaces/starforge/services/owner")).status, 200);
         QTRY_COMPARE(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/owned")).status, 404);
+    }
+
+    void hostileRequestsAreRefused()
+    {
+        // Raw bytes over TLS: a chunk size that would overflow the body counter.
+        const auto rawExchange = [&](const QByteArray &bytes) -> QByteArray {
+            QSslSocket socket;
+            QSslConfiguration config = QSslConfiguration::defaultConfiguration();
+            config.setCaCertificates(QSslCertificate::fromData(m_sandbox->caCertificatePem(), QSsl::Pem));
+            socket.setSslConfiguration(config);
+            socket.connectToHostEncrypted(QStringLiteral("127.0.0.1"), static_cast<quint16>(m_sandbox->apiServerUrl().port()));
+            // The server runs in this thread: wait with the event loop, not a blocking call.
+            if (!QTest::qWaitFor([&] { return socket.isEncrypted(); }, 5000)) return QByteArray("no TLS: ") + socket.errorString().toUtf8();
+            socket.write(bytes);
+            QByteArray answer;
+            (void)QTest::qWaitFor([&] { answer += socket.readAll(); return answer.contains("\r\n\r\n") || socket.state() != QAbstractSocket::ConnectedState; }, 5000);
+            return answer;
+        };
+        const QByteArray auth = "Authorization: Bearer " + m_sandbox->token() + "\r\n";
+        const QByteArray overflow = rawExchange("POST /api/v1/namespaces/starforge/pods HTTP/1.1\r\nHost: x\r\n" + auth
+                                                + "Transfer-Encoding: chunked\r\n\r\n1\r\na\r\n7fffffffffffffff\r\n");
+        QVERIFY2(overflow.startsWith("HTTP/1.1 400"), overflow.constData());
+        const QByteArray garbage = rawExchange("NOT A REQUEST\r\n\r\n");
+        QVERIFY2(garbage.startsWith("HTTP/1.1 400"), garbage.constData());
+        // A HEAD watch is headers only, no chunked framing to confuse the next response.
+        const QByteArray head = rawExchange("HEAD /api/v1/nodes?watch=1 HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n");
+        QVERIFY2(head.startsWith("HTTP/1.1 200") && !head.contains("Transfer-Encoding"), head.constData());
+        QCOMPARE(m_http->get(QStringLiteral("/version")).status, 200); // still serving
+
+        // Empty path segments name nothing; a patch cannot move an object.
+        QCOMPARE(m_http->send("DELETE", QStringLiteral("/api/v1/namespaces//pods")).status, 404);
+        QCOMPARE(m_http->get(QStringLiteral("/api/v1/namespaces/pods")).status, 404);
+        QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods"), podJson(QStringLiteral("stay"))).status, 201);
+        const HttpReply moved = m_http->send("PATCH", QStringLiteral("/api/v1/namespaces/starforge/pods/stay"),
+                                             R"({"metadata":{"namespace":"default","name":"elsewhere"}})", "application/merge-patch+json");
+        QCOMPARE(moved.status, 200);
+        QCOMPARE(moved.json().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("stay"));
+        QCOMPARE(m_http->get(QStringLiteral("/api/v1/namespaces/default/pods/elsewhere")).status, 404);
+        // A timeout too large for a timer is clamped, not overflowed.
+        WatchReader watch(m_http->open(QStringLiteral("/api/v1/nodes?watch=1&timeoutSeconds=10000000000000000")));
+        QVERIFY(watch.waitForEvents(4));
     }
 
     void eventsThroughBothApis()

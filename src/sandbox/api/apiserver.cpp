@@ -342,7 +342,18 @@ void ApiServer::serve(const Http::Request &request, Http::Responder *responder, 
 
 std::optional<RequestInfo> ApiServer::parseRequestInfo(const Http::Request &request) const
 {
-    QStringList s = request.path.split(u'/', Qt::SkipEmptyParts);
+    // Empty segments ("namespaces//pods") name nothing: 404, as the API server's router says.
+    QString trimmed = request.path.mid(1);
+    const bool trailingSlash = trimmed.endsWith(u'/');
+    if (trailingSlash) trimmed.chop(1);
+    QStringList s = trimmed.split(u'/', Qt::KeepEmptyParts);
+    const qsizetype proxyAt = s.indexOf(QStringLiteral("proxy"));
+    for (qsizetype i = 0; i < s.size() && (proxyAt < 0 || i < proxyAt); ++i) {
+        if (s[i].isEmpty()) {
+            return std::nullopt;
+        }
+    }
+    Q_UNUSED(trailingSlash)
     RequestInfo info;
     if (s.size() >= 2 && s[0] == QLatin1String("api")) {
         info.version = s[1];
@@ -668,7 +679,7 @@ void ApiServer::list(const RequestInfo &info, const Http::Request &request, Http
             return;
         }
         startAfter = token.value(QStringLiteral("start")).toString();
-        offset = token.value(QStringLiteral("offset")).toInteger();
+        offset = std::clamp<qint64>(token.value(QStringLiteral("offset")).toInteger(), 0, 1LL << 40);
         listRv = tokenRv;
     }
 
@@ -782,6 +793,7 @@ void ApiServer::watch(const RequestInfo &info, const Http::Request &request, Htt
         // The API server's default: random in [minRequestTimeout, 2 × minRequestTimeout), 1800 s.
         timeoutSeconds = 1800 + m_random.bounded(1800);
     }
+    timeoutSeconds = std::min<qint64>(timeoutSeconds, 2147483); // fits a QTimer's milliseconds
 
     WatchStream::Options options;
     options.ns = info.ns;
@@ -958,7 +970,8 @@ void ApiServer::update(const RequestInfo &info, const Http::Request &request, Ht
     if (!admit(type, object, request, responder, headers)) {
         return;
     }
-    auto result = m_store->update(type, object, expected);
+    const ResourceType *storageType = type.converts() ? ResourceTypes::storageType(type.storage) : &type;
+    auto result = m_store->update(*storageType, type.converts() ? type.toStorage(object) : object, expected);
     if (auto *error = std::get_if<StoreError>(&result)) {
         respondStatus(responder, error->kind == StoreError::Kind::Conflict
                                      ? Status::make(409, QStringLiteral("Conflict"), error->message,
@@ -989,9 +1002,17 @@ void ApiServer::patch(const RequestInfo &info, const Http::Request &request, Htt
         respondStatus(responder, Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
         return;
     }
-    QJsonObject patched = mergePatch(current->object, doc.object()).toObject();
+    const QJsonObject currentShape = type.converts() ? type.fromStorage(current->object) : current->object;
+    QJsonObject patched = mergePatch(currentShape, doc.object()).toObject();
+    // The URL names the object: a patch cannot move it to another name or namespace.
+    QJsonObject patchedMeta = patched.value(QStringLiteral("metadata")).toObject();
+    patchedMeta.insert(QStringLiteral("name"), info.name);
+    if (type.namespaced) patchedMeta.insert(QStringLiteral("namespace"), info.ns);
+    patched.insert(QStringLiteral("metadata"), patchedMeta);
+    patched.insert(QStringLiteral("apiVersion"), type.apiVersion());
+    patched.insert(QStringLiteral("kind"), type.kind);
     if (info.subresource == QLatin1String("status")) {
-        QJsonObject merged = current->object;
+        QJsonObject merged = currentShape;
         merged.insert(QStringLiteral("status"), patched.value(QStringLiteral("status")));
         patched = merged;
     } else if (!type.builtin) {
@@ -1001,7 +1022,8 @@ void ApiServer::patch(const RequestInfo &info, const Http::Request &request, Htt
     if (!admit(type, patched, request, responder, headers)) {
         return;
     }
-    auto result = m_store->update(type, patched);
+    const ResourceType *storageType = type.converts() ? ResourceTypes::storageType(type.storage) : &type;
+    auto result = m_store->update(*storageType, type.converts() ? type.toStorage(patched) : patched);
     if (std::holds_alternative<StoreError>(result)) {
         respondStatus(responder, Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
         return;

@@ -43,6 +43,13 @@ public:
         m_socket.connectToHost(address, port);
     }
 
+    ~Exchange() override
+    {
+        // Before the members go: aborting emits disconnected(), whose handler uses them.
+        m_socket.disconnect(this);
+        m_socket.abort();
+    }
+
 private:
     void onData()
     {

@@ -48,14 +48,16 @@ QByteArray reasonPhrase(int status)
     }
 }
 
-// Decodes a chunked request body; returns false while it is incomplete, sets bad on garbage.
-bool decodeChunked(const QByteArray &data, qsizetype from, QByteArray &body, qsizetype &consumed, bool &bad)
+// Decodes a chunked request body incrementally: pos is where the next chunk-size line starts and
+// body holds what was decoded so far, so each new packet costs only its own bytes. Returns true
+// once the last chunk and trailers are in (consumed = bytes of the whole request), false while
+// incomplete; sets bad on garbage.
+bool decodeChunked(const QByteArray &data, qsizetype &pos, QByteArray &body, qsizetype &consumed, bool &bad)
 {
-    qsizetype pos = from;
-    body.clear();
     for (;;) {
         const qsizetype lineEnd = data.indexOf("\r\n", pos);
         if (lineEnd < 0) {
+            bad = data.size() - pos > 1024; // a chunk-size line is short
             return false;
         }
         QByteArray sizeText = data.mid(pos, lineEnd - pos);
@@ -64,25 +66,29 @@ bool decodeChunked(const QByteArray &data, qsizetype from, QByteArray &body, qsi
         }
         bool ok = false;
         const qint64 size = sizeText.trimmed().toLongLong(&ok, 16);
-        if (!ok || size < 0 || body.size() + size > MaxBodyBytes) {
+        if (!ok || size < 0 || size > MaxBodyBytes - body.size()) {
             bad = true;
             return false;
         }
-        pos = lineEnd + 2;
         if (size == 0) {
             // Trailers end with an empty line.
-            const qsizetype end = data.indexOf("\r\n\r\n", pos - 2);
+            const qsizetype end = data.indexOf("\r\n\r\n", lineEnd);
             if (end < 0) {
                 return false;
             }
             consumed = end + 4;
             return true;
         }
-        if (data.size() < pos + size + 2) {
+        const qsizetype dataStart = lineEnd + 2;
+        if (data.size() < dataStart + size + 2) {
             return false;
         }
-        body.append(data.constData() + pos, size);
-        pos += size + 2;
+        if (data.at(dataStart + size) != '\r' || data.at(dataStart + size + 1) != '\n') {
+            bad = true;
+            return false;
+        }
+        body.append(data.constData() + dataStart, size);
+        pos = dataStart + size + 2;
     }
 }
 
@@ -121,6 +127,13 @@ void Responder::respond(int status, const QByteArray &contentType, const QByteAr
 void Responder::beginStream(int status, const QByteArray &contentType, const Headers &extra)
 {
     if (m_finished || m_streaming) {
+        return;
+    }
+    if (m_connection->m_headRequest) {
+        // HEAD has no body, so no chunked framing either: headers, and the response is done.
+        m_finished = true;
+        m_connection->sendHead(status, contentType, extra, 0);
+        m_connection->finishResponse();
         return;
     }
     m_streaming = true;
@@ -314,6 +327,11 @@ void Connection::onDisconnected()
 void Connection::onReadyRead()
 {
     m_buffer.append(m_socket->readAll());
+    if (m_buffer.size() > MaxBodyBytes + MaxHeaderBytes) {
+        // More than any request may be: a client that keeps sending during a stream, or a flood.
+        abort();
+        return;
+    }
     if (!m_current) {
         parse();
     }
@@ -359,14 +377,21 @@ void Connection::parse()
 
     qsizetype consumed = headEnd + 4;
     if (request.header("transfer-encoding").toLower().contains("chunked")) {
+        if (m_chunkPos < 0) {
+            m_chunkPos = consumed;
+            m_chunkBody.clear();
+        }
         bool bad = false;
         qsizetype end = 0;
-        if (!decodeChunked(m_buffer, consumed, request.body, end, bad)) {
+        if (!decodeChunked(m_buffer, m_chunkPos, m_chunkBody, end, bad)) {
             if (bad) {
+                m_chunkPos = -1;
                 fail(400, "malformed chunked body");
             }
             return;
         }
+        request.body = std::exchange(m_chunkBody, {});
+        m_chunkPos = -1;
         consumed = end;
     } else if (request.headers.contains("content-length")) {
         bool ok = false;

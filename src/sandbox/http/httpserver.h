@@ -135,6 +135,8 @@ private:
     QPointer<Responder> m_current;
     bool m_closeAfterResponse = false;
     bool m_headRequest = false;
+    qsizetype m_chunkPos = -1;   // a chunked request body being decoded: next size line
+    QByteArray m_chunkBody;      // and what was decoded so far
 };
 
 } // namespace Starforge::Sandbox::Http

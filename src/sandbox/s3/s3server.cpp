@@ -197,6 +197,12 @@ bool S3Server::authenticate(const Http::Request &request, Http::Responder *respo
                          {"CanonicalRequest", QString::fromUtf8(canonical)}});
         return false;
     }
+    if (contentHash.startsWith("STREAMING-")) {
+        // aws-chunked bodies carry chunk signatures inside; the sandbox does not decode them.
+        error(responder, 501, "NotImplemented", QStringLiteral("The sandbox does not accept aws-chunked (STREAMING-*) payloads; sign the whole body."),
+              resource);
+        return false;
+    }
     // Payload integrity: the signed hash must be the body's; Content-MD5 when given must match.
     if (!presigned && contentHash != "UNSIGNED-PAYLOAD" && !contentHash.startsWith("STREAMING-")
         && contentHash != S3::SigV4::sha256Hex(request.body)) {
@@ -301,8 +307,9 @@ void S3Server::listObjects(const QString &bucket, const Http::Request &request, 
     const QString delimiter = QString::fromUtf8(queryValue(query, "delimiter"));
     bool hasMax = false;
     const QByteArray maxText = queryValue(query, "max-keys", &hasMax);
-    const int maxKeys = hasMax ? maxText.toInt() : 1000;
-    if (hasMax && (maxKeys < 0 || maxText.isEmpty())) {
+    bool maxOk = true;
+    const int maxKeys = hasMax ? maxText.toInt(&maxOk) : 1000;
+    if (hasMax && (!maxOk || maxKeys < 0)) {
         error(responder, 400, "InvalidArgument", QStringLiteral("Provided max-keys not an integer or within integer range"), request.path);
         return;
     }
@@ -325,15 +332,16 @@ void S3Server::listObjects(const QString &bucket, const Http::Request &request, 
             if (at >= 0) {
                 const QString common = it.key().left(at + delimiter.size());
                 if (prefixes.contains(common)) continue;
-                if (count >= maxKeys) { truncated = true; break; }
+                if (count >= maxKeys) { truncated = maxKeys > 0; break; }
                 prefixes << common;
                 ++count;
-                last = it.key();
+                // The next page starts after every key under this prefix.
+                last = common + QChar(0xFFFF);
                 continue;
             }
         }
         if (count >= maxKeys) {
-            truncated = true;
+            truncated = maxKeys > 0; // max-keys=0 asks for nothing, not for an endless walk
             break;
         }
         contents += "<Contents><Key>" + escape(it.key()) + "</Key><LastModified>" + iso(it->lastModified).toLatin1() + "</LastModified><ETag>"
@@ -413,6 +421,11 @@ void S3Server::getObject(const QString &bucket, const QString &key, const Http::
         responder->respond(status, it->contentType, {}, headers);
         return;
     }
+    if (to - from + 1 > 1024LL * 1024 * 1024) {
+        // Answers are built in memory; larger reads must use Range.
+        error(responder, 501, "NotImplemented", QStringLiteral("The sandbox serves at most 1 GiB per GET; request a Range."), request.path);
+        return;
+    }
     QFile file(it->file);
     if (!file.open(QIODevice::ReadOnly) || !file.seek(from)) {
         error(responder, 500, "InternalError", QStringLiteral("We encountered an internal error. Please try again."), request.path);
@@ -431,11 +444,10 @@ void S3Server::createUpload(const QString &bucket, const QString &key, Http::Res
 
 void S3Server::uploadPart(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder)
 {
-    Q_UNUSED(bucket)
     const S3::Pairs query = rawQuery(request.target);
     const QString id = QString::fromUtf8(queryValue(query, "uploadId"));
     auto upload = m_uploads.find(id);
-    if (upload == m_uploads.end() || upload->key != key) {
+    if (upload == m_uploads.end() || upload->key != key || upload->bucket != bucket) {
         error(responder, 404, "NoSuchUpload", QStringLiteral("The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."),
               request.path, {{"UploadId", id}});
         return;
@@ -471,7 +483,7 @@ void S3Server::completeUpload(const QString &bucket, const QString &key, const H
 {
     const QString id = QString::fromUtf8(queryValue(rawQuery(request.target), "uploadId"));
     auto upload = m_uploads.find(id);
-    if (upload == m_uploads.end() || upload->key != key) {
+    if (upload == m_uploads.end() || upload->key != key || upload->bucket != bucket) {
         error(responder, 404, "NoSuchUpload", QStringLiteral("The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."),
               request.path, {{"UploadId", id}});
         return;
