@@ -35,3 +35,4 @@ shoot() { # name, seconds to wait, app arguments...
 }
 shoot main-window 3
 shoot profiles-dialog 3 --profiles
+shoot sandbox-session 6 --sandbox

@@ -2,48 +2,14 @@
 // sandbox, writes the connection file once it is ready, and stops cleanly on SIGTERM/SIGINT.
 
 #include "core/logging/logging.h"
+#include "core/util/quitonsignals.h"
 #include "sandbox/sandbox.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
-#include <QSocketNotifier>
 #include <QTextStream>
 
-#include <csignal>
-#include <sys/socket.h>
-#include <unistd.h>
 
-namespace {
-
-int signalPipe[2] = {-1, -1};
-
-void onSignal(int)
-{
-    const char byte = 1;
-    // write() is async-signal-safe; the event loop reads the byte and quits.
-    [[maybe_unused]] const auto n = ::write(signalPipe[1], &byte, 1);
-}
-
-void quitOnTerminationSignals(QCoreApplication &app)
-{
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, signalPipe) != 0) {
-        return;
-    }
-    auto *notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, &app);
-    QObject::connect(notifier, &QSocketNotifier::activated, &app, [&app] {
-        char byte = 0;
-        [[maybe_unused]] const auto n = ::read(signalPipe[0], &byte, 1);
-        app.quit();
-    });
-    struct sigaction action = {};
-    action.sa_handler = onSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    sigaction(SIGTERM, &action, nullptr);
-    sigaction(SIGINT, &action, nullptr);
-}
-
-} // namespace
 
 int main(int argc, char *argv[])
 {
@@ -115,7 +81,7 @@ int main(int argc, char *argv[])
         options.faults = *parsed;
     }
 
-    quitOnTerminationSignals(app);
+    Starforge::quitOnTerminationSignals(app);
     Sandbox::Sandbox sandbox;
     if (auto started = sandbox.start(options); !started) {
         return fail(started.error().message);

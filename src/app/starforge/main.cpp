@@ -1,9 +1,11 @@
 // starforge: the desktop app. Parses options, loads the profiles, wires the core to the window.
 
+#include "core/config/embeddedsandbox.h"
 #include "core/config/profilemanager.h"
 #include "core/config/profilestore.h"
 #include "core/logging/logging.h"
 #include "core/secrets/keychainsecretstore.h"
+#include "core/util/quitonsignals.h"
 #include "gui/mainwindow.h"
 #include "gui/userprompts.h"
 
@@ -11,8 +13,11 @@
 #include <QCommandLineParser>
 #include <QMessageBox>
 #include <QLocale>
+#include <QTemporaryDir>
 #include <QTextStream>
 #include <QTranslator>
+
+#include <memory>
 
 int main(int argc, char *argv[])
 {
@@ -34,7 +39,8 @@ int main(int argc, char *argv[])
     parser.setApplicationDescription(QStringLiteral("Run NeMo-RL training on Kubernetes + KubeRay from the desktop."));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption sandbox(QStringLiteral("sandbox"), QStringLiteral("Start on the embedded sandbox cluster."));
+    const QCommandLineOption sandbox(QStringLiteral("sandbox"),
+                                     QStringLiteral("Start a local sandbox cluster (starforge-sandbox) and connect to it."));
     const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini)."),
                                     QStringLiteral("file"));
     const QCommandLineOption profiles(QStringLiteral("profiles"), QStringLiteral("Open the connection profiles dialog at start."));
@@ -43,15 +49,14 @@ int main(int argc, char *argv[])
     parser.addOption(profiles);
     parser.process(app);
 
+    quitOnTerminationSignals(app);
     QTextStream err(stderr);
-    if (parser.isSet(sandbox)) {
-        // The sandbox serves the API, but the app has no Kubernetes client to talk to it yet.
-        err << "starforge: --sandbox: not built yet: the app has no Kubernetes client yet; starforge-sandbox "
-               "runs on its own with kubectl (docs/sandbox.md)" << Qt::endl;
-        return 2;
-    }
-
-    Config::ProfileStore store(parser.isSet(config) ? parser.value(config) : Config::ProfileStore::defaultFilePath());
+    const bool onSandbox = parser.isSet(sandbox);
+    // On the sandbox the session has its own profiles file: the user's stays untouched.
+    QTemporaryDir sessionDir;
+    const QString profilesFile = onSandbox ? sessionDir.filePath(QStringLiteral("profiles.ini"))
+                                           : parser.isSet(config) ? parser.value(config) : Config::ProfileStore::defaultFilePath();
+    Config::ProfileStore store(profilesFile);
     const auto loaded = store.load();
     if (!loaded) {
         // Do not start on an empty store: saving it would overwrite the file the user has.
@@ -62,15 +67,49 @@ int main(int argc, char *argv[])
     Secrets::KeychainSecretStore secrets;
     Config::ProfileManager manager(&store, &secrets);
     Gui::DialogPrompts prompts;
-    Gui::MainWindow window(&manager, &prompts, QProcessEnvironment::systemEnvironment());
-    window.show();
-    if (parser.isSet(profiles) || store.profileNames().isEmpty()) {
-        window.showProfilesDialog(); // a first start has nothing else to do
-    }
-    manager.moveMigratedSecrets(*loaded, &window, [&window](Result<void> moved) {
-        if (!moved) {
-            window.showStartupProblem(moved.error().message);
+    std::unique_ptr<Gui::MainWindow> window;
+    const auto openWindow = [&](const QProcessEnvironment &environment) {
+        window = std::make_unique<Gui::MainWindow>(&manager, &prompts, environment);
+        window->show();
+        if (!onSandbox && (parser.isSet(profiles) || store.profileNames().isEmpty())) {
+            window->showProfilesDialog(); // a first start has nothing else to do
         }
-    });
+        manager.moveMigratedSecrets(*loaded, window.get(), [w = window.get()](Result<void> moved) {
+            if (!moved) {
+                w->showStartupProblem(moved.error().message);
+            }
+        });
+    };
+
+    Config::EmbeddedSandbox embedded;
+    if (onSandbox) {
+        QObject::connect(&embedded, &Config::EmbeddedSandbox::failed, &app, [&](const QString &message) {
+            err << "starforge: --sandbox: " << message << Qt::endl;
+            QMessageBox::critical(nullptr, QStringLiteral("Starforge"), message);
+            QApplication::exit(1);
+        });
+        QObject::connect(&embedded, &Config::EmbeddedSandbox::ready, &app, [&](const Config::SandboxConnection &connection) {
+            // Secrets stay in memory: they reach the app as environment values, never the keychain.
+            QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+            for (auto it = connection.secrets.cbegin(); it != connection.secrets.cend(); ++it) {
+                environment.insert(it.key(), it.value());
+            }
+            manager.setValues(QStringLiteral("sandbox"), connection.settings, true, &app, [&, environment](Result<void> saved) {
+                if (saved) {
+                    saved = manager.setActiveProfile(QStringLiteral("sandbox"));
+                }
+                if (!saved) {
+                    err << "starforge: --sandbox: " << saved.error().message << Qt::endl;
+                    QApplication::exit(1);
+                    return;
+                }
+                err << "starforge: sandbox ready; kubectl: KUBECONFIG=" << connection.kubeconfig << Qt::endl;
+                openWindow(environment);
+            });
+        });
+        embedded.start(QCoreApplication::applicationDirPath() + QStringLiteral("/starforge-sandbox"));
+    } else {
+        openWindow(QProcessEnvironment::systemEnvironment());
+    }
     return app.exec();
 }

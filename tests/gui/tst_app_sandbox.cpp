@@ -1,0 +1,62 @@
+// `starforge --sandbox` as a user runs it: the app starts starforge-sandbox, connects a session
+// profile to it (secrets in memory only, the user's profiles file untouched), kubectl can use the
+// same cluster, and on SIGTERM the app stops and takes the sandbox with it.
+
+#include "support/testutil.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+using namespace Starforge::Testing;
+
+class TestAppSandbox : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void startsConnectsAndStopsTheSandbox()
+    {
+        QTemporaryDir dir;
+        const QString userProfiles = dir.filePath(QStringLiteral("profiles.ini"));
+        const QByteArray original = "[settings]\nversion=1\nactiveProfile=lab\n\n[profiles]\nlab\\FORGE_K8S_NAMESPACE=research\n";
+        QVERIFY(writeFile(userProfiles, original));
+
+        QProcess app;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("STARFORGE_CONFIG_FILE"), userProfiles);
+        app.setProcessEnvironment(env);
+        app.start(QStringLiteral(SF_BIN_DIR "/starforge"), {QStringLiteral("--sandbox")});
+        QVERIFY(app.waitForStarted());
+        QByteArray err;
+        QTRY_VERIFY_WITH_TIMEOUT((err += app.readAllStandardError()).contains("sandbox ready"), 30000);
+        const auto m = QRegularExpression(QStringLiteral("KUBECONFIG=(\\S+)")).match(QString::fromUtf8(err));
+        QVERIFY2(m.hasMatch(), err.constData());
+        const QString kubeconfig = m.captured(1);
+
+        const QString kubectl = QStandardPaths::findExecutable(QStringLiteral("kubectl"));
+        QVERIFY(!kubectl.isEmpty());
+        QProcess get;
+        get.start(kubectl, {QStringLiteral("--kubeconfig"), kubeconfig, QStringLiteral("--cache-dir"), dir.filePath(QStringLiteral("cache")),
+                            QStringLiteral("get"), QStringLiteral("nodes"), QStringLiteral("-o"), QStringLiteral("name")});
+        QVERIFY(get.waitForFinished(30000));
+        QVERIFY2(get.exitCode() == 0, get.readAllStandardError().constData());
+        QVERIFY(get.readAllStandardOutput().contains("node/"));
+
+        QCOMPARE(readAll(userProfiles), original); // the session profile lives elsewhere
+        ::kill(static_cast<pid_t>(app.processId()), SIGTERM);
+        QVERIFY(app.waitForFinished(15000));
+        QCOMPARE(app.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(app.exitCode(), 0);
+        // The sandbox went with the app: its files are gone.
+        QTRY_VERIFY_WITH_TIMEOUT(!QFile::exists(kubeconfig), 10000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAppSandbox)
+#include "tst_app_sandbox.moc"
