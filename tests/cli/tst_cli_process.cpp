@@ -142,6 +142,10 @@ private Q_SLOTS:
                                                                   QStringLiteral("--connection-file"), QStringLiteral("/tmp/unused.json")});
         QCOMPARE(fleet.exitCode, 1);
         QVERIFY2(fleet.err.contains("write SERIES:NODESxGPUS"), fleet.err.constData());
+        const Run faults = run(QStringLiteral("starforge-sandbox"), {QStringLiteral("--faults"), QStringLiteral("rate500=2"),
+                                                                   QStringLiteral("--connection-file"), QStringLiteral("/tmp/unused.json")});
+        QCOMPARE(faults.exitCode, 1);
+        QVERIFY2(faults.err.contains("fault rate500 must be a fraction between 0 and 1"), faults.err.constData());
         const Run version = run(QStringLiteral("starforge-sandbox"), {QStringLiteral("--version")});
         QCOMPARE(version.exitCode, 0);
         QVERIFY(version.out.contains(STARFORGE_VERSION));
