@@ -148,6 +148,10 @@ private Q_SLOTS:
         QVERIFY(seen.contains(QStringLiteral("BackOff: Back-off pulling image \"registry.example/absent:2\"")));
         QVERIFY(seen.contains(QStringLiteral("Failed: Error: ImagePullBackOff")));
         QCOMPARE(phase(QStringLiteral("noimage")), QStringLiteral("Pending"));
+        // Container events name the container, as the kubelet's do.
+        QVERIFY(!m_http->get(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dnoimage,"
+                                            "involvedObject.fieldPath%3Dspec.containers%7Bmain%7D,reason%3DPulling"))
+                     .json().value(QStringLiteral("items")).toArray().isEmpty());
         QCOMPARE(m_http->get(m_pods + QStringLiteral("/noimage/log")).message(),
                  QStringLiteral("container \"main\" in pod \"noimage\" is waiting to start: trying and failing to pull image"));
         // The pull is retried: the events are counted, not repeated.

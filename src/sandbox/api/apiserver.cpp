@@ -344,8 +344,7 @@ std::optional<RequestInfo> ApiServer::parseRequestInfo(const Http::Request &requ
 {
     // Empty segments ("namespaces//pods") name nothing: 404, as the API server's router says.
     QString trimmed = request.path.mid(1);
-    const bool trailingSlash = trimmed.endsWith(u'/');
-    if (trailingSlash) trimmed.chop(1);
+    if (trimmed.endsWith(u'/')) trimmed.chop(1); // a proxy path's trailing slash is kept below
     QStringList s = trimmed.split(u'/', Qt::KeepEmptyParts);
     const qsizetype proxyAt = s.indexOf(QStringLiteral("proxy"));
     for (qsizetype i = 0; i < s.size() && (proxyAt < 0 || i < proxyAt); ++i) {
@@ -353,7 +352,6 @@ std::optional<RequestInfo> ApiServer::parseRequestInfo(const Http::Request &requ
             return std::nullopt;
         }
     }
-    Q_UNUSED(trailingSlash)
     RequestInfo info;
     if (s.size() >= 2 && s[0] == QLatin1String("api")) {
         info.version = s[1];

@@ -37,9 +37,9 @@ QJsonObject EventRecorder::reference(const QJsonObject &object, const QString &f
 }
 
 void EventRecorder::record(const QJsonObject &regarding, const QString &type, const QString &reason, const QString &message,
-                           const QString &component, Api api, const QString &action, const QString &host)
+                           const QString &component, Api api, const QString &action, const QString &host, const QString &fieldPath)
 {
-    const QJsonObject ref = reference(regarding);
+    const QJsonObject ref = reference(regarding, fieldPath);
     const QString ns = ref.value(QStringLiteral("namespace")).toString().isEmpty() ? QStringLiteral("default")
                                                                                    : ref.value(QStringLiteral("namespace")).toString();
     QString text = message;
@@ -50,7 +50,7 @@ void EventRecorder::record(const QJsonObject &regarding, const QString &type, co
     const QString seconds = now.toString(Qt::ISODate);
     const QString micro = now.toString(QStringLiteral("yyyy-MM-ddTHH:mm:ss.zzz000Z"));
     const QString key = QStringList{component, ref.value(QStringLiteral("uid")).toString(), ref.value(QStringLiteral("name")).toString(),
-                                    type, reason, text}.join(u'\x1f');
+                                    fieldPath, type, reason, text}.join(u'\x1f');
 
     if (const auto known = m_names.constFind(key); known != m_names.cend()) {
         const ObjectPtr updated = m_store->modify(eventType(), ns, *known, [&](QJsonObject &event) {

@@ -20,8 +20,10 @@ public:
 
     explicit EventRecorder(ObjectStore *store) : m_store(store) {}
 
+    // fieldPath names the part of the object, e.g. "spec.containers{main}" for a container.
     void record(const QJsonObject &regarding, const QString &type, const QString &reason, const QString &message,
-                const QString &component, Api api, const QString &action = {}, const QString &host = {});
+                const QString &component, Api api, const QString &action = {}, const QString &host = {},
+                const QString &fieldPath = {});
 
     // {kind, namespace, name, uid, apiVersion, resourceVersion} of an object.
     static QJsonObject reference(const QJsonObject &object, const QString &fieldPath = {});

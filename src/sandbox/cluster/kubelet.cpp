@@ -301,9 +301,7 @@ void Kubelet::advance(Pod &pod)
 void Kubelet::record(const Pod &pod, const QString &type, const QString &reason, const QString &message, const QString &fieldPath)
 {
     if (const ObjectPtr object = m_store->get(podType().storage, pod.ns, pod.name)) {
-        QJsonObject regarding = object->object;
-        Q_UNUSED(fieldPath)
-        m_events->record(regarding, type, reason, message, QStringLiteral("kubelet"), EventRecorder::Api::Legacy, {}, pod.node);
+        m_events->record(object->object, type, reason, message, QStringLiteral("kubelet"), EventRecorder::Api::Legacy, {}, pod.node, fieldPath);
     }
 }
 
@@ -436,7 +434,7 @@ void Kubelet::run(Pod &pod, Container &container)
         container.terminatedReason = QStringLiteral("StartError");
         container.terminatedMessage = message;
         ++container.runs;
-        onExit(pod.uid, &container, 128, false);
+        onExit(pod.uid, &container, 128);
         return;
     }
 
@@ -458,20 +456,20 @@ void Kubelet::run(Pod &pod, Container &container)
     const QString uid = pod.uid;
     Container *c = &container;
     connect(process, &QProcess::readyReadStandardOutput, this, [this, uid, c, process] {
-        if (const auto p = m_pods.value(uid)) appendOutput(*p, *c, process->readAllStandardOutput(), "stdout", false);
+        if (m_pods.contains(uid)) appendOutput(*c, process->readAllStandardOutput(), "stdout", false);
     });
     connect(process, &QProcess::readyReadStandardError, this, [this, uid, c, process] {
-        if (const auto p = m_pods.value(uid)) appendOutput(*p, *c, process->readAllStandardError(), "stderr", false);
+        if (m_pods.contains(uid)) appendOutput(*c, process->readAllStandardError(), "stderr", false);
     });
     connect(process, &QProcess::finished, this, [this, uid, c, process](int code, QProcess::ExitStatus status) {
-        if (const auto p = m_pods.value(uid)) {
-            appendOutput(*p, *c, process->readAllStandardOutput(), "stdout", true);
-            appendOutput(*p, *c, process->readAllStandardError(), "stderr", true);
+        if (m_pods.contains(uid)) {
+            appendOutput(*c, process->readAllStandardOutput(), "stdout", true);
+            appendOutput(*c, process->readAllStandardError(), "stderr", true);
         }
         c->process = nullptr;
         process->deleteLater();
         // A signal death is 128 + signal, as a container runtime reports it.
-        onExit(uid, c, status == QProcess::CrashExit ? 137 : code, status == QProcess::CrashExit);
+        onExit(uid, c, status == QProcess::CrashExit ? 137 : code);
     });
     connect(process, &QProcess::errorOccurred, this, [this, uid, c, process](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart) {
@@ -479,7 +477,7 @@ void Kubelet::run(Pod &pod, Container &container)
             process->deleteLater();
             c->terminatedReason = QStringLiteral("StartError");
             c->terminatedMessage = process->errorString();
-            onExit(uid, c, 128, false);
+            onExit(uid, c, 128);
         }
     });
     record(pod, QStringLiteral("Normal"), QStringLiteral("Created"), QStringLiteral("Created container: %1").arg(container.name), field);
@@ -488,9 +486,8 @@ void Kubelet::run(Pod &pod, Container &container)
     syncStatus(pod);
 }
 
-void Kubelet::appendOutput(Pod &pod, Container &container, const QByteArray &data, const char *stream, bool flush)
+void Kubelet::appendOutput(Container &container, const QByteArray &data, const char *stream, bool flush)
 {
-    Q_UNUSED(pod)
     const int which = qstrcmp(stream, "stdout") == 0 ? 0 : 1;
     QByteArray &partial = container.partial[which];
     partial += data;
@@ -525,13 +522,12 @@ void Kubelet::appendOutput(Pod &pod, Container &container, const QByteArray &dat
     }
 }
 
-void Kubelet::onExit(const QString &uid, Container *container, int exitCode, bool crashed)
+void Kubelet::onExit(const QString &uid, Container *container, int exitCode)
 {
     const auto pod = m_pods.value(uid);
     if (!pod) {
         return;
     }
-    Q_UNUSED(crashed)
     Container &c = *container;
     c.state = Container::State::Terminated;
     c.exitCode = exitCode;

@@ -68,8 +68,8 @@ private:
     void advance(Pod &pod);
     void pull(Pod &pod, Container &container);
     void run(Pod &pod, Container &container);
-    void onExit(const QString &uid, Container *container, int exitCode, bool crashed);
-    void appendOutput(Pod &pod, Container &container, const QByteArray &data, const char *stream, bool flush);
+    void onExit(const QString &uid, Container *container, int exitCode);
+    void appendOutput(Container &container, const QByteArray &data, const char *stream, bool flush);
     void failPod(Pod &pod, const QString &reason, const QString &message);
     void syncStatus(Pod &pod);
     void record(const Pod &pod, const QString &type, const QString &reason, const QString &message, const QString &fieldPath);

@@ -182,8 +182,6 @@ bool S3Server::authenticate(const Http::Request &request, Http::Responder *respo
         error(responder, 400, "InvalidRequest", QStringLiteral("Missing required header for this request: x-amz-content-sha256"), resource);
         return false;
     }
-    const QDateTime scopeTime = QDateTime::fromString(QString::fromLatin1(scope[1]), QStringLiteral("yyyyMMdd"));
-    Q_UNUSED(scopeTime)
     const QByteArray canonical = S3::SigV4::canonicalRequest(signing, {}, {}, false, nullptr);
     const QByteArray stringToSign = "AWS4-HMAC-SHA256\n" + amzDate + '\n' + scope.mid(1).join('/') + '\n' + S3::SigV4::sha256Hex(canonical);
     QDateTime keyTime = QDateTime::fromString(QString::fromLatin1(scope[1]) + QStringLiteral("T000000Z"), QStringLiteral("yyyyMMddTHHmmssZ"));
