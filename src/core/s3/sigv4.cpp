@@ -1,5 +1,7 @@
 #include "core/s3/sigv4.h"
 
+#include "core/crypto/digest.h"
+
 #include <QCryptographicHash>
 #include <QMessageAuthenticationCode>
 #include <QMap>
@@ -87,7 +89,7 @@ QByteArray SigV4::scopeDate(const QDateTime &time)
 
 QByteArray SigV4::sha256Hex(const QByteArray &data)
 {
-    return QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex();
+    return Crypto::Digest::sha256(data).toHex();
 }
 
 QByteArray SigV4::hmacHex(const QByteArray &key, const QByteArray &data)

@@ -1,6 +1,7 @@
 #include "sandbox/s3/s3server.h"
 
-#include <QCryptographicHash>
+#include "core/crypto/digest.h"
+
 #include <QDir>
 #include <QFile>
 #include <QLocale>
@@ -215,7 +216,7 @@ bool S3Server::authenticate(const Http::Request &request, Http::Responder *respo
             error(responder, 400, "InvalidDigest", QStringLiteral("The Content-MD5 you specified was invalid."), resource);
             return false;
         }
-        if (given != QCryptographicHash::hash(request.body, QCryptographicHash::Md5)) {
+        if (given != Crypto::Digest::md5(request.body)) {
             error(responder, 400, "BadDigest", QStringLiteral("The Content-MD5 you specified did not match what we received."), resource);
             return false;
         }
@@ -369,7 +370,7 @@ void S3Server::putObject(const QString &bucket, const QString &key, const Http::
         return;
     }
     object.size = request.body.size();
-    object.etag = '"' + QCryptographicHash::hash(request.body, QCryptographicHash::Md5).toHex() + '"';
+    object.etag = '"' + Crypto::Digest::md5(request.body).toHex() + '"';
     object.lastModified = QDateTime::currentDateTimeUtc();
     object.contentType = request.header("content-type").isEmpty() ? QByteArray("binary/octet-stream") : request.header("content-type");
     const Object previous = m_buckets[bucket].value(key);
@@ -469,7 +470,7 @@ void S3Server::uploadPart(const QString &bucket, const QString &key, const Http:
         return;
     }
     part.size = request.body.size();
-    part.md5 = QCryptographicHash::hash(request.body, QCryptographicHash::Md5);
+    part.md5 = Crypto::Digest::md5(request.body);
     part.etag = '"' + part.md5.toHex() + '"';
     part.lastModified = QDateTime::currentDateTimeUtc();
     if (upload->parts.contains(number)) QFile::remove(upload->parts.value(number).file);
@@ -550,7 +551,7 @@ void S3Server::completeUpload(const QString &bucket, const QString &key, const H
     }
     out.close();
     object.size = size;
-    object.etag = '"' + QCryptographicHash::hash(md5s, QCryptographicHash::Md5).toHex() + '-' + QByteArray::number(listed.size()) + '"';
+    object.etag = '"' + Crypto::Digest::md5(md5s).toHex() + '-' + QByteArray::number(listed.size()) + '"';
     object.lastModified = QDateTime::currentDateTimeUtc();
     object.contentType = "binary/octet-stream";
     for (const Part &p : std::as_const(upload->parts)) QFile::remove(p.file);
