@@ -7,6 +7,7 @@
 #include "sandbox/api/watchstream.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
+#include "sandbox/util/names.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -23,16 +24,6 @@ namespace {
 const QByteArray JsonType = "application/json";
 const QByteArray AggregatedType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
-QString randomSuffix(QRandomGenerator &random, int length)
-{
-    // The alphabet apimachinery's rand.String uses: no vowels, no look-alike digits.
-    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-    QString out;
-    for (int i = 0; i < length; ++i) {
-        out += QLatin1Char(alphabet[random.bounded(static_cast<int>(sizeof alphabet - 1))]);
-    }
-    return out;
-}
 
 QString dnsSubdomainProblem(const QString &name)
 {

@@ -3,6 +3,8 @@
 // Small pieces the sandbox's controllers share: owner references, generated names, the
 // reconcile queue that coalesces store changes into one pass per object.
 
+#include "sandbox/util/names.h"
+
 #include <QJsonObject>
 #include <QObject>
 #include <QRandomGenerator>
@@ -16,8 +18,6 @@ namespace Starforge::Sandbox {
 
 QJsonObject controllerReference(const QJsonObject &owner, bool blockOwnerDeletion = true);
 bool isControlledBy(const QJsonObject &object, const QString &ownerUid);
-// The alphabet apimachinery's rand.String uses.
-QString randomSuffix(QRandomGenerator &random, int length = 5);
 QString nowRfc3339();
 qint64 secondsSince(const QString &rfc3339);
 
