@@ -4,7 +4,7 @@
 
 #include "sandbox/sandbox.h"
 #include "sandbox/util/yaml.h"
-#include "support/sandboxhttp.h"
+#include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
 #include <QJsonArray>
@@ -64,13 +64,11 @@ class TestCrdAdmission : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        m_sandbox = std::make_unique<Sandbox::Sandbox>();
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("cpu:1x0");
-        const auto started = m_sandbox->start(options);
-        QVERIFY2(started.ok(), qPrintable(started.ok() ? QString() : started.error().message));
-        m_http = std::make_unique<SandboxHttp>(m_sandbox->apiServerUrl(), m_sandbox->caCertificatePem(), m_sandbox->token());
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
     }
     void cleanupTestCase()
     {

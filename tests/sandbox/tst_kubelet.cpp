@@ -5,7 +5,7 @@
 #include "sandbox/cluster/kubelet.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/store/objectstore.h"
-#include "support/sandboxhttp.h"
+#include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
 #include <QJsonArray>
@@ -77,16 +77,14 @@ class TestKubelet : public QObject
 private Q_SLOTS:
     void init()
     {
-        m_sandbox = std::make_unique<Sandbox::Sandbox>();
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h200:1x8,cpu:1x0");
         options.presentImages = {Present};
         options.crashLoopBackoffMs = 200;
         options.imagePullBackoffMs = 400;
-        const auto started = m_sandbox->start(options);
-        QVERIFY2(started.ok(), qPrintable(started.ok() ? QString() : started.error().message));
-        m_http = std::make_unique<SandboxHttp>(m_sandbox->apiServerUrl(), m_sandbox->caCertificatePem(), m_sandbox->token());
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
     }
     void cleanup()
     {

@@ -4,7 +4,7 @@
 // two servers on the same port in two pods.
 
 #include "sandbox/sandbox.h"
-#include "support/sandboxhttp.h"
+#include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
 #include <QElapsedTimer>
@@ -56,14 +56,12 @@ class TestPlayground : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        m_sandbox = std::make_unique<Sandbox::Sandbox>();
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h200:1x8");
         options.tokenRate = 40;
-        const auto started = m_sandbox->start(options);
-        QVERIFY2(started.ok(), qPrintable(started.ok() ? QString() : started.error().message));
-        m_http = std::make_unique<SandboxHttp>(m_sandbox->apiServerUrl(), m_sandbox->caCertificatePem(), m_sandbox->token());
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
         QCOMPARE(m_http->send("POST", m_pods, vllmPod(QStringLiteral("chat-a"), QStringLiteral("qwen"))).status, 201);
         QCOMPARE(m_http->send("POST", m_pods, vllmPod(QStringLiteral("chat-b"), QStringLiteral("llama"))).status, 201);
         // Ready when /health answers through the proxy, as the app polls it.

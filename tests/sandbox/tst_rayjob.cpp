@@ -4,7 +4,7 @@
 // scheduler's text on the stuck pod, and clean-up after the TTL.
 
 #include "sandbox/sandbox.h"
-#include "support/sandboxhttp.h"
+#include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
 #include <QJsonArray>
@@ -87,15 +87,13 @@ private Q_SLOTS:
 
     void init()
     {
-        m_sandbox = std::make_unique<Sandbox::Sandbox>();
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h200:2x8,cpu:1x0");
         options.presentImages = {RayImage};
         options.jobRetryBackoffMs = 200;
-        const auto started = m_sandbox->start(options);
-        QVERIFY2(started.ok(), qPrintable(started.ok() ? QString() : started.error().message));
-        m_http = std::make_unique<SandboxHttp>(m_sandbox->apiServerUrl(), m_sandbox->caCertificatePem(), m_sandbox->token());
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
     }
     void cleanup()
     {

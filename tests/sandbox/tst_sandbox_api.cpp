@@ -4,7 +4,7 @@
 
 #include "sandbox/sandbox.h"
 #include "sandbox/store/objectstore.h"
-#include "support/sandboxhttp.h"
+#include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
 #include <QFile>
@@ -36,10 +36,9 @@ class TestSandboxApi : public QObject
     std::unique_ptr<Sandbox::Sandbox> m_sandbox;
     std::unique_ptr<SandboxHttp> m_http;
 
-    void startSandbox(const QString &fleet = QStringLiteral("h200:3x8,cpu:1x0"), int bookmarkMs = 60000)
+    void restartSandbox(const QString &fleet = QStringLiteral("h200:3x8,cpu:1x0"), int bookmarkMs = 60000)
     {
         m_http.reset();
-        m_sandbox = std::make_unique<Sandbox::Sandbox>();
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = fleet;
@@ -49,13 +48,12 @@ class TestSandboxApi : public QObject
             {"apiGroups":[""],"resources":["pods","pods/log"],"verbs":["get","list","watch"],"namespaces":["starforge"]},
             {"apiGroups":[""],"resources":["nodes"],"verbs":["list"]}]}]})"));
         options.rbacFile = rbac;
-        const auto started = m_sandbox->start(options);
-        QVERIFY2(started.ok(), qPrintable(started.ok() ? QString() : started.error().message));
-        m_http = std::make_unique<SandboxHttp>(m_sandbox->apiServerUrl(), m_sandbox->caCertificatePem(), m_sandbox->token());
+        QString error;
+        QVERIFY2(Testing::startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
     }
 
 private Q_SLOTS:
-    void init() { startSandbox(); }
+    void init() { restartSandbox(); }
     void cleanup()
     {
         m_http.reset();
@@ -354,7 +352,7 @@ private Q_SLOTS:
 
     void watchTimeoutEndsCleanlyWithABookmark()
     {
-        startSandbox(QStringLiteral("cpu:1x0"), 200);
+        restartSandbox(QStringLiteral("cpu:1x0"), 200);
         WatchReader watch(m_http->open(QStringLiteral("/api/v1/nodes?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=")
                                        + QString::number(m_sandbox->store()->currentResourceVersion())));
         QVERIFY(watch.waitForEnd(5000));

@@ -5,7 +5,7 @@
 #include "core/s3/sigv4.h"
 #include "sandbox/api/apiserver.h"
 #include "sandbox/sandbox.h"
-#include "support/sandboxhttp.h"
+#include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
 #include <QCryptographicHash>
@@ -121,16 +121,14 @@ class TestSandboxS3 : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        m_sandbox = std::make_unique<Sandbox::Sandbox>();
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("cpu:2x0");
         options.presentImages = {QStringLiteral("rayproject/ray:2.55.1")};
-        const auto started = m_sandbox->start(options);
-        QVERIFY2(started.ok(), qPrintable(started.ok() ? QString() : started.error().message));
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
         m_ssl = QSslConfiguration::defaultConfiguration();
         m_ssl.setCaCertificates(QSslCertificate::fromData(m_sandbox->caCertificatePem(), QSsl::Pem));
-        m_http = std::make_unique<SandboxHttp>(m_sandbox->apiServerUrl(), m_sandbox->caCertificatePem(), m_sandbox->token());
         const QJsonObject conn = QJsonDocument::fromJson(readAll(m_dir.filePath(QStringLiteral("conn.json")))).object();
         QCOMPARE(conn.value(QStringLiteral("s3Endpoint")).toString(), m_sandbox->s3Endpoint().toString());
         QCOMPARE(conn.value(QStringLiteral("forge")).toObject().value(QStringLiteral("FORGE_S3_BUCKET")).toString(), QStringLiteral("starforge"));

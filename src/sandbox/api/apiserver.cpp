@@ -25,32 +25,25 @@ const QByteArray JsonType = "application/json";
 const QByteArray AggregatedType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 
-QString dnsSubdomainProblem(const QString &name)
+// The API server's object-name checks, with its texts: DNS-1123 labels for namespaces,
+// subdomains for everything else.
+QString nameProblem(const QString &name, bool label)
 {
-    static const QRegularExpression re(QStringLiteral("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"));
-    if (name.size() > 253) {
-        return QStringLiteral("must be no more than 253 characters");
+    static const QRegularExpression subdomain(QStringLiteral("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"));
+    static const QRegularExpression labelRe(QStringLiteral("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"));
+    const int max = label ? 63 : 253;
+    if (name.size() > max) {
+        return QStringLiteral("must be no more than %1 characters").arg(max);
     }
-    if (!re.match(name).hasMatch()) {
-        return QStringLiteral("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                              "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+    if ((label ? labelRe : subdomain).match(name).hasMatch()) {
+        return {};
     }
-    return {};
-}
-
-QString dnsLabelProblem(const QString &name)
-{
-    static const QRegularExpression re(QStringLiteral("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"));
-    if (name.size() > 63) {
-        return QStringLiteral("must be no more than 63 characters");
-    }
-    if (!re.match(name).hasMatch()) {
-        return QStringLiteral("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-                              "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
-                              "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
-    }
-    return {};
+    return label ? QStringLiteral("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+                                  "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
+                                  "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+                 : QStringLiteral("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                                  "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                                  "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
 }
 
 QJsonValue mergePatch(const QJsonValue &target, const QJsonValue &patch)
@@ -883,7 +876,7 @@ void ApiServer::create(const RequestInfo &info, const Http::Request &request, Ht
         causes.append(Status::cause(QStringLiteral("FieldValueRequired"), QStringLiteral("metadata.name"),
                                     QStringLiteral("Required value: name or generateName is required")));
     } else {
-        const QString problem = type.plural == QLatin1String("namespaces") ? dnsLabelProblem(name) : dnsSubdomainProblem(name);
+        const QString problem = nameProblem(name, type.plural == QLatin1String("namespaces"));
         if (!problem.isEmpty()) {
             causes.append(Status::cause(QStringLiteral("FieldValueInvalid"), QStringLiteral("metadata.name"),
                                         QStringLiteral("Invalid value: \"%1\": %2").arg(name, problem)));

@@ -234,6 +234,56 @@ QJsonArray withCondition(QJsonArray conditions, const QJsonObject &condition)
     return conditions;
 }
 
+// Where the pod goes (least allocated among the feasible nodes), or the FitError text when
+// no node can take it.
+struct Placement
+{
+    QString node;
+    QString fitError;
+};
+
+Placement place(const QJsonObject &pod, const Kube::ResourceMilli &requests, const QHash<QString, NodeState> &states)
+{
+    if (states.isEmpty()) {
+        return {{}, QStringLiteral("no nodes available to schedule pods")};
+    }
+    QString chosen;
+    double bestScore = -1;
+    QMap<QString, int> reasons;
+    QMap<QString, int> preemption;
+    for (auto it = states.cbegin(); it != states.cend(); ++it) {
+        const NodeVerdict v = evaluate(pod, requests, *it);
+        if (v.rejection != Rejection::None) {
+            for (const QString &r : v.reasons) {
+                ++reasons[r];
+            }
+            ++preemption[v.rejection == Rejection::Resources ? QStringLiteral("No preemption victims found for incoming pod")
+                                                             : QStringLiteral("Preemption is not helpful for scheduling")];
+            continue;
+        }
+        // LeastAllocated on the resources the pod asks for: spread, as the default profile does.
+        double free = 0;
+        int counted = 0;
+        for (const QString &name : {QStringLiteral("cpu"), QStringLiteral("memory"), Gpu}) {
+            const qint64 cap = it->allocatable.value(name);
+            if (cap > 0 && requests.value(name) > 0) {
+                free += double(cap - it->used.value(name) - requests.value(name)) / double(cap);
+                ++counted;
+            }
+        }
+        const double score = counted ? free / counted : 1.0;
+        if (score > bestScore || (score == bestScore && it.key() < chosen)) {
+            bestScore = score;
+            chosen = it.key();
+        }
+    }
+    if (!chosen.isEmpty()) {
+        return {chosen, {}};
+    }
+    return {{}, QStringLiteral("0/%1 nodes are available: %2. preemption: 0/%1 nodes are available: %3..")
+                    .arg(QString::number(states.size()), histogram(reasons), histogram(preemption))};
+}
+
 } // namespace
 
 Scheduler::Scheduler(ObjectStore *store, EventRecorder *events, QObject *parent)
@@ -279,27 +329,7 @@ void Scheduler::onChange(const Change &change)
 
 QString Scheduler::fitError(const QJsonObject &pod) const
 {
-    const QHash<QString, NodeState> states = nodeStates(*m_store);
-    if (states.isEmpty()) {
-        return QStringLiteral("no nodes available to schedule pods");
-    }
-    const Kube::ResourceMilli requests = Kube::podRequests(pod);
-    QMap<QString, int> reasons;
-    QMap<QString, int> preemption;
-    for (const NodeState &state : states) {
-        const NodeVerdict v = evaluate(pod, requests, state);
-        if (v.rejection == Rejection::None) {
-            return {};
-        }
-        for (const QString &r : v.reasons) {
-            ++reasons[r];
-        }
-        ++preemption[v.rejection == Rejection::Resources ? QStringLiteral("No preemption victims found for incoming pod")
-                                                         : QStringLiteral("Preemption is not helpful for scheduling")];
-    }
-    const QString n = QString::number(states.size());
-    return QStringLiteral("0/%1 nodes are available: %2. preemption: 0/%1 nodes are available: %3..")
-        .arg(n, histogram(reasons), histogram(preemption));
+    return place(pod, Kube::podRequests(pod), nodeStates(*m_store)).fitError;
 }
 
 void Scheduler::schedulePending()
@@ -320,36 +350,8 @@ void Scheduler::schedulePending()
     const QString now = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
     for (const ObjectPtr &pod : pending) {
         const Kube::ResourceMilli requests = Kube::podRequests(pod->object);
-        QString chosen;
-        double bestScore = -1;
-        QMap<QString, int> reasons;
-        QMap<QString, int> preemption;
-        for (auto it = states.cbegin(); it != states.cend(); ++it) {
-            const NodeVerdict v = evaluate(pod->object, requests, *it);
-            if (v.rejection != Rejection::None) {
-                for (const QString &r : v.reasons) {
-                    ++reasons[r];
-                }
-                ++preemption[v.rejection == Rejection::Resources ? QStringLiteral("No preemption victims found for incoming pod")
-                                                                 : QStringLiteral("Preemption is not helpful for scheduling")];
-                continue;
-            }
-            // LeastAllocated on the resources the pod asks for: spread, as the default profile does.
-            double free = 0;
-            int counted = 0;
-            for (const QString &name : {QStringLiteral("cpu"), QStringLiteral("memory"), Gpu}) {
-                const qint64 cap = it->allocatable.value(name);
-                if (cap > 0 && requests.value(name) > 0) {
-                    free += double(cap - it->used.value(name) - requests.value(name)) / double(cap);
-                    ++counted;
-                }
-            }
-            const double score = counted ? free / counted : 1.0;
-            if (score > bestScore || (score == bestScore && it.key() < chosen)) {
-                bestScore = score;
-                chosen = it.key();
-            }
-        }
+        const Placement placement = place(pod->object, requests, states);
+        const QString &chosen = placement.node;
         const QString ns = pod->ns;
         if (!chosen.isEmpty()) {
             const ObjectPtr bound = m_store->modify(podType(), ns, pod->name, [&](QJsonObject &p) {
@@ -382,11 +384,7 @@ void Scheduler::schedulePending()
             }
             continue;
         }
-        const QString n = QString::number(states.size());
-        const QString message = states.isEmpty()
-            ? QStringLiteral("no nodes available to schedule pods")
-            : QStringLiteral("0/%1 nodes are available: %2. preemption: 0/%1 nodes are available: %3..")
-                  .arg(n, histogram(reasons), histogram(preemption));
+        const QString &message = placement.fitError;
         const ObjectPtr updated = m_store->modify(podType(), ns, pod->name, [&](QJsonObject &p) {
             QJsonObject status = p.value(QStringLiteral("status")).toObject();
             status.insert(QStringLiteral("phase"), QStringLiteral("Pending"));
