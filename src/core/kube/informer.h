@@ -1,0 +1,128 @@
+#pragma once
+
+// A local cache of one kind of object, kept equal to the server's by list-then-watch, the
+// protocol client-go's reflector speaks (docs/kubernetes.md):
+//  - list in pages (limit/continue), parsed off the GUI thread;
+//  - watch from the list's resourceVersion with bookmarks and a timeout drawn from 300-600 s;
+//    a clean end re-watches at once from the last resourceVersion seen;
+//  - a 410 (HTTP or an ERROR event) means history is gone: list again and diff the new list
+//    against the cache, so listeners see exactly the adds, updates and deletes they missed;
+//  - failures back off exponentially (0.8 s to 30 s, with jitter); 429 waits for Retry-After.
+// Listeners get a consistent sequence: an add for a key they do not have, updates and deletes
+// for keys they have. metadata.managedFields is dropped on the way in (it is large and unused).
+
+#include "core/kube/apierror.h"
+#include "core/kube/resourcekind.h"
+#include "core/net/backoff.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <memory>
+
+class QNetworkReply;
+
+namespace Starforge::Kube {
+
+class KubeClient;
+class WatchDecoder;
+
+struct InformerOptions
+{
+    QString ns;                  // empty: all namespaces (or a cluster-scoped kind)
+    QString labelSelector;
+    QString fieldSelector;
+    int pageSize = 500;          // kubectl's and client-go's chunk size
+    int minWatchTimeoutS = 300;  // the watch timeout is drawn from [min, max)
+    int maxWatchTimeoutS = 600;
+    Net::Backoff::Params backoff;
+    qsizetype maxEventBytes = 32 * 1024 * 1024; // one watch line; longer means a broken stream
+};
+
+class Informer final : public QObject
+{
+    Q_OBJECT
+public:
+    enum class State { Stopped, Listing, Watching, Waiting };
+    Q_ENUM(State)
+
+    Informer(KubeClient *client, ResourceKind kind, InformerOptions options = {}, QObject *parent = nullptr);
+    ~Informer() override;
+
+    void start();
+    void stop();
+
+    State state() const { return m_state; }
+    bool hasSynced() const { return m_synced; }
+    const ResourceKind &kind() const { return m_kind; }
+    QString lastResourceVersion() const { return m_resourceVersion; }
+    std::optional<ApiError> lastError() const { return m_lastError; }
+
+    // The cache, keyed "namespace/name" (or "name" when cluster-scoped).
+    const QHash<QString, QJsonObject> &cache() const { return m_cache; }
+    std::optional<QJsonObject> get(const QString &key) const;
+    static QString keyOf(const QJsonObject &object);
+
+    struct Stats
+    {
+        int lists = 0;          // complete lists (the first and every relist)
+        int pages = 0;
+        int watches = 0;        // watch requests opened
+        int expired = 0;        // 410s seen
+        int failures = 0;       // failed requests and broken streams
+        qint64 events = 0;      // watch events applied (bookmarks excluded)
+    };
+    const Stats &stats() const { return m_stats; }
+
+Q_SIGNALS:
+    void added(const QJsonObject &object);
+    void updated(const QJsonObject &before, const QJsonObject &after);
+    void deleted(const QJsonObject &last);
+    // The first complete list is in the cache (emitted once per start).
+    void synced();
+    // Listing, watching, or waiting to retry with lastError() saying why.
+    void stateChanged(Informer::State state);
+
+private:
+    struct Page;
+
+    void setState(State state);
+    void list(const QString &continueToken);
+    void onPage(const Page &page);
+    void finishList();
+    void watch();
+    void onWatchData();
+    void onWatchFinished();
+    void fail(const ApiError &error, bool relist);
+    void apply(const QJsonObject &object, bool isDelete);
+    void relistNow();
+
+    KubeClient *m_client;
+    ResourceKind m_kind;
+    InformerOptions m_options;
+    Net::Backoff m_backoff;
+    State m_state = State::Stopped;
+    bool m_synced = false;
+    quint64 m_generation = 0;   // bumped on stop/restart so late callbacks are ignored
+
+    QHash<QString, QJsonObject> m_cache;
+    QHash<QString, QJsonObject> m_listing;   // pages of the list in progress
+    QString m_listResourceVersion;
+    QString m_resourceVersion;
+    std::optional<ApiError> m_lastError;
+    Stats m_stats;
+
+    QPointer<QNetworkReply> m_request;
+    QPointer<QNetworkReply> m_watch;
+    std::unique_ptr<WatchDecoder> m_decoder;
+    QElapsedTimer m_watchClock;
+    int m_watchEvents = 0;
+    bool m_watchBroken = false;
+    QTimer m_retry;
+};
+
+} // namespace Starforge::Kube

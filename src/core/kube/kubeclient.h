@@ -1,0 +1,100 @@
+#pragma once
+
+// The app's Kubernetes API client: bearer token, TLS through the one request policy, JSON in
+// and out, errors as typed ApiErrors. Requests are asynchronous; results are delivered to a
+// context object and dropped (the request aborted) when it goes away. Streams (watch,
+// pods/log, pods/proxy) are open replies the caller reads as bytes arrive.
+
+#include "core/kube/apierror.h"
+#include "core/net/requestpolicy.h"
+#include "core/util/result.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QObject>
+#include <QUrl>
+#include <QUrlQuery>
+
+#include <functional>
+#include <optional>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+
+namespace Starforge::Config {
+class EffectiveConfig;
+}
+
+namespace Starforge::Kube {
+
+struct ClientConfig
+{
+    QUrl server;                 // https://host:port
+    QByteArray token;
+    Net::TlsSettings tls;
+    int timeoutMs = 30000;       // ordinary requests; streams have none
+    QString ns;                  // the namespace the app works in
+
+    // From a profile's effective settings (FORGE_K8S_API_SERVER, FORGE_K8S_TOKEN or
+    // FORGE_K8S_TOKEN_FILE, FORGE_K8S_CA_DATA or FORGE_K8S_CA_FILE,
+    // FORGE_K8S_INSECURE_SKIP_TLS_VERIFY, FORGE_K8S_NAMESPACE); errors say which setting to fix.
+    static Result<ClientConfig> fromSettings(const Config::EffectiveConfig &config);
+};
+
+struct ApiRequest
+{
+    QByteArray method = "GET";
+    QString path;                // "/api/v1/namespaces/ml/pods"
+    QUrlQuery query;
+    QByteArray body;
+    QByteArray contentType = "application/json";
+    QString what;                // the action in words, for error sentences: "list pods"
+    int timeoutMs = -1;          // -1: the client's; 0: none
+};
+
+struct ApiResult
+{
+    int status = 0;
+    QByteArray body;
+    QByteArray retryAfter;
+    std::optional<ApiError> error;
+
+    bool ok() const { return !error.has_value(); }
+    // The body as a JSON object; a malformed body turns into error when asked for.
+    QJsonObject json() const;
+};
+
+class KubeClient final : public QObject
+{
+    Q_OBJECT
+public:
+    explicit KubeClient(ClientConfig config, QObject *parent = nullptr);
+    ~KubeClient() override;
+
+    const ClientConfig &config() const { return m_config; }
+    QNetworkAccessManager *network() const { return m_network; }
+
+    using Callback = std::function<void(const ApiResult &)>;
+
+    // Sends request; done runs once on context's thread unless context is destroyed first, in
+    // which case the request is aborted. Returns the reply for cancellation (it deletes itself).
+    QNetworkReply *send(const ApiRequest &request, const QObject *context, Callback done);
+
+    // An open streaming reply (watch, follow, proxy) with no transfer timeout unless given one;
+    // the caller owns it and reads it as data arrives. Its HTTP status is known at metaDataChanged.
+    QNetworkReply *openStream(const ApiRequest &request);
+
+    QUrl url(const QString &path, const QUrlQuery &query = {}) const;
+
+    // Collects the outcome of a finished reply (status, body, error sentence).
+    static ApiResult collect(QNetworkReply *reply, const QString &what);
+
+private:
+    QNetworkReply *start(const ApiRequest &request, int timeoutMs);
+
+    ClientConfig m_config;
+    Net::RequestPolicy m_policy;
+    QNetworkAccessManager *m_network;
+};
+
+} // namespace Starforge::Kube

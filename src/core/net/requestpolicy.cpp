@@ -1,0 +1,118 @@
+#include "core/net/requestpolicy.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QNetworkReply>
+
+namespace Starforge::Net {
+
+Result<QList<QSslCertificate>> TlsSettings::loadCertificates(const QByteArray &pem, const QString &what)
+{
+    const QList<QSslCertificate> certificates = QSslCertificate::fromData(pem, QSsl::Pem);
+    if (certificates.isEmpty()) {
+        return Error::invalid(QCoreApplication::translate("Net", "%1 holds no PEM certificate. Give the cluster's CA "
+                                                                 "certificate (-----BEGIN CERTIFICATE-----).").arg(what));
+    }
+    return certificates;
+}
+
+Result<QList<QSslCertificate>> TlsSettings::loadCertificateFile(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        return Error::io(QCoreApplication::translate("Net", "Cannot read the CA file %1: %2.").arg(path, file.errorString()));
+    }
+    return loadCertificates(file.read(4 * 1024 * 1024), QCoreApplication::translate("Net", "The CA file %1").arg(path));
+}
+
+RequestPolicy::RequestPolicy(TlsSettings tls, int transferTimeoutMs)
+    : m_tls(std::move(tls))
+    , m_transferTimeoutMs(transferTimeoutMs)
+{
+    if (!m_tls.caCertificates.isEmpty()) {
+        m_ssl.setCaCertificates(m_tls.caCertificates);
+    }
+    if (m_tls.insecureSkipVerify) {
+        m_ssl.setPeerVerifyMode(QSslSocket::VerifyNone);
+    }
+}
+
+QNetworkRequest RequestPolicy::request(const QUrl &url, int transferTimeoutMs) const
+{
+    QNetworkRequest request(url);
+    if (url.scheme() == QLatin1String("https")) {
+        request.setSslConfiguration(m_ssl);
+    }
+    request.setTransferTimeout(transferTimeoutMs < 0 ? m_transferTimeoutMs : transferTimeoutMs);
+    request.setHeader(QNetworkRequest::UserAgentHeader, userAgent());
+    // Redirects would carry a bearer token or a signature to another host: none are followed.
+    request.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
+    return request;
+}
+
+QByteArray RequestPolicy::userAgent()
+{
+    return QByteArrayLiteral("starforge/" STARFORGE_VERSION " (Qt " QT_VERSION_STR ")");
+}
+
+int httpStatus(const QNetworkReply *reply)
+{
+    return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+}
+
+bool isTransient(int status, int networkError)
+{
+    if (status == 429 || status >= 500) {
+        return true;
+    }
+    if (status != 0) {
+        return false;
+    }
+    switch (static_cast<QNetworkReply::NetworkError>(networkError)) {
+    case QNetworkReply::NoError:
+    case QNetworkReply::SslHandshakeFailedError:
+    case QNetworkReply::HostNotFoundError:
+    case QNetworkReply::OperationCanceledError:
+        return false;
+    default:
+        return true;
+    }
+}
+
+QString describeTransportError(const QNetworkReply *reply)
+{
+    if (httpStatus(reply) != 0 || reply->error() == QNetworkReply::NoError) {
+        return {};
+    }
+    const QUrl url = reply->url();
+    const QString host = url.port() > 0 ? url.host() + QLatin1Char(':') + QString::number(url.port()) : url.host();
+    auto tr = [](const char *text) { return QCoreApplication::translate("Net", text); };
+    switch (reply->error()) {
+    case QNetworkReply::ConnectionRefusedError:
+        return tr("%1 refused the connection. Check the address and port, and that the server is running.").arg(host);
+    case QNetworkReply::RemoteHostClosedError:
+        return tr("%1 closed the connection before answering. Check that the address is an HTTPS API endpoint.").arg(host);
+    case QNetworkReply::HostNotFoundError:
+        return tr("The host %1 was not found. Check the server address.").arg(url.host());
+    case QNetworkReply::TimeoutError:
+        return tr("%1 did not answer in time. Check the network path to it (VPN, proxy, firewall).").arg(host);
+    case QNetworkReply::OperationCanceledError:
+        return tr("The request to %1 was cancelled or timed out.").arg(host);
+    case QNetworkReply::SslHandshakeFailedError:
+        return tr("The TLS certificate of %1 is not trusted: %2. Give the cluster's CA certificate "
+                  "(a CA file or CA data) in the profile.").arg(host, reply->errorString());
+    case QNetworkReply::TemporaryNetworkFailureError:
+    case QNetworkReply::NetworkSessionFailedError:
+        return tr("The network is unavailable (%1). Check the connection.").arg(reply->errorString());
+    case QNetworkReply::ProxyConnectionRefusedError:
+    case QNetworkReply::ProxyConnectionClosedError:
+    case QNetworkReply::ProxyNotFoundError:
+    case QNetworkReply::ProxyTimeoutError:
+    case QNetworkReply::ProxyAuthenticationRequiredError:
+        return tr("The proxy in front of %1 failed: %2. Check the proxy settings.").arg(host, reply->errorString());
+    default:
+        return tr("The request to %1 failed: %2.").arg(host, reply->errorString());
+    }
+}
+
+} // namespace Starforge::Net
