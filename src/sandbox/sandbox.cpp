@@ -27,6 +27,7 @@
 #include <QSet>
 #include <QCoreApplication>
 #include <QJsonArray>
+#include <QTimer>
 
 Q_LOGGING_CATEGORY(lcSandbox, "starforge.sandbox")
 
@@ -241,6 +242,10 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("log"),
                                  [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
                                      m_kubelet->serveLogs(info, request, responder);
+                                     // The fault: a follow cut mid-stream, as a restarting API server does.
+                                     if (const int dropMs = m_api->faults().dropLogsAfterMs; dropMs > 0) {
+                                         QTimer::singleShot(dropMs, responder, [responder] { responder->abortConnection(); });
+                                     }
                                  });
     m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("proxy"),
                                  [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {

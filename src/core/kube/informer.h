@@ -59,6 +59,7 @@ public:
     State state() const { return m_state; }
     bool hasSynced() const { return m_synced; }
     const ResourceKind &kind() const { return m_kind; }
+    const InformerOptions &options() const { return m_options; }
     QString lastResourceVersion() const { return m_resourceVersion; }
     std::optional<ApiError> lastError() const { return m_lastError; }
 

@@ -31,6 +31,7 @@ QString ResourceKind::path(const QString &ns, const QString &name, const QString
 
 SF_KIND(nodes, "", "v1", "nodes", "Node", false)
 SF_KIND(pods, "", "v1", "pods", "Pod", true)
+SF_KIND(services, "", "v1", "services", "Service", true)
 SF_KIND(events, "", "v1", "events", "Event", true)
 SF_KIND(eventsV1, "events.k8s.io", "v1", "events", "Event", true)
 SF_KIND(jobs, "batch", "v1", "jobs", "Job", true)

@@ -24,6 +24,7 @@ struct ResourceKind
 
     static const ResourceKind &nodes();
     static const ResourceKind &pods();
+    static const ResourceKind &services();
     static const ResourceKind &events();        // core/v1
     static const ResourceKind &eventsV1();      // events.k8s.io/v1
     static const ResourceKind &jobs();          // batch/v1

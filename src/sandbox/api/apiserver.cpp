@@ -105,6 +105,7 @@ QJsonObject Faults::toJson() const
                        {QStringLiteral("rate500"), rate500},
                        {QStringLiteral("delayMs"), delayMs},
                        {QStringLiteral("dropWatchesAfterMs"), dropWatchesAfterMs},
+                       {QStringLiteral("dropLogsAfterMs"), dropLogsAfterMs},
                        {QStringLiteral("s3PartFailureRate"), s3PartFailureRate}};
 }
 
@@ -127,8 +128,9 @@ Result<Faults> Faults::fromJson(const QJsonObject &json, const Faults &base)
         else if (key == QLatin1String("s3PartFailureRate")) f.s3PartFailureRate = v;
         else if (key == QLatin1String("delayMs")) f.delayMs = static_cast<int>(v);
         else if (key == QLatin1String("dropWatchesAfterMs")) f.dropWatchesAfterMs = static_cast<int>(v);
+        else if (key == QLatin1String("dropLogsAfterMs")) f.dropLogsAfterMs = static_cast<int>(v);
         else return Error::invalid(QStringLiteral("unknown fault '%1'; known: rate429, rate500, delayMs, dropWatchesAfterMs, "
-                                                  "s3PartFailureRate").arg(key));
+                                                  "dropLogsAfterMs, s3PartFailureRate").arg(key));
     }
     return f;
 }

@@ -34,11 +34,12 @@ struct Faults
     double rate500 = 0;            // fraction answered 500
     int delayMs = 0;               // added before every resource request is answered
     int dropWatchesAfterMs = 0;    // every watch stream is cut after this long (0: never)
+    int dropLogsAfterMs = 0;       // every pods/log follow is cut after this long (0: never)
     double s3PartFailureRate = 0;  // fraction of S3 part uploads answered 500
 
     QJsonObject toJson() const;
     static Result<Faults> fromJson(const QJsonObject &json, const Faults &base);
-    // "rate429=0.1,rate500=0.05,delayMs=20,dropWatchesAfterMs=2000,s3PartFailureRate=0.1"
+    // "rate429=0.1,rate500=0.05,delayMs=20,dropWatchesAfterMs=2000,dropLogsAfterMs=500,s3PartFailureRate=0.1"
     static Result<Faults> parse(const QString &spec);
 };
 

@@ -1,0 +1,80 @@
+#pragma once
+
+// What the token may do, checked at connect with SelfSubjectAccessReviews (which every
+// authenticated user may create), and turned into features the user cannot use and why:
+// "Capacity heatmap: cannot list nodes at the cluster scope". One review per permission a
+// feature needs (kubernetes-api.md section 7), sent in parallel.
+
+#include "core/kube/apierror.h"
+
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include <optional>
+
+namespace Starforge::Kube {
+
+class KubeClient;
+
+struct Permission
+{
+    QString verb;
+    QString group;          // "" for the core group
+    QString resource;       // "pods"
+    QString subresource;    // "log", "proxy" or empty
+    bool clusterWide = false; // all namespaces (or a cluster-scoped resource)
+
+    // "list nodes at the cluster scope", "get pods/log in namespace ml"
+    QString describe(const QString &ns) const;
+};
+
+struct Feature
+{
+    QString id;             // "jobs", "capacity", ...
+    QString title;          // for people
+    QList<Permission> needs;
+
+    // The features of the app and what each needs (docs/kubernetes.md shows them as a Role).
+    static QList<Feature> all();
+};
+
+struct FeatureAccess
+{
+    Feature feature;
+    bool allowed = true;
+    QStringList missing;    // one sentence per permission denied
+};
+
+struct PermissionReport
+{
+    QString ns;
+    QList<FeatureAccess> features;
+    std::optional<ApiError> error;   // the reviews themselves failed (401, no server)
+
+    QList<FeatureAccess> unavailable() const;
+    bool allAllowed() const { return !error && unavailable().isEmpty(); }
+    // "Everything is available." or one line per unavailable feature.
+    QString summary() const;
+};
+
+class PermissionCheck final : public QObject
+{
+    Q_OBJECT
+public:
+    PermissionCheck(KubeClient *client, QString ns, QList<Feature> features = Feature::all(), QObject *parent = nullptr);
+
+    void start();
+
+Q_SIGNALS:
+    void finished(const Starforge::Kube::PermissionReport &report);
+
+private:
+    void finish();
+
+    KubeClient *m_client;
+    PermissionReport m_report;
+    int m_pending = 0;
+};
+
+} // namespace Starforge::Kube
