@@ -1,0 +1,212 @@
+#pragma once
+
+// The app's S3 client: objects (put, get, head, delete), ListObjectsV2 with paging, presigned GET
+// URLs, bucket creation and the multipart requests MultipartUpload is built from. Requests go out
+// through the one QNetworkAccessManager of the client, built by Net::RequestPolicy and signed with
+// SigV4 in the header form; every body carries its real SHA-256 (x-amz-content-sha256) and
+// Content-MD5, so the server rejects a corrupted upload. Transient failures (Net::isTransient)
+// are retried with Net::Backoff. Errors are sentences (describeS3Error, describeTransportError).
+//
+// Asynchronous in Qt's style: every call returns an S3Reply at once; it emits finished() exactly
+// once, then result() says what happened. The caller deletes the reply (deleteLater() in the
+// slot is fine); a reply still running when deleted aborts its request. Nothing blocks and no
+// event loop is nested. Use from the thread the client lives in.
+
+#include "core/net/backoff.h"
+#include "core/net/requestpolicy.h"
+#include "core/s3/s3xml.h"
+#include "core/s3/sigv4.h"
+#include "core/util/result.h"
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <QUrl>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+class QTimer;
+
+namespace Starforge::Config {
+class EffectiveConfig;
+}
+
+namespace Starforge::S3 {
+
+class MultipartUpload;
+struct MultipartOptions;
+
+struct ClientConfig
+{
+    QUrl endpoint;                      // http(s)://host[:port][/prefix]
+    QString bucket;
+    QString region = QStringLiteral("us-east-1");
+    bool pathStyle = true;              // host/bucket/key; false: bucket.host/key
+    Credentials credentials;            // session token included when temporary
+    Net::RequestPolicy policy;          // TLS trust, transfer timeout, user agent
+    int maxAttempts = 4;                // per request, counting the first; retries only transient failures
+    Net::Backoff::Params backoff = {200, 5000, 2.0, 1.0, 120000};
+
+    // From the FORGE_S3_* settings in force; an error naming the setting that is missing.
+    static Result<ClientConfig> fromEffectiveConfig(const Config::EffectiveConfig &config,
+                                                    Net::RequestPolicy policy = {});
+};
+
+// One request as the client sends it; public for MultipartUpload and tests.
+struct RequestSpec
+{
+    QByteArray method;
+    QString key;            // empty: the bucket itself
+    Pairs query;            // decoded names and values
+    Pairs headers;          // extra headers (Content-Type, Content-MD5 ...)
+    QByteArray body;
+    QByteArray payloadHash; // hex SHA-256 of body; computed when empty
+    bool sendsBody = false; // PUT/POST with a body, which gets Content-MD5 and the test hooks
+};
+
+class S3Client;
+
+class S3Reply final : public QObject
+{
+    Q_OBJECT
+public:
+    ~S3Reply() override;
+
+    bool isFinished() const { return m_finished; }
+    // Ok, or the error as a sentence. Valid after finished().
+    Result<void> result() const;
+    // The HTTP status of the last answer (0 for a transport failure) and S3's error code, if any.
+    int httpStatus() const { return m_status; }
+    QString s3ErrorCode() const { return m_s3Code; }
+
+    QByteArray data() const { return m_body; }        // getObject's content
+    QByteArray etag() const;                          // the ETag header, quotes included
+    qint64 contentLength() const;                     // headObject's Content-Length; -1 when absent
+    QByteArray rawHeader(const QByteArray &name) const; // name lower-case
+    const ListObjectsPage &listing() const { return m_listing; } // listObjects / listAllObjects (merged)
+    int pages() const { return m_pages; }             // pages fetched
+    const ListPartsPage &parts() const { return m_parts; }       // listParts (merged)
+    const ListUploadsPage &uploads() const { return m_uploads; } // listMultipartUploads (merged)
+    QString uploadId() const { return m_uploadId; }   // createMultipartUpload
+    const CompleteResult &completion() const { return m_complete; } // completeMultipartUpload
+    int attempts() const { return m_attempts; }
+    // Attempts for this request, counting the first (default: the client's maxAttempts).
+    void setMaxAttempts(int attempts) { m_maxAttempts = attempts; }
+
+    // Stops the request; finished() follows with an "cancelled" error.
+    void abort();
+
+Q_SIGNALS:
+    void finished();
+    void uploadProgress(qint64 bytesSent, qint64 bytesTotal);
+    // A transient failure; the request goes out again after delayMs.
+    void retrying(int attempt, int delayMs, const QString &reason);
+
+private:
+    friend class S3Client;
+    // Reads a successful answer's body into the typed fields; may return the next page's request.
+    using Interpret = std::function<Result<std::optional<RequestSpec>>(S3Reply *)>;
+
+    S3Reply(S3Client *client, RequestSpec spec, Interpret interpret);
+    void send();
+    void onFinished();
+    void finish(std::optional<Error> error);
+
+    QPointer<S3Client> m_client;
+    RequestSpec m_spec;
+    Interpret m_interpret;
+    QNetworkReply *m_reply = nullptr;
+    QTimer *m_retryTimer = nullptr;
+    Net::Backoff m_backoff;
+    bool m_finished = false;
+    bool m_aborted = false;
+    int m_attempts = 0;
+    int m_maxAttempts = 0;
+    int m_status = 0;
+    QString m_s3Code;
+    std::optional<Error> m_error;
+    QByteArray m_body;
+    QHash<QByteArray, QByteArray> m_headers;
+    ListObjectsPage m_listing;
+    ListPartsPage m_parts;
+    ListUploadsPage m_uploads;
+    QString m_uploadId;
+    CompleteResult m_complete;
+    int m_pages = 0;
+};
+
+class S3Client final : public QObject
+{
+    Q_OBJECT
+public:
+    explicit S3Client(ClientConfig config, QObject *parent = nullptr);
+    ~S3Client() override;
+
+    const ClientConfig &config() const { return m_config; }
+
+    // Objects. data is held in memory: for large files use uploadFile().
+    S3Reply *putObject(const QString &key, const QByteArray &data, const QByteArray &contentType = {});
+    S3Reply *getObject(const QString &key);
+    S3Reply *headObject(const QString &key);
+    S3Reply *deleteObject(const QString &key);
+
+    // One ListObjectsV2 page (maxKeys 1..1000); the next one with listing().nextContinuationToken.
+    S3Reply *listObjects(const QString &prefix, int maxKeys = 1000, const QString &continuationToken = {});
+    // Every object under prefix, following continuation tokens pageSize keys at a time.
+    S3Reply *listAllObjects(const QString &prefix, int pageSize = 1000);
+
+    // A GET URL anyone can fetch until it expires (1 s .. 7 days), signed at now (default: the
+    // current time).
+    Result<QUrl> presignedGetUrl(const QString &key, int expiresSeconds, const QDateTime &now = {}) const;
+
+    // Creates the configured bucket (tests, first-run setup).
+    S3Reply *createBucket();
+
+    // A streamed multipart upload of a file, started at once; see multipartupload.h. The caller
+    // deletes the returned object after its finished().
+    MultipartUpload *uploadFile(const QString &key, const QString &filePath, const MultipartOptions &options);
+
+    // The multipart requests, for MultipartUpload and for cleaning up orphans.
+    S3Reply *createMultipartUpload(const QString &key, const QByteArray &contentType = {});
+    // data's hashes are given because they are computed off the GUI thread: md5 raw, sha256 hex.
+    S3Reply *uploadPart(const QString &key, const QString &uploadId, int partNumber, const QByteArray &data,
+                        const QByteArray &md5, const QByteArray &sha256Hex);
+    S3Reply *listParts(const QString &key, const QString &uploadId);
+    S3Reply *completeMultipartUpload(const QString &key, const QString &uploadId, const QList<PartInfo> &parts);
+    S3Reply *abortMultipartUpload(const QString &key, const QString &uploadId);
+    S3Reply *listMultipartUploads(const QString &prefix = {});
+
+    // Test hooks for the integrity and clock checks: when set, body uploads claim this
+    // x-amz-content-sha256 (hex, signed as such) or this Content-MD5 (base64) instead of the real
+    // one, and requests are signed with the clock moved by clockOffsetSeconds.
+    struct TestHooks
+    {
+        QByteArray payloadHashOverride;
+        QByteArray contentMd5Override;
+        qint64 clockOffsetSeconds = 0;
+    };
+    void setTestHooks(const TestHooks &hooks) { m_hooks = hooks; }
+
+    // The URL and signed request for spec; the reply is the caller's.
+    QNetworkReply *sendSigned(const RequestSpec &spec);
+
+private:
+    friend class S3Reply;
+    S3Reply *start(RequestSpec spec, S3Reply::Interpret interpret = {});
+    QByteArray hostHeader() const;
+    QByteArray encodedPath(const QString &key) const;
+    QUrl urlFor(const QByteArray &path, const Pairs &query) const;
+
+    ClientConfig m_config;
+    std::unique_ptr<QNetworkAccessManager> m_nam;
+    TestHooks m_hooks;
+};
+
+} // namespace Starforge::S3
