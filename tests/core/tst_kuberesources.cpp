@@ -3,6 +3,7 @@
 // RayJobs with the status shapes of notes/kuberay.md, the submitter Job, and garbage that must
 // read as empty rather than crash.
 
+#include "core/kube/quantity.h"
 #include "core/kube/resources.h"
 #include "support/testutil.h"
 
@@ -581,6 +582,20 @@ private Q_SLOTS:
         QCOMPARE(job.rayClusterStatus.desiredGpus, std::numeric_limits<int>::max());
         const Pod pod = Pod::fromJson(QJsonDocument::fromJson(R"({"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"9P"}}}]}})").object());
         QCOMPARE(pod.gpuRequests, std::numeric_limits<int>::max());
+    }
+
+    // Inputs fuzz_kube_views found (tests/fuzz/corpus/kube_views/regression-*), kept here so the
+    // g++ suite guards them without clang.
+    void fuzzRegressions()
+    {
+        // Two containers of 9P GPUs: the sum left qint64 (undefined behaviour, a negative count).
+        const Pod pod = Pod::fromJson(QJsonDocument::fromJson(readAll(
+            QStringLiteral(SF_SOURCE_DIR "/tests/fuzz/corpus/kube_views/regression-pod-gpu-sum-overflow.json"))).object());
+        QCOMPARE(pod.gpuRequests, std::numeric_limits<int>::max());
+        // An exponent beyond int read as 0, so "1e99999999999" was one unit.
+        QCOMPARE(parseQuantityMilli(QStringLiteral("1e99999999999")), std::nullopt);
+        QCOMPARE(parseQuantityMilli(QStringLiteral("1e+3")), std::optional<qint64>(1'000'000));
+        QCOMPARE(parseQuantityMilli(QStringLiteral("15e-1")), std::optional<qint64>(1500));
     }
 };
 

@@ -4,6 +4,8 @@
 
 #include <QJsonArray>
 
+#include <limits>
+
 namespace Starforge::Kube {
 
 namespace {
@@ -27,10 +29,23 @@ ResourceMilli containerRequests(const QJsonObject &container)
     return out;
 }
 
+// One quantity may be up to 9e18 milli-units, so the sum of two can leave qint64: saturate
+// instead of overflowing (found by fuzz_kube_views; a hostile pod spec must not be undefined
+// behaviour).
+qint64 saturatingAdd(qint64 a, qint64 b)
+{
+    qint64 sum = 0;
+    if (__builtin_add_overflow(a, b, &sum)) {
+        return b > 0 ? std::numeric_limits<qint64>::max() : std::numeric_limits<qint64>::min();
+    }
+    return sum;
+}
+
 void add(ResourceMilli &into, const ResourceMilli &from)
 {
     for (auto it = from.cbegin(); it != from.cend(); ++it) {
-        into[it.key()] += it.value();
+        qint64 &total = into[it.key()];
+        total = saturatingAdd(total, it.value());
     }
 }
 
@@ -69,7 +84,7 @@ ResourceMilli podRequests(const QJsonObject &pod)
     const QJsonObject overhead = spec.value(QStringLiteral("overhead")).toObject();
     for (auto it = overhead.begin(); it != overhead.end(); ++it) {
         if (const auto v = parseQuantityMilli(it.value().toString())) {
-            total[it.key()] += *v;
+            total[it.key()] = saturatingAdd(total.value(it.key()), *v);
         }
     }
     return total;

@@ -20,7 +20,13 @@ std::optional<qint64> parseQuantityMilli(const QString &text)
     if (suffix.isEmpty()) {
         factor = 1;
     } else if (suffix.startsWith(u'e') || suffix.startsWith(u'E')) {
-        factor = std::pow(10.0L, suffix.mid(1).toInt());
+        // An exponent beyond int is refused, not read as 0 (which would make "1e99999999999" one).
+        bool ok = false;
+        const int exponent = suffix.mid(1).toInt(&ok);
+        if (!ok) {
+            return std::nullopt;
+        }
+        factor = std::pow(10.0L, exponent);
     } else {
         static const QHash<QString, long double> factors{
             {QStringLiteral("n"), 1e-9L}, {QStringLiteral("u"), 1e-6L}, {QStringLiteral("m"), 1e-3L},
