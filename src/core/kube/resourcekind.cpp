@@ -13,7 +13,8 @@ QString ResourceKind::path(const QString &ns, const QString &name, const QString
     }
     out += QLatin1Char('/') + plural;
     if (!name.isEmpty()) {
-        out += QLatin1Char('/') + QString::fromLatin1(QUrl::toPercentEncoding(name));
+        // ":" stays: proxy subresources name "pod:port" or "scheme:pod:port".
+        out += QLatin1Char('/') + QString::fromLatin1(QUrl::toPercentEncoding(name, ":"));
         if (!subresource.isEmpty()) {
             out += QLatin1Char('/') + subresource;
         }
