@@ -25,6 +25,7 @@ QByteArray unquoted(QByteArray etag)
 }
 
 constexpr int MaxParts = 10000;
+constexpr int ReadAhead = 2;
 
 } // namespace
 
@@ -174,21 +175,34 @@ void MultipartUpload::schedule()
     if (m_stopping || m_finished) {
         return;
     }
-    bool allDone = true;
-    for (size_t i = 0; i < m_parts.size() && m_inFlight < std::max(1, m_options.concurrency); ++i) {
-        if (m_parts[i].state == Part::State::Pending) {
-            prepare(m_parts[i]);
+    const int concurrency = std::max(1, m_options.concurrency);
+    int ready = 0;
+    for (Part &part : m_parts) {
+        if (part.state == Part::State::Ready) {
+            if (m_uploading < concurrency) {
+                upload(part);
+            } else {
+                ++ready;
+            }
         }
     }
-    for (const Part &part : m_parts) {
-        allDone = allDone && part.state == Part::State::Done;
+    // Parts are read and hashed ahead of the uploads, so a free connection never waits for the
+    // disk or the hash; the read-ahead bounds memory at (concurrency + ReadAhead) parts.
+    for (Part &part : m_parts) {
+        if (m_preparing + ready >= ReadAhead) {
+            break;
+        }
+        if (part.state == Part::State::Pending) {
+            prepare(part);
+        }
     }
-    if (allDone && m_inFlight == 0) {
+    const bool allDone = std::all_of(m_parts.begin(), m_parts.end(), [](const Part &p) { return p.state == Part::State::Done; });
+    if (allDone && m_preparing == 0 && m_uploading == 0) {
         complete();
     }
 }
 
-MultipartUpload::Prepared MultipartUpload::readPart(const QString &path, qint64 offset, qint64 size)
+MultipartUpload::Prepared MultipartUpload::readPart(const QString &path, qint64 offset, qint64 size, bool md5)
 {
     Prepared out;
     QFile file(path);
@@ -202,7 +216,9 @@ MultipartUpload::Prepared MultipartUpload::readPart(const QString &path, qint64 
                                  "no longer changes.").arg(path));
         return out;
     }
-    out.md5 = Crypto::Digest::md5(out.data);
+    if (md5) {
+        out.md5 = Crypto::Digest::md5(out.data);
+    }
     out.sha256Hex = Crypto::Digest::sha256(out.data).toHex();
     return out;
 }
@@ -210,9 +226,12 @@ MultipartUpload::Prepared MultipartUpload::readPart(const QString &path, qint64 
 void MultipartUpload::prepare(Part &part)
 {
     part.state = Part::State::Preparing;
-    ++m_inFlight;
+    ++m_preparing;
     const int index = part.number - 1;
     const quint64 generation = m_generation;
+    // MD5 costs a second pass over the bytes: only for Content-MD5 or to compare with a part
+    // already on the server (its ETag); SHA-256 always, for x-amz-content-sha256.
+    const bool md5 = m_options.contentMd5 || m_existing.contains(part.number);
     // Reading and hashing a part takes tens of milliseconds: a worker thread does it, so the GUI
     // thread stays responsive and several parts hash at once.
     auto *watcher = new QFutureWatcher<Prepared>(this);
@@ -223,35 +242,44 @@ void MultipartUpload::prepare(Part &part)
         }
         onPrepared(index, watcher->result());
     });
-    watcher->setFuture(QtConcurrent::run(&MultipartUpload::readPart, m_filePath, part.offset, part.size));
+    watcher->setFuture(QtConcurrent::run(&MultipartUpload::readPart, m_filePath, part.offset, part.size, md5));
 }
 
 void MultipartUpload::onPrepared(int index, const Prepared &prepared)
 {
     Part &part = m_parts[static_cast<size_t>(index)];
+    --m_preparing;
     if (m_stopping) {
-        --m_inFlight;
         return;
     }
     if (prepared.error) {
-        --m_inFlight;
         fail(*prepared.error, true);
         return;
     }
-    part.etag = '"' + prepared.md5.toHex() + '"';
     const auto existing = m_existing.constFind(part.number);
     if (existing != m_existing.constEnd() && existing->first == part.size && existing->second == prepared.md5.toHex()) {
         // Already on the server, byte for byte: the resume skips it.
+        part.etag = '"' + prepared.md5.toHex() + '"';
         part.state = Part::State::Done;
         part.sent = part.size;
         ++m_skipped;
-        --m_inFlight;
         emitProgress();
         schedule();
         return;
     }
+    part.prepared = prepared;
+    part.state = Part::State::Ready;
+    schedule();
+}
+
+void MultipartUpload::upload(Part &part)
+{
+    const int index = part.number - 1;
+    ++m_uploading;
     part.state = Part::State::Uploading;
-    part.reply = m_client->uploadPart(m_key, m_uploadId, part.number, prepared.data, prepared.md5, prepared.sha256Hex);
+    part.reply = m_client->uploadPart(m_key, m_uploadId, part.number, part.prepared.data, part.prepared.md5,
+                                      part.prepared.sha256Hex);
+    part.prepared = {}; // the reply holds the bytes for its retries
     part.reply->setMaxAttempts(m_options.maxAttempts);
     connect(part.reply, &S3Reply::uploadProgress, this, [this, index](qint64 sent, qint64) {
         m_parts[static_cast<size_t>(index)].sent = sent;
@@ -271,7 +299,7 @@ void MultipartUpload::onPartFinished(int index)
     S3Reply *reply = part.reply;
     part.reply = nullptr;
     reply->deleteLater();
-    --m_inFlight;
+    --m_uploading;
     if (m_stopping) {
         return;
     }
@@ -281,9 +309,13 @@ void MultipartUpload::onPartFinished(int index)
              true);
         return;
     }
-    // The part's ETag is the MD5 the server computed; Content-MD5 already made it check ours.
-    if (!reply->etag().isEmpty()) {
-        part.etag = reply->etag();
+    // The part's ETag is the MD5 the server computed over what it received (and checked against
+    // x-amz-content-sha256 and, when sent, Content-MD5); Complete names the parts by it.
+    part.etag = reply->etag();
+    if (part.etag.isEmpty()) {
+        fail(Error::unavailable(tr("Part %1 of %2: the server's answer has no ETag. Check that the endpoint is an S3 "
+                                   "API address.").arg(part.number).arg(m_key)), true);
+        return;
     }
     part.state = Part::State::Done;
     part.sent = part.size;
@@ -355,7 +387,11 @@ void MultipartUpload::fail(Error error, bool abortOnServer)
             reply->deleteLater();
         }
     }
-    m_inFlight = 0;
+    m_preparing = 0;
+    m_uploading = 0;
+    for (Part &part : m_parts) {
+        part.prepared = {};
+    }
     if (!m_started || (m_control && m_uploadId.isEmpty())) {
         // Not begun, or the upload is being created: its answer (or begin) finishes the job.
         m_abortAfterCreate = abortOnServer;

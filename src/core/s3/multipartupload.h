@@ -1,8 +1,8 @@
 #pragma once
 
-// A multipart upload of one file, streamed: parts are read from the file and hashed (MD5 for
-// Content-MD5 and the ETag check, SHA-256 for the signature) on worker threads, a few at a time,
-// so a 1 GiB file never sits in memory. Parts go up in parallel, each retried with Net::Backoff on
+// A multipart upload of one file, streamed: parts are read from the file and hashed (SHA-256 for
+// x-amz-content-sha256; MD5 for Content-MD5 when asked and for the resume check) on worker
+// threads, a few ahead of the uploads, so a 1 GiB file never sits in memory. Parts go up in parallel, each retried with Net::Backoff on
 // transient failures. On cancel() or a final failure the upload is aborted on the server, so no
 // orphan parts are left billed; pause() keeps it for a later resume. Resuming (options.uploadId)
 // lists the parts already uploaded and skips those whose size and ETag match what would be sent.
@@ -29,9 +29,13 @@ struct MultipartOptions
     static constexpr qint64 MinPartSize = 5 * 1024 * 1024; // S3's minimum for every part but the last
 
     qint64 partSize = 16 * 1024 * 1024;  // >= MinPartSize; grown so a file needs at most 10000 parts
-    int concurrency = 4;                 // parts read, hashed or uploading at once
+    int concurrency = 4;                 // parts uploading at once; two more are read and hashed ahead
     int maxAttempts = 5;                 // per part, counting the first
     QString uploadId;                    // resume this upload instead of starting one
+    // Content-MD5 on every part, checked by the server on top of x-amz-content-sha256 (which is
+    // always sent). Off by default: it costs a second pass over every byte, and the SHA-256
+    // already makes the server refuse a corrupted part.
+    bool contentMd5 = false;
     QByteArray contentType;
 };
 
@@ -73,9 +77,16 @@ Q_SIGNALS:
     void finished();
 
 private:
+    struct Prepared
+    {
+        QByteArray data;
+        QByteArray md5;               // raw; empty when not needed
+        QByteArray sha256Hex;
+        std::optional<Error> error;
+    };
     struct Part
     {
-        enum class State { Pending, Preparing, Uploading, Done };
+        enum class State { Pending, Preparing, Ready, Uploading, Done };
         int number = 0;
         qint64 offset = 0;
         qint64 size = 0;
@@ -83,13 +94,7 @@ private:
         qint64 sent = 0;              // bytes of this part acknowledged by the transport
         QByteArray etag;
         QPointer<S3Reply> reply;
-    };
-    struct Prepared
-    {
-        QByteArray data;
-        QByteArray md5;               // raw
-        QByteArray sha256Hex;
-        std::optional<Error> error;
+        Prepared prepared;            // while Ready
     };
 
     void begin();
@@ -97,12 +102,13 @@ private:
     void schedule();
     void prepare(Part &part);
     void onPrepared(int index, const Prepared &prepared);
+    void upload(Part &part);
     void onPartFinished(int index);
     void complete();
     void fail(Error error, bool abortOnServer);
     void finishNow();
     void emitProgress();
-    static Prepared readPart(const QString &path, qint64 offset, qint64 size);
+    static Prepared readPart(const QString &path, qint64 offset, qint64 size, bool md5);
 
     QPointer<S3Client> m_client;
     QString m_key;
@@ -115,7 +121,8 @@ private:
     std::vector<Part> m_parts;
     QHash<int, std::pair<qint64, QByteArray>> m_existing; // resumed: number -> size, ETag
     QPointer<S3Reply> m_control;  // create, list, complete or abort in flight
-    int m_inFlight = 0;
+    int m_preparing = 0;           // parts being read and hashed
+    int m_uploading = 0;
     int m_skipped = 0;
     int m_retries = 0;
     bool m_started = false;

@@ -297,7 +297,7 @@ QNetworkReply *S3Client::sendSigned(const RequestSpec &spec)
     signing.headers += spec.headers;
     if (spec.sendsBody) {
         QByteArray md5 = m_hooks.contentMd5Override;
-        if (md5.isEmpty()) {
+        if (md5.isEmpty() && spec.contentMd5) {
             md5 = Crypto::Digest::md5(spec.body).toBase64();
         }
         bool hasMd5 = false;
@@ -309,7 +309,7 @@ QNetworkReply *S3Client::sendSigned(const RequestSpec &spec)
                 }
             }
         }
-        if (!hasMd5) {
+        if (!hasMd5 && (spec.contentMd5 || !m_hooks.contentMd5Override.isEmpty())) {
             signing.headers.append({"Content-MD5", md5});
         }
     }
@@ -482,7 +482,10 @@ S3Reply *S3Client::uploadPart(const QString &key, const QString &uploadId, int p
                               const QByteArray &md5, const QByteArray &sha256Hex)
 {
     RequestSpec spec{"PUT", key, {{"partNumber", QByteArray::number(partNumber)}, {"uploadId", uploadId.toUtf8()}},
-                     {{"Content-MD5", md5.toBase64()}}, data, sha256Hex, true};
+                     {}, data, sha256Hex, true, false};
+    if (!md5.isEmpty()) {
+        spec.headers.append({"Content-MD5", md5.toBase64()});
+    }
     return start(std::move(spec));
 }
 

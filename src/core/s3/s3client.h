@@ -68,7 +68,8 @@ struct RequestSpec
     Pairs headers;          // extra headers (Content-Type, Content-MD5 ...)
     QByteArray body;
     QByteArray payloadHash; // hex SHA-256 of body; computed when empty
-    bool sendsBody = false; // PUT/POST with a body, which gets Content-MD5 and the test hooks
+    bool sendsBody = false; // PUT/POST with a body: the test hooks apply
+    bool contentMd5 = true; // with sendsBody: add Content-MD5 unless headers has it
 };
 
 class S3Client;
@@ -175,7 +176,8 @@ public:
 
     // The multipart requests, for MultipartUpload and for cleaning up orphans.
     S3Reply *createMultipartUpload(const QString &key, const QByteArray &contentType = {});
-    // data's hashes are given because they are computed off the GUI thread: md5 raw, sha256 hex.
+    // data's hashes are given because they are computed off the GUI thread: sha256 hex, and md5
+    // raw for Content-MD5 (empty: none sent).
     S3Reply *uploadPart(const QString &key, const QString &uploadId, int partNumber, const QByteArray &data,
                         const QByteArray &md5, const QByteArray &sha256Hex);
     S3Reply *listParts(const QString &key, const QString &uploadId);
