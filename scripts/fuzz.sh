@@ -85,9 +85,12 @@ for target in $targets; do
         tail -n 60 "$log"
         summary="$summary
 $target	FAILED	artifacts: $(ls "$build/artifacts" | grep "^$target-" | tr '\n' ' ')"
+    elif [ "$seconds" -eq 0 ]; then
+        summary="$summary
+$target	ok	replayed $units seeds"
     else
         summary="$summary
-$target	ok	${execs:-replay} executions, corpus $units inputs"
+$target	ok	$execs executions, corpus grew to $units inputs"
     fi
 done
 echo "==> summary (${seconds} s per target)$summary"

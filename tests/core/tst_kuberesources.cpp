@@ -7,6 +7,7 @@
 #include "core/kube/resources.h"
 #include "support/testutil.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
@@ -582,6 +583,44 @@ private Q_SLOTS:
         QCOMPARE(job.rayClusterStatus.desiredGpus, std::numeric_limits<int>::max());
         const Pod pod = Pod::fromJson(QJsonDocument::fromJson(R"({"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"9P"}}}]}})").object());
         QCOMPARE(pod.gpuRequests, std::numeric_limits<int>::max());
+    }
+
+    void sandboxCaptures()
+    {
+        QHash<QString, RayJob> jobs;
+        for (const QJsonValue &item : kuberay("sandbox-list-rayjobs.json").value(QStringLiteral("items")).toArray()) {
+            const RayJob job = RayJob::fromJson(item.toObject());
+            jobs.insert(job.name, job);
+        }
+        QCOMPARE(jobs.size(), 2);
+        const RayJob ok = jobs.value(QStringLiteral("rayjob-ok"));
+        QVERIFY(ok.isTerminal());
+        QVERIFY(ok.isSucceeded());
+        QCOMPARE(ok.ns, QStringLiteral("starforge"));
+        QVERIFY(ok.shutdownAfterJobFinishes);
+        QCOMPARE(ok.rayClusterSpec.workers.first().gpusPerPod, 8);
+        QCOMPARE(ok.rayClusterSpec.desiredGpus(), 8);
+        QVERIFY(ok.endTime.isValid());
+        QVERIFY(ok.rayClusterStatus.isReady());
+        QVERIFY(ok.rayClusterStatus.condition(QStringLiteral("HeadPodReady"))->isTrue());
+        QCOMPARE(ok.dashboardURL, ok.rayClusterName + QStringLiteral("-head-svc.starforge.svc.cluster.local:8265"));
+
+        // The image cannot be pulled: Initializing with the cluster's own account of why.
+        const RayJob stuck = jobs.value(QStringLiteral("rayjob-sample"));
+        QCOMPARE(stuck.jobDeploymentStatus, QStringLiteral("Initializing"));
+        QVERIFY(!stuck.isTerminal());
+        QVERIFY(stuck.hasRayClusterStatus);
+        QVERIFY(!stuck.rayClusterStatus.isReady());
+        QCOMPARE(stuck.rayClusterStatus.condition(QStringLiteral("HeadPodReady"))->reason, QStringLiteral("HeadPodNotFound"));
+
+        const QJsonArray submitters = kuberay("sandbox-list-jobs.json").value(QStringLiteral("items")).toArray();
+        QCOMPARE(submitters.size(), 1);
+        const Job submitter = Job::fromJson(submitters.at(0).toObject());
+        QCOMPARE(submitter.ownerRayJob(), QStringLiteral("rayjob-ok"));
+        QCOMPARE(submitter.controller->uid, ok.uid);
+        QVERIFY(submitter.isFinished());
+        QVERIFY(!submitter.isFailed());
+        QCOMPARE(submitter.succeeded, 1);
     }
 
     // Inputs fuzz_kube_views found (tests/fuzz/corpus/kube_views/regression-*), kept here so the
