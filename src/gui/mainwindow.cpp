@@ -2,6 +2,8 @@
 
 #include "core/config/effectiveconfig.h"
 #include "core/config/profilemanager.h"
+#include "core/kube/clusterconnection.h"
+#include "core/secrets/secretstore.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
 #include "ui_mainwindow.h"
@@ -27,6 +29,7 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     , m_connectionStatus(new QLabel(this))
     , m_tlsWarning(new QLabel(this))
     , m_setupButton(new QPushButton(tr("Set up a connection…"), this))
+    , m_connection(new Kube::ClusterConnection(this))
 {
     m_ui->setupUi(this);
     setWindowIcon(QIcon(QStringLiteral(":/starforge/starforge.svg")));
@@ -62,8 +65,17 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     connect(m_setupButton, &QPushButton::clicked, this, [this] { showProfilesDialog(); });
     connect(m_ui->quitAction, &QAction::triggered, this, &QWidget::close);
     connect(m_ui->aboutAction, &QAction::triggered, this, &MainWindow::showAbout);
-    connect(m_manager, &Config::ProfileManager::profilesChanged, this, &MainWindow::refreshProfiles);
-    connect(m_manager, &Config::ProfileManager::profileChanged, this, &MainWindow::refreshStatus);
+    connect(m_manager, &Config::ProfileManager::profilesChanged, this, [this] {
+        refreshProfiles();
+        reconnect();
+    });
+    connect(m_manager, &Config::ProfileManager::profileChanged, this, [this](const QString &name) {
+        refreshStatus();
+        if (name == m_manager->store().activeProfile()) {
+            reconnect();
+        }
+    });
+    connect(m_connection, &Kube::ClusterConnection::stateChanged, this, &MainWindow::refreshStatus);
     connect(m_profileCombo, &QComboBox::activated, this, [this](int index) {
         const QString name = m_profileCombo->itemData(index).toString();
         if (name.isEmpty() || name == m_manager->store().activeProfile()) {
@@ -76,6 +88,7 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     });
 
     refreshProfiles();
+    reconnect();
 }
 
 MainWindow::~MainWindow() = default;
@@ -99,11 +112,11 @@ QDockWidget *MainWindow::addPanelDock(const QString &objectName, const QString &
 void MainWindow::createDocks()
 {
     // Each panel says plainly that it is empty and why, rather than showing made-up content.
-    auto *jobs = addPanelDock(QStringLiteral("jobsDock"), tr("Jobs"), tr("No jobs: the app does not connect to a cluster yet."), Qt::LeftDockWidgetArea);
-    auto *capacity = addPanelDock(QStringLiteral("capacityDock"), tr("GPU Capacity"), tr("No capacity figures: not connected."), Qt::RightDockWidgetArea);
-    auto *playground = addPanelDock(QStringLiteral("playgroundDock"), tr("Playground"), tr("No playground models: not connected."), Qt::RightDockWidgetArea);
-    auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"), tr("No events: select a job once connected."), Qt::BottomDockWidgetArea);
-    auto *logs = addPanelDock(QStringLiteral("logsDock"), tr("Logs"), tr("No logs: select a job once connected."), Qt::BottomDockWidgetArea);
+    auto *jobs = addPanelDock(QStringLiteral("jobsDock"), tr("Jobs"), tr("Job submission and tracking are not in this version yet."), Qt::LeftDockWidgetArea);
+    auto *capacity = addPanelDock(QStringLiteral("capacityDock"), tr("GPU Capacity"), tr("The capacity heatmap is not in this version yet."), Qt::RightDockWidgetArea);
+    auto *playground = addPanelDock(QStringLiteral("playgroundDock"), tr("Playground"), tr("The playground is not in this version yet."), Qt::RightDockWidgetArea);
+    auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"), tr("No events: jobs are not in this version yet."), Qt::BottomDockWidgetArea);
+    auto *logs = addPanelDock(QStringLiteral("logsDock"), tr("Logs"), tr("No logs: jobs are not in this version yet."), Qt::BottomDockWidgetArea);
     tabifyDockWidget(capacity, playground);
     capacity->raise();
     tabifyDockWidget(events, logs);
@@ -131,7 +144,7 @@ void MainWindow::refreshProfiles()
     refreshStatus();
 }
 
-QString MainWindow::connectionStateText() const
+QString MainWindow::settingsProblem() const
 {
     const auto &store = m_manager->store();
     const QString active = store.activeProfile();
@@ -142,12 +155,45 @@ QString MainWindow::connectionStateText() const
     if (const auto problems = config.problems(); !problems.isEmpty()) {
         return tr("Not connected: %1").arg(problems.first().message);
     }
-    const QString server = config.value(QStringLiteral("FORGE_K8S_API_SERVER"));
-    if (server.isEmpty()) {
+    if (config.value(QStringLiteral("FORGE_K8S_API_SERVER")).isEmpty()) {
         return tr("Not connected: the profile has no API server (FORGE_K8S_API_SERVER)");
     }
-    // Connecting arrives with the Kubernetes client; until then the state says exactly that.
-    return tr("Not connected to %1: this version has no Kubernetes client yet").arg(server);
+    return {};
+}
+
+QString MainWindow::connectionStateText() const
+{
+    const QString problem = settingsProblem();
+    return problem.isEmpty() ? m_connection->statusText() : problem;
+}
+
+void MainWindow::reconnect()
+{
+    const quint64 generation = ++m_connectGeneration;
+    const QString active = m_manager->store().activeProfile();
+    if (!settingsProblem().isEmpty()) {
+        m_connection->disconnectFromCluster();
+        return;
+    }
+    // The token lives in the keychain: read it, then connect with the settings in force.
+    m_connection->prepare(Config::EffectiveConfig::resolve(m_manager->store().profile(active), m_environment)
+                              .value(QStringLiteral("FORGE_K8S_API_SERVER")));
+    m_manager->secrets()->readAll(active, this, [this, generation, active](Result<QMap<QString, QString>> secrets) {
+        if (generation != m_connectGeneration) {
+            return;
+        }
+        if (!secrets) {
+            m_connection->fail(secrets.error().message);
+            return;
+        }
+        const auto config = Config::EffectiveConfig::resolve(m_manager->store().profile(active), m_environment, *secrets);
+        auto client = Kube::ClientConfig::fromSettings(config);
+        if (!client) {
+            m_connection->fail(client.error().message);
+            return;
+        }
+        m_connection->connectTo(*client);
+    });
 }
 
 void MainWindow::refreshStatus()

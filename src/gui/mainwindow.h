@@ -2,7 +2,8 @@
 
 // The main window: menus, a toolbar with the active connection profile, dock areas for the
 // panels (jobs, capacity, events, logs, playground), and a status bar with the active profile,
-// the connection state and a warning while TLS verification is off.
+// the connection state (server, version, features the token cannot use) and a warning while
+// TLS verification is off.
 
 #include <QMainWindow>
 #include <QProcessEnvironment>
@@ -19,6 +20,9 @@ class MainWindow;
 }
 namespace Starforge::Config {
 class ProfileManager;
+}
+namespace Starforge::Kube {
+class ClusterConnection;
 }
 
 namespace Starforge::Gui {
@@ -39,11 +43,16 @@ public:
     void showStartupProblem(const QString &text);
 
     QString connectionStateText() const;
+    Kube::ClusterConnection *connection() const { return m_connection; }
 
 private:
     void createDocks();
     void refreshProfiles();
     void refreshStatus();
+    // Connects to the active profile's cluster (secrets read from the keychain first).
+    void reconnect();
+    // Why the active profile cannot connect yet, or empty when it can try.
+    QString settingsProblem() const;
     void showAbout();
     QDockWidget *addPanelDock(const QString &objectName, const QString &title, const QString &emptyText, Qt::DockWidgetArea area);
 
@@ -57,6 +66,8 @@ private:
     QLabel *m_tlsWarning;
     QPushButton *m_setupButton;
     ProfilesDialog *m_profilesDialog = nullptr;
+    Kube::ClusterConnection *m_connection;
+    quint64 m_connectGeneration = 0;   // a newer reconnect() makes older keychain answers moot
 };
 
 } // namespace Starforge::Gui

@@ -103,8 +103,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const double syncMs = t.nsecsElapsed() / 1e6;
-    const qsizetype podCount = pods.cache().size();
-    const qsizetype nodeCount = nodes.cache().size();
+    const qsizetype podCount = pods.size();
+    const qsizetype nodeCount = nodes.size();
     spin([] { return false; }, 300);   // let the last replies and futures go
     const qint64 heapAfter = heapInUse();
     nodes.stop();
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
     QByteArray stream;
     {
         int i = 0;
-        for (const QJsonObject &pod : pods.cache()) {
+        for (const QJsonObject &pod : pods.list()) {
             if (i++ == 20000) break;
             stream += "{\"type\":\"MODIFIED\",\"object\":" + QJsonDocument(pod).toJson(QJsonDocument::Compact) + "}\n";
         }

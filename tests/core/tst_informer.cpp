@@ -55,13 +55,6 @@ public:
     int adds = 0, updates = 0, deletes = 0;
 };
 
-QHash<QString, QString> resourceVersions(const QHash<QString, QJsonObject> &cache)
-{
-    QHash<QString, QString> out;
-    for (auto it = cache.cbegin(); it != cache.cend(); ++it) out.insert(it.key(), Mirror::rv(it.value()));
-    return out;
-}
-
 } // namespace
 
 class TestInformer : public QObject
@@ -148,8 +141,8 @@ private Q_SLOTS:
         informer.start();
         QTRY_VERIFY_WITH_TIMEOUT(informer.hasSynced(), 20000);
         QCOMPARE(informer.stats().pages, 13);
-        QCOMPARE(informer.cache().size(), 1234);
-        QCOMPARE(resourceVersions(informer.cache()), serverServices());
+        QCOMPARE(informer.size(), 1234);
+        QCOMPARE(informer.resourceVersions(), serverServices());
         QCOMPARE(mirror.adds, 1234);
         QTRY_COMPARE(informer.state(), Informer::State::Watching);
 
@@ -162,7 +155,7 @@ private Q_SLOTS:
         });
         QVERIFY(std::holds_alternative<Sandbox::ObjectPtr>(m_sandbox->store()->remove(*m_services, QStringLiteral("starforge"), QStringLiteral("svc-8"))));
         QVERIFY(std::holds_alternative<Sandbox::ObjectPtr>(m_sandbox->store()->create(*m_services, service(QStringLiteral("new"), QStringLiteral("a"), 0))));
-        QTRY_COMPARE(resourceVersions(informer.cache()), serverServices());
+        QTRY_COMPARE(informer.resourceVersions(), serverServices());
         QCOMPARE(mirror.updates, 1);
         QCOMPARE(mirror.deletes, 1);
         QCOMPARE(mirror.adds, 1235);
@@ -185,9 +178,7 @@ private Q_SLOTS:
         // must turn the gap into exactly the missed changes.
         informer.stop();
         Mirror mirror(&informer);
-        for (auto it = informer.cache().cbegin(); it != informer.cache().cend(); ++it) {
-            mirror.m_objects.insert(it.key(), Mirror::rv(it.value()));
-        }
+        mirror.m_objects = informer.resourceVersions();
         (void)m_sandbox->store()->remove(*m_services, QStringLiteral("starforge"), QStringLiteral("svc-1"));
         (void)m_sandbox->store()->remove(*m_services, QStringLiteral("starforge"), QStringLiteral("svc-2"));
         (void)m_sandbox->store()->create(*m_services, service(QStringLiteral("svc-2"), QStringLiteral("a"), 1)); // new uid
@@ -199,7 +190,7 @@ private Q_SLOTS:
         m_sandbox->store()->expireHistory();
         informer.start();
         QTRY_VERIFY(informer.hasSynced());
-        QCOMPARE(resourceVersions(informer.cache()), serverServices());
+        QCOMPARE(informer.resourceVersions(), serverServices());
         QCOMPARE(mirror.m_objects, serverServices());
         QCOMPARE(mirror.deletes, 2);   // svc-1, and svc-2's old incarnation
         QCOMPARE(mirror.adds, 2);      // svc-2 again, svc-new
@@ -223,7 +214,7 @@ private Q_SLOTS:
         m_sandbox->store()->expireHistory();
         m_sandbox->api()->setFaults(Sandbox::Faults{});
         QTRY_VERIFY_WITH_TIMEOUT(informer.stats().lists > listsBefore, 10000);
-        QTRY_COMPARE(resourceVersions(informer.cache()), serverServices());
+        QTRY_COMPARE(informer.resourceVersions(), serverServices());
         QCOMPARE(informer.stats().expired, 1);
         QCOMPARE(mirror.m_objects, serverServices());
         QCOMPARE(mirror.deletes, deletesBefore + 1);
@@ -290,8 +281,8 @@ private Q_SLOTS:
         // Something new after the faults stop, so a waiting watch has a reason to catch up.
         (void)m_sandbox->store()->create(*m_services, service(QStringLiteral("final"), QStringLiteral("a"), 0));
 
-        QTRY_COMPARE_WITH_TIMEOUT(resourceVersions(informerAll.cache()), serverServices(), 30000);
-        QTRY_COMPARE_WITH_TIMEOUT(resourceVersions(informerA.cache()), serverServices(QStringLiteral("tier"), QStringLiteral("a")), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(informerAll.resourceVersions(), serverServices(), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(informerA.resourceVersions(), serverServices(QStringLiteral("tier"), QStringLiteral("a")), 30000);
         QCOMPARE(mirrorAll.m_objects, serverServices());
         QCOMPARE(mirrorA.m_objects, serverServices(QStringLiteral("tier"), QStringLiteral("a")));
         QVERIFY2(mirrorAll.m_problems.isEmpty(), qPrintable(mirrorAll.m_problems.mid(0, 10).join(u'\n')));
@@ -322,7 +313,7 @@ private Q_SLOTS:
         QCOMPARE(informer.stats().failures, 1);
         m_sandbox->api()->setFaults(Sandbox::Faults{});
         QTRY_VERIFY_WITH_TIMEOUT(informer.hasSynced(), 5000);
-        QCOMPARE(informer.cache().size(), 1);
+        QCOMPARE(informer.size(), 1);
         QVERIFY(!informer.lastError());
     }
 };

@@ -49,7 +49,7 @@ QJsonObject trimmed(QJsonObject object)
 
 struct Informer::Page
 {
-    QList<QJsonObject> items;
+    QList<std::pair<QJsonObject, Informer::Cached>> items;
     QString resourceVersion;
     QString continueToken;
     QString problem;
@@ -78,13 +78,38 @@ QString Informer::keyOf(const QJsonObject &object)
     return ns.isEmpty() ? name : ns + QLatin1Char('/') + name;
 }
 
+Informer::Cached Informer::cached(const QJsonObject &object)
+{
+    return Cached{QJsonDocument(object).toJson(QJsonDocument::Compact), resourceVersionOf(object), uidOf(object)};
+}
+
 std::optional<QJsonObject> Informer::get(const QString &key) const
 {
     const auto it = m_cache.constFind(key);
     if (it == m_cache.constEnd()) {
         return std::nullopt;
     }
-    return *it;
+    return QJsonDocument::fromJson(it->json).object();
+}
+
+QList<QJsonObject> Informer::list() const
+{
+    QList<QJsonObject> out;
+    out.reserve(m_cache.size());
+    for (const Cached &c : m_cache) {
+        out.append(QJsonDocument::fromJson(c.json).object());
+    }
+    return out;
+}
+
+QHash<QString, QString> Informer::resourceVersions() const
+{
+    QHash<QString, QString> out;
+    out.reserve(m_cache.size());
+    for (auto it = m_cache.cbegin(); it != m_cache.cend(); ++it) {
+        out.insert(it.key(), it->resourceVersion);
+    }
+    return out;
 }
 
 void Informer::setState(State state)
@@ -192,7 +217,9 @@ void Informer::list(const QString &continueToken)
             page.items.reserve(array.size());
             for (const QJsonValue &item : array) {
                 if (item.isObject()) {
-                    page.items.append(trimmed(item.toObject()));
+                    QJsonObject object = trimmed(item.toObject());
+                    Cached entry = cached(object);
+                    page.items.append({std::move(object), std::move(entry)});
                 }
             }
             return page;
@@ -211,8 +238,8 @@ void Informer::onPage(const Page &page)
         // Every page of a list is a snapshot at the first page's resourceVersion.
         m_listResourceVersion = page.resourceVersion;
     }
-    for (const QJsonObject &item : page.items) {
-        m_listing.insert(keyOf(item), item);
+    for (const auto &item : page.items) {
+        m_listing.insert(keyOf(item.first), item);
     }
     if (!page.continueToken.isEmpty()) {
         list(page.continueToken);
@@ -223,31 +250,32 @@ void Informer::onPage(const Page &page)
 
 void Informer::finishList()
 {
-    QHash<QString, QJsonObject> listing;
+    QHash<QString, std::pair<QJsonObject, Cached>> listing;
     listing.swap(m_listing);
     // Deletes first, so that a listener never holds a stale object next to a new one.
     const QStringList cachedKeys = m_cache.keys();
     for (const QString &key : cachedKeys) {
         if (!listing.contains(key)) {
-            const QJsonObject last = m_cache.take(key);
-            Q_EMIT deleted(last);
+            const Cached last = m_cache.take(key);
+            Q_EMIT deleted(QJsonDocument::fromJson(last.json).object());
         }
     }
     for (auto it = listing.cbegin(); it != listing.cend(); ++it) {
-        const auto cached = m_cache.constFind(it.key());
-        if (cached == m_cache.constEnd()) {
-            m_cache.insert(it.key(), it.value());
-            Q_EMIT added(it.value());
-        } else if (uidOf(*cached) != uidOf(it.value())) {
+        const auto &[object, entry] = it.value();
+        const auto found = m_cache.constFind(it.key());
+        if (found == m_cache.constEnd()) {
+            m_cache.insert(it.key(), entry);
+            Q_EMIT added(object);
+        } else if (found->uid != entry.uid) {
             // Deleted and created again under the same name while we were not watching.
-            const QJsonObject last = m_cache.take(it.key());
-            Q_EMIT deleted(last);
-            m_cache.insert(it.key(), it.value());
-            Q_EMIT added(it.value());
-        } else if (resourceVersionOf(*cached) != resourceVersionOf(it.value())) {
-            const QJsonObject before = *cached;
-            m_cache.insert(it.key(), it.value());
-            Q_EMIT updated(before, it.value());
+            const Cached last = m_cache.take(it.key());
+            Q_EMIT deleted(QJsonDocument::fromJson(last.json).object());
+            m_cache.insert(it.key(), entry);
+            Q_EMIT added(object);
+        } else if (found->resourceVersion != entry.resourceVersion) {
+            const QJsonObject before = QJsonDocument::fromJson(found->json).object();
+            m_cache.insert(it.key(), entry);
+            Q_EMIT updated(before, object);
         }
     }
     m_resourceVersion = m_listResourceVersion;
@@ -392,29 +420,29 @@ void Informer::apply(const QJsonObject &incoming, bool isDelete)
         m_resourceVersion = rv;
     }
     const QString key = keyOf(object);
-    const auto cached = m_cache.constFind(key);
+    const auto found = m_cache.constFind(key);
     if (isDelete) {
-        if (cached != m_cache.constEnd()) {
-            m_cache.erase(cached);
+        if (found != m_cache.constEnd()) {
+            m_cache.erase(found);
             Q_EMIT deleted(object);
         }
         return;
     }
-    if (cached == m_cache.constEnd()) {
-        m_cache.insert(key, object);
+    if (found == m_cache.constEnd()) {
+        m_cache.insert(key, cached(object));
         Q_EMIT added(object);
         return;
     }
-    const QJsonObject before = *cached;
-    if (uidOf(before) != uidOf(object)) {
+    const QJsonObject before = QJsonDocument::fromJson(found->json).object();
+    if (found->uid != uidOf(object)) {
         // Same name, another uid: recreated without a delete reaching us. Listeners still see
         // the delete before the add.
         m_cache.remove(key);
         Q_EMIT deleted(before);
-        m_cache.insert(key, object);
+        m_cache.insert(key, cached(object));
         Q_EMIT added(object);
     } else {
-        m_cache.insert(key, object);
+        m_cache.insert(key, cached(object));
         Q_EMIT updated(before, object);
     }
 }

@@ -10,6 +10,9 @@
 //  - failures back off exponentially (0.8 s to 30 s, with jitter); 429 waits for Retry-After.
 // Listeners get a consistent sequence: an add for a key they do not have, updates and deletes
 // for keys they have. metadata.managedFields is dropped on the way in (it is large and unused).
+// The cache holds each object as compact JSON beside its resourceVersion and uid: a parsed
+// QJsonObject takes about seven times the bytes of its text, and 50,000 pods must not cost a
+// workstation hundreds of megabytes. Listeners get parsed objects; get() parses on demand.
 
 #include "core/kube/apierror.h"
 #include "core/kube/resourcekind.h"
@@ -64,8 +67,13 @@ public:
     std::optional<ApiError> lastError() const { return m_lastError; }
 
     // The cache, keyed "namespace/name" (or "name" when cluster-scoped).
-    const QHash<QString, QJsonObject> &cache() const { return m_cache; }
+    qsizetype size() const { return m_cache.size(); }
+    QStringList keys() const { return m_cache.keys(); }
     std::optional<QJsonObject> get(const QString &key) const;
+    // Every cached object, parsed (for a model's first fill).
+    QList<QJsonObject> list() const;
+    // key -> resourceVersion, to compare with the server's view.
+    QHash<QString, QString> resourceVersions() const;
     static QString keyOf(const QJsonObject &object);
 
     struct Stats
@@ -90,6 +98,13 @@ Q_SIGNALS:
 
 private:
     struct Page;
+    struct Cached
+    {
+        QByteArray json;
+        QString resourceVersion;
+        QString uid;
+    };
+    static Cached cached(const QJsonObject &object);
 
     void setState(State state);
     void list(const QString &continueToken);
@@ -110,8 +125,8 @@ private:
     bool m_synced = false;
     quint64 m_generation = 0;   // bumped on stop/restart so late callbacks are ignored
 
-    QHash<QString, QJsonObject> m_cache;
-    QHash<QString, QJsonObject> m_listing;   // pages of the list in progress
+    QHash<QString, Cached> m_cache;
+    QHash<QString, std::pair<QJsonObject, Cached>> m_listing;   // pages of the list in progress
     QString m_listResourceVersion;
     QString m_resourceVersion;
     std::optional<ApiError> m_lastError;
