@@ -4,6 +4,7 @@
 // GET fetched by curl, and the errors a user meets (wrong keys, missing bucket, skewed clock,
 // corrupted payloads, S3's multipart rules, a refused connection) as sentences.
 
+#include "core/config/effectiveconfig.h"
 #include "core/crypto/digest.h"
 #include "core/s3/multipartupload.h"
 #include "core/s3/s3client.h"
@@ -108,6 +109,33 @@ private Q_SLOTS:
     void cleanupTestCase()
     {
         m_client.reset();
+    }
+
+    void configFromSettings()
+    {
+        // The FORGE_S3_* settings as the app resolves them (environment over profile over default).
+        QProcessEnvironment env;
+        env.insert(QStringLiteral("FORGE_S3_ENDPOINT"), m_config.endpoint.toString());
+        env.insert(QStringLiteral("FORGE_S3_BUCKET"), m_config.bucket);
+        env.insert(QStringLiteral("FORGE_S3_PATH_STYLE"), QStringLiteral("true"));
+        env.insert(QStringLiteral("FORGE_S3_ACCESS_KEY"), QString::fromUtf8(m_config.credentials.accessKeyId));
+        env.insert(QStringLiteral("FORGE_S3_SECRET_KEY"), QString::fromUtf8(m_config.credentials.secretAccessKey));
+        const auto config = ClientConfig::fromEffectiveConfig(Config::EffectiveConfig::resolve(std::nullopt, env));
+        QVERIFY2(config, qPrintable(config ? QString() : config.error().message));
+        QCOMPARE(config->region, QStringLiteral("us-east-1")); // the setting's default
+        S3Client client(*config);
+        auto list = wait(client.listObjects({}));
+        QVERIFY2(list->result(), qPrintable(message(*list)));
+
+        env.remove(QStringLiteral("FORGE_S3_ENDPOINT"));
+        const auto missing = ClientConfig::fromEffectiveConfig(Config::EffectiveConfig::resolve(std::nullopt, env));
+        QVERIFY(!missing);
+        QVERIFY(missing.error().message.startsWith(QLatin1String("FORGE_S3_ENDPOINT is not set")));
+        env.insert(QStringLiteral("FORGE_S3_ENDPOINT"), m_config.endpoint.toString());
+        env.remove(QStringLiteral("FORGE_S3_SECRET_KEY"));
+        const auto noSecret = ClientConfig::fromEffectiveConfig(Config::EffectiveConfig::resolve(std::nullopt, env));
+        QVERIFY(!noSecret);
+        QVERIFY(noSecret.error().message.contains(QLatin1String("FORGE_S3_SECRET_KEY")));
     }
 
     void putGetHeadDelete_data()
