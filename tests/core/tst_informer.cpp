@@ -299,6 +299,24 @@ private Q_SLOTS:
         }
     }
 
+    void aListenerMayStopItMidList()
+    {
+        for (int i = 0; i < 20; ++i) {
+            (void)m_sandbox->store()->create(*m_services, service(QStringLiteral("svc-%1").arg(i), QStringLiteral("a"), 0));
+        }
+        Informer informer(m_client.get(), ResourceKind::services(), fastOptions());
+        int adds = 0;
+        connect(&informer, &Informer::added, this, [&] {
+            if (++adds == 3) informer.stop();
+        });
+        informer.start();
+        QTRY_COMPARE(informer.state(), Informer::State::Stopped);
+        QTest::qWait(200);
+        QCOMPARE(adds, 3);                       // nothing more after stop()
+        QCOMPARE(informer.stats().watches, 0);   // and no watch opened behind the listener's back
+        QVERIFY(!informer.hasSynced());
+    }
+
     void tooManyRequestsWaitsForRetryAfter()
     {
         m_sandbox->api()->setFaults(Sandbox::Faults{.rate429 = 1.0});

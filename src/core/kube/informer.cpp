@@ -252,12 +252,16 @@ void Informer::finishList()
 {
     QHash<QString, std::pair<QJsonObject, Cached>> listing;
     listing.swap(m_listing);
+    const quint64 generation = m_generation;   // a listener may stop or restart us mid-way
     // Deletes first, so that a listener never holds a stale object next to a new one.
     const QStringList cachedKeys = m_cache.keys();
     for (const QString &key : cachedKeys) {
         if (!listing.contains(key)) {
             const Cached last = m_cache.take(key);
             Q_EMIT deleted(QJsonDocument::fromJson(last.json).object());
+            if (generation != m_generation) {
+                return;
+            }
         }
     }
     for (auto it = listing.cbegin(); it != listing.cend(); ++it) {
@@ -277,6 +281,9 @@ void Informer::finishList()
             m_cache.insert(it.key(), entry);
             Q_EMIT updated(before, object);
         }
+        if (generation != m_generation) {
+            return;
+        }
     }
     m_resourceVersion = m_listResourceVersion;
     ++m_stats.lists;
@@ -285,6 +292,9 @@ void Informer::finishList()
     if (!m_synced) {
         m_synced = true;
         Q_EMIT synced();
+        if (generation != m_generation) {
+            return;
+        }
     }
     watch();
 }

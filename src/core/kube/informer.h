@@ -137,7 +137,6 @@ private:
     std::unique_ptr<WatchDecoder> m_decoder;
     QElapsedTimer m_watchClock;
     int m_watchEvents = 0;
-    bool m_watchBroken = false;
     QTimer m_retry;
 };
 
