@@ -82,6 +82,14 @@ private Q_SLOTS:
             QVERIFY(decoder.failed());
             QCOMPARE(decoder.bufferedBytes(), 0);
         }
+        {
+            // The same cap when the long line arrives whole, in one chunk.
+            WatchDecoder decoder(1024);
+            const QByteArray small = "{\"type\":\"ADDED\",\"object\":{}}\n";
+            const auto events = decoder.feed(small + "{\"type\":\"ADDED\",\"object\":{\"x\":\"" + QByteArray(2000, 'y') + "\"}}\n" + small);
+            QCOMPARE(events.size(), 1);
+            QVERIFY(decoder.failed());
+        }
     }
 
     void backoffGrowsWithJitterToTheCap()

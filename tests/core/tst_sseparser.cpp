@@ -68,6 +68,28 @@ private Q_SLOTS:
         QCOMPARE(events.at(2).data, QStringLiteral(" two spaces")); // only one space is stripped
         QCOMPARE(events.at(2).id, QStringLiteral("7"));              // the last id stays
     }
+
+    void endlessInputIsBounded()
+    {
+        {
+            // A line that never ends.
+            SseParser parser(100);
+            QCOMPARE(parser.feed("data: ok\n\n").size(), 1);
+            QVERIFY(parser.feed("data: " + QByteArray(200, 'x')).isEmpty());
+            QVERIFY(parser.failed());
+            QCOMPARE(parser.bufferedBytes(), 0);
+            QVERIFY(parser.feed("\n\ndata: late\n\n").isEmpty());   // nothing after the failure
+        }
+        {
+            // An event that never ends: many short data lines without a blank line.
+            SseParser parser(100);
+            for (int i = 0; i < 30 && !parser.failed(); ++i) parser.feed("data: 0123456789\n");
+            QVERIFY(parser.failed());
+        }
+        SseParser roomy;
+        QCOMPARE(roomy.feed("data: " + QByteArray(100000, 'x') + "\n\n").size(), 1);
+        QVERIFY(!roomy.failed());
+    }
 };
 
 QTEST_APPLESS_MAIN(TestSseParser)

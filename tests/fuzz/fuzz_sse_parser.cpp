@@ -2,7 +2,8 @@
 // chunks whose sizes the input chooses (sizes from the end of the input, bytes from the front,
 // FuzzedDataProvider), so a plain event stream is a valid input. Invariant: feeding the stream
 // in pieces gives the same events, retry value and buffered remainder as feeding it at once;
-// a CR at the end of one chunk and an LF at the start of the next are one line end.
+// a CR at the end of one chunk and an LF at the start of the next are one line end; hitting the
+// size cap happens at the same byte however the stream is split.
 
 #include "core/net/sseparser.h"
 
@@ -27,7 +28,9 @@ void require(bool holds)
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     FuzzedDataProvider input(data, size);
-    SseParser chunked;
+    // A small cap, so that the failed state is reached and must not depend on the chunking.
+    constexpr qsizetype Cap = 512;
+    SseParser chunked(Cap);
     QList<SseEvent> chunkedEvents;
     QByteArray all;
     while (input.remaining_bytes() > 0) {
@@ -38,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         chunkedEvents += chunked.feed(chunk);
     }
 
-    SseParser whole;
+    SseParser whole(Cap);
     const QList<SseEvent> wholeEvents = whole.feed(all);
     require(wholeEvents.size() == chunkedEvents.size());
     for (qsizetype i = 0; i < wholeEvents.size(); ++i) {
@@ -50,5 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(whole.retryMs() == chunked.retryMs());
     require(!whole.retryMs() || *whole.retryMs() >= 0);
     require(whole.bufferedBytes() == chunked.bufferedBytes());
+    require(whole.failed() == chunked.failed());
+    require(whole.bufferedBytes() <= Cap);
     return 0;
 }

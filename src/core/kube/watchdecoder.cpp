@@ -57,6 +57,13 @@ QList<WatchEvent> WatchDecoder::feed(const QByteArray &bytes)
         if (newline < 0) {
             break;
         }
+        if (newline - start > m_maxLineBytes) {
+            // Refused whether it came in one chunk or many, so the outcome never depends on
+            // how the network split the bytes.
+            m_problem = QCoreApplication::translate("Kube", "a watch event is longer than %1 MiB").arg(m_maxLineBytes / (1024 * 1024));
+            m_buffer.clear();
+            return out;
+        }
         const QByteArrayView line = QByteArrayView(m_buffer).sliced(start, newline - start).trimmed();
         start = newline + 1;
         m_scanFrom = start;

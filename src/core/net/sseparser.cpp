@@ -5,6 +5,9 @@ namespace Starforge::Net {
 QList<SseEvent> SseParser::feed(const QByteArray &bytes)
 {
     QList<SseEvent> out;
+    if (m_failed) {
+        return out;
+    }
     for (const char c : bytes) {
         if (c == '\n' && m_lastWasCr) {
             m_lastWasCr = false; // the LF of a CRLF split across chunks
@@ -14,9 +17,17 @@ QList<SseEvent> SseParser::feed(const QByteArray &bytes)
         if (c == '\r' || c == '\n') {
             line(m_line, out);
             m_line.clear();
+            if (m_failed) {
+                return out;
+            }
             continue;
         }
         m_line += c;
+        if (m_line.size() > m_maxEventBytes) {
+            m_failed = true;
+            m_line.clear();
+            return out;
+        }
     }
     return out;
 }
@@ -52,6 +63,10 @@ void SseParser::line(const QByteArray &raw, QList<SseEvent> &out)
         if (m_hasData) m_data += u'\n';
         m_data += QString::fromUtf8(value);
         m_hasData = true;
+        if (m_data.size() > m_maxEventBytes) {
+            m_failed = true;
+            m_data.clear();
+        }
     } else if (field == "event") {
         m_type = QString::fromUtf8(value);
     } else if (field == "id") {

@@ -24,10 +24,17 @@ struct SseEvent
 class SseParser
 {
 public:
-    // Returns the events the new bytes complete, in order.
+    static constexpr qsizetype DefaultMaxEventBytes = 16 * 1024 * 1024;
+
+    // A line, or an event's data, longer than maxEventBytes stops the parser (failed()): a
+    // stream that never ends a line must not grow without bound.
+    explicit SseParser(qsizetype maxEventBytes = DefaultMaxEventBytes) : m_maxEventBytes(maxEventBytes) {}
+
+    // Returns the events the new bytes complete, in order; nothing once failed.
     QList<SseEvent> feed(const QByteArray &bytes);
     std::optional<int> retryMs() const { return m_retry; }
     qsizetype bufferedBytes() const { return m_line.size(); }
+    bool failed() const { return m_failed; }
 
 private:
     void line(const QByteArray &line, QList<SseEvent> &out);
@@ -40,6 +47,8 @@ private:
     bool m_hasData = false;
     QString m_id;
     std::optional<int> m_retry;
+    qsizetype m_maxEventBytes;
+    bool m_failed = false;
 };
 
 } // namespace Starforge::Net
