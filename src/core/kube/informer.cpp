@@ -45,6 +45,36 @@ QJsonObject trimmed(QJsonObject object)
     return object;
 }
 
+struct ListHead
+{
+    QString resourceVersion;
+    QString continueToken;
+};
+
+// The list's metadata from the head of its body, without parsing the items: the API server
+// writes kind, apiVersion and metadata before items. Anything else: nullopt, and the caller
+// waits for the full parse.
+std::optional<ListHead> peekListHead(const QByteArray &body)
+{
+    const qsizetype items = body.indexOf("\"items\":");
+    if (items < 0 || items > 64 * 1024) {
+        return std::nullopt;
+    }
+    QByteArray head = body.left(items).trimmed();
+    if (!head.endsWith(',')) {
+        return std::nullopt;
+    }
+    head.chop(1);
+    head += '}';
+    const QJsonObject object = QJsonDocument::fromJson(head).object();
+    const QJsonValue metadata = object.value(QLatin1String("metadata"));
+    if (!metadata.isObject()) {
+        return std::nullopt;
+    }
+    return ListHead{metadata.toObject().value(QLatin1String("resourceVersion")).toString(),
+                    metadata.toObject().value(QLatin1String("continue")).toString()};
+}
+
 } // namespace
 
 struct Informer::Page
@@ -149,8 +179,11 @@ void Informer::stop()
 
 void Informer::relistNow()
 {
+    ++m_generation;   // pages of an earlier list still in flight or being parsed are void
     m_listing.clear();
     m_listResourceVersion.clear();
+    m_pagesParsing = 0;
+    m_lastPageFetched = false;
     list(QString());
 }
 
@@ -187,13 +220,27 @@ void Informer::list(const QString &continueToken)
             fail(*result.error, true);
             return;
         }
+        // The next page is asked for at once when the continue token can be read off the head of
+        // the body, so the server prepares it while this one is parsed.
+        const std::optional<ListHead> head = peekListHead(result.body);
+        if (head && m_listResourceVersion.isEmpty()) {
+            m_listResourceVersion = head->resourceVersion;
+        }
+        ++m_pagesParsing;
+        if (head) {
+            if (head->continueToken.isEmpty()) {
+                m_lastPageFetched = true;
+            } else {
+                list(head->continueToken);
+            }
+        }
         // Parsing a page of 500 pods takes milliseconds; 50,000 would stall the GUI, so it is done
         // on the pool and the cache is only touched back on this thread.
         auto *watcher = new QFutureWatcher<Page>(this);
-        connect(watcher, &QFutureWatcher<Page>::finished, this, [this, watcher, generation] {
+        connect(watcher, &QFutureWatcher<Page>::finished, this, [this, watcher, generation, followed = head.has_value()] {
             watcher->deleteLater();
             if (generation == m_generation) {
-                onPage(watcher->result());
+                onPage(watcher->result(), followed);
             }
         });
         watcher->setFuture(QtConcurrent::run([body = result.body] {
@@ -227,8 +274,9 @@ void Informer::list(const QString &continueToken)
     });
 }
 
-void Informer::onPage(const Page &page)
+void Informer::onPage(const Page &page, bool followed)
 {
+    --m_pagesParsing;
     if (!page.problem.isEmpty()) {
         fail(ApiError::malformed(tr("list %1").arg(m_kind.qualifiedName()), page.problem), true);
         return;
@@ -241,11 +289,16 @@ void Informer::onPage(const Page &page)
     for (const auto &item : page.items) {
         m_listing.insert(keyOf(item.first), item);
     }
-    if (!page.continueToken.isEmpty()) {
-        list(page.continueToken);
-        return;
+    if (!followed) {
+        if (page.continueToken.isEmpty()) {
+            m_lastPageFetched = true;
+        } else {
+            list(page.continueToken);
+        }
     }
-    finishList();
+    if (m_lastPageFetched && m_pagesParsing == 0) {
+        finishList();
+    }
 }
 
 void Informer::finishList()
@@ -459,6 +512,7 @@ void Informer::apply(const QJsonObject &incoming, bool isDelete)
 
 void Informer::fail(const ApiError &error, bool relist)
 {
+    ++m_generation;   // nothing of the failed round may act after this
     ++m_stats.failures;
     m_lastError = error;
     const bool mustList = relist || m_resourceVersion.isEmpty();

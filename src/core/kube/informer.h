@@ -108,7 +108,8 @@ private:
 
     void setState(State state);
     void list(const QString &continueToken);
-    void onPage(const Page &page);
+    // followed: the next page was already asked for from the body's head.
+    void onPage(const Page &page, bool followed);
     void finishList();
     void watch();
     void onWatchData();
@@ -128,6 +129,8 @@ private:
     QHash<QString, Cached> m_cache;
     QHash<QString, std::pair<QJsonObject, Cached>> m_listing;   // pages of the list in progress
     QString m_listResourceVersion;
+    int m_pagesParsing = 0;         // pages received and still being parsed
+    bool m_lastPageFetched = false; // the page without a continue token has arrived
     QString m_resourceVersion;
     std::optional<ApiError> m_lastError;
     Stats m_stats;
