@@ -163,6 +163,23 @@ private Q_SLOTS:
         QVERIFY2(mirror.m_problems.isEmpty(), qPrintable(mirror.m_problems.join(u'\n')));
         QCOMPARE(informer.get(QStringLiteral("starforge/svc-7"))->value(QLatin1String("metadata")).toObject()
                      .value(QLatin1String("labels")).toObject().value(QLatin1String("tier")).toString(), QStringLiteral("b"));
+
+        // Field and label selectors narrow list and watch alike.
+        InformerOptions narrow = fastOptions();
+        narrow.fieldSelector = QStringLiteral("metadata.name=svc-9");
+        narrow.labelSelector = QStringLiteral("tier=a");
+        Informer one(m_client.get(), ResourceKind::services(), narrow);
+        one.start();
+        QTRY_VERIFY(one.hasSynced());
+        QCOMPARE(one.keys(), QStringList{QStringLiteral("starforge/svc-9")});
+        QTRY_COMPARE(one.state(), Informer::State::Watching);
+        m_sandbox->store()->modify(*m_services, QStringLiteral("starforge"), QStringLiteral("svc-9"), [](QJsonObject &o) {
+            QJsonObject m = o.value(QLatin1String("metadata")).toObject();
+            m.insert(QStringLiteral("labels"), QJsonObject{{QStringLiteral("tier"), QStringLiteral("b")}});
+            o.insert(QStringLiteral("metadata"), m);
+            return true;
+        });
+        QTRY_COMPARE(one.size(), 0);   // it left the label selector's view
     }
 
     void expiredHistoryRelistsAndDiffs()
