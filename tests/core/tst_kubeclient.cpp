@@ -244,6 +244,34 @@ private Q_SLOTS:
         QVERIFY2(stream.reconnects() >= 3, qPrintable(QString::number(stream.reconnects())));
     }
 
+    void aRunawayLineComesInBoundedPieces()
+    {
+        const QString script = QStringLiteral("echo before; head -c 3000000 /dev/zero | tr '\\0' a; echo; echo after");
+        const QJsonObject container{{QStringLiteral("name"), QStringLiteral("main")}, {QStringLiteral("image"), Present},
+                                    {QStringLiteral("command"), QJsonArray{QStringLiteral("sh"), QStringLiteral("-c"), script}}};
+        QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods"), podJson(QStringLiteral("long-line"), container)).status, 201);
+        KubeClient client(config());
+        LogStreamOptions options;
+        options.maxLineBytes = 256 * 1024;
+        LogStream stream(&client, QStringLiteral("starforge"), QStringLiteral("long-line"), options);
+        QList<LogLine> received;
+        bool done = false;
+        connect(&stream, &LogStream::lines, this, [&](const QList<LogLine> &lines) { received += lines; });
+        connect(&stream, &LogStream::finished, this, [&] { done = true; });
+        stream.start();
+        QTRY_VERIFY_WITH_TIMEOUT(done, 30000);
+        QVERIFY(received.size() > 3);
+        QCOMPARE(received.first().text, QByteArray("before"));
+        QCOMPARE(received.last().text, QByteArray("after"));
+        QByteArray joined;
+        for (qsizetype i = 1; i < received.size() - 1; ++i) {
+            QVERIFY(received.at(i).text.size() <= options.maxLineBytes);   // bounded, whatever the chunking
+            QCOMPARE(received.at(i).timestamp.isEmpty(), i > 1);   // only the first piece has a time
+            joined += received.at(i).text;
+        }
+        QCOMPARE(joined, QByteArray(3000000, 'a'));
+    }
+
     void resumeRuleSkipsWhatWasDelivered()
     {
         int skip = 2;

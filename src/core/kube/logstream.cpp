@@ -133,25 +133,39 @@ void LogStream::connectStream()
     }
     m_skipAtLast = m_deliveredAtLast;
     m_partial.clear();
+    m_inCutLine = false;          // a new stream starts at a line
+    m_droppingCutLine = false;
     m_reply = m_client->openStream(request);
     connect(m_reply, &QNetworkReply::readyRead, this, &LogStream::onData);
     connect(m_reply, &QNetworkReply::finished, this, &LogStream::onStreamFinished);
 }
 
-void LogStream::deliver(QByteArray line, QList<LogLine> &out)
+void LogStream::deliver(QByteArray piece, bool endsLine, QList<LogLine> &out)
 {
-    if (line.endsWith('\r')) {
-        line.chop(1);
+    if (endsLine && piece.endsWith('\r')) {
+        piece.chop(1);
     }
-    const qsizetype space = line.indexOf(' ');
+    if (m_inCutLine) {
+        // The rest of a line cut for length: no timestamp of its own, and it shares the fate of
+        // the line's first piece.
+        if (!m_droppingCutLine) {
+            out.append(LogLine{{}, std::move(piece)});
+        }
+        m_inCutLine = !endsLine;
+        m_droppingCutLine = m_droppingCutLine && !endsLine;
+        return;
+    }
+    m_inCutLine = !endsLine;
+    const qsizetype space = piece.indexOf(' ');
     LogLine entry;
     if (space > 0) {
-        entry.timestamp = line.left(space);
-        entry.text = line.mid(space + 1);
+        entry.timestamp = piece.left(space);
+        entry.text = piece.mid(space + 1);
     } else {
-        entry.text = line;
+        entry.text = piece;
     }
     if (!entry.timestamp.isEmpty() && !isNew(entry.timestamp, m_lastTimestamp, m_skipAtLast)) {
+        m_droppingCutLine = m_inCutLine;
         return;
     }
     if (!entry.timestamp.isEmpty()) {
@@ -176,19 +190,20 @@ void LogStream::onData()
     qsizetype start = 0;
     for (;;) {
         const qsizetype newline = m_partial.indexOf('\n', start);
+        const qsizetype end = newline < 0 ? m_partial.size() : newline;
+        // A runaway line goes out in pieces of at most maxLineBytes rather than held whole. Its
+        // timestamp stays with the first piece, so resuming cannot mistake the rest for new lines.
+        while (end - start > m_options.maxLineBytes) {
+            deliver(m_partial.mid(start, m_options.maxLineBytes), false, out);
+            start += m_options.maxLineBytes;
+        }
         if (newline < 0) {
             break;
         }
-        deliver(m_partial.mid(start, newline - start), out);
+        deliver(m_partial.mid(start, newline - start), true, out);
         start = newline + 1;
     }
     m_partial.remove(0, start);
-    if (m_partial.size() > m_options.maxLineBytes) {
-        // A runaway line: deliver it in pieces rather than hold it all. Its timestamp stays with
-        // the first piece only, so resuming cannot mistake the rest for new lines.
-        deliver(m_partial, out);
-        m_partial.clear();
-    }
     if (!out.isEmpty()) {
         m_backoff.reset();
         m_lastError.reset();
@@ -210,7 +225,7 @@ void LogStream::onStreamFinished()
     if (Net::httpStatus(reply) == 200 && reply->error() == QNetworkReply::NoError) {
         if (!m_partial.isEmpty()) {
             QList<LogLine> out;
-            deliver(m_partial, out);
+            deliver(m_partial, true, out);
             m_partial.clear();
             if (!out.isEmpty()) {
                 Q_EMIT lines(out);

@@ -27,6 +27,8 @@ struct LogLine
 {
     QByteArray timestamp;   // RFC 3339 with nanoseconds, as the kubelet wrote it
     QByteArray text;        // without the timestamp and the newline
+    // A line longer than LogStreamOptions::maxLineBytes arrives in pieces; the pieces after the
+    // first have no timestamp.
 };
 
 struct LogStreamOptions
@@ -69,7 +71,8 @@ private:
     // After a clean end (or a 400 when afterError): the pod says whether more is to come.
     void checkPod(bool afterError);
     void retry(const ApiError &error);
-    void deliver(QByteArray line, QList<LogLine> &out);
+    // endsLine: the piece ends at a newline (false: a line cut at maxLineBytes, more to come).
+    void deliver(QByteArray piece, bool endsLine, QList<LogLine> &out);
 
     KubeClient *m_client;
     QString m_ns;
@@ -85,6 +88,8 @@ private:
     QByteArray m_lastTimestamp;   // of the last delivered line
     int m_deliveredAtLast = 0;    // lines delivered with exactly m_lastTimestamp
     int m_skipAtLast = 0;         // on a resumed stream: lines at m_lastTimestamp still to skip
+    bool m_inCutLine = false;     // the last piece delivered was a line cut for length
+    bool m_droppingCutLine = false; // ... and it was already delivered before, so is its rest
     std::optional<ApiError> m_lastError;
     QTimer m_retry;
 };
