@@ -1,0 +1,87 @@
+#pragma once
+
+// The RayJob for a JobSpec and its uploaded Capsule (DESIGN.md, "The submit path", step 4;
+// docs/jobspec.md maps every field). Pure: the same input gives the same object, so the
+// wizard's review page, `starforge-cli manifest` and the submitter show and send one thing.
+
+#include "core/job/jobspec.h"
+#include "core/util/result.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QUrl>
+#include <QVersionNumber>
+
+namespace Starforge::Config {
+class EffectiveConfig;
+}
+
+namespace Starforge::Job {
+
+// The name of the init container that fetches the Capsule on HTTP-only storage; the diagnosis
+// engine recognises its failures by it.
+inline constexpr char CapsuleInitContainerName[] = "fetch-capsule";
+
+// Labels and annotations by which the app finds its own objects.
+namespace Labels {
+inline constexpr char ManagedBy[] = "app.kubernetes.io/managed-by";
+inline constexpr char ManagedByValue[] = "starforge";
+inline constexpr char JobId[] = "starforge.dev/job-id";
+inline constexpr char JobName[] = "starforge.dev/job-name";
+inline constexpr char Pool[] = "starforge.dev/pool";
+inline constexpr char CapsuleSha256[] = "starforge.dev/capsule-sha256";
+inline constexpr char JobSpec[] = "starforge.dev/jobspec";
+} // namespace Labels
+
+// The FORGE_* settings the manifest depends on.
+struct ClusterSettings
+{
+    QString ns = QStringLiteral("starforge");
+    QString image = QStringLiteral("nvcr.io/nvidia/nemo-rl:v0.7.0");   // FORGE_IMAGE_NEMO_RL
+    QString nemoRlDir = QStringLiteral("/opt/nemo-rl");
+    QString gpuNodeLabel = QStringLiteral("starforge/gpu-series");
+    QString shmSize = QStringLiteral("64Gi");
+    QString storageRoot = QStringLiteral("/starforge");
+    QString storagePvc = QStringLiteral("starforge-storage");
+    QString storageMount;        // empty: storageRoot
+    bool storageShared = true;
+    QString corpusPvc;
+    QString rayVersion = QStringLiteral("2.55.1");
+    int ttlSeconds = 600;
+    int preRunningDeadlineSeconds = 1800;
+    bool gpuPassthrough = true;
+
+    static ClusterSettings fromConfig(const Config::EffectiveConfig &config);
+};
+
+struct CapsuleLocation
+{
+    QString sha256;              // hex of the zip bytes
+    QUrl url;                    // presigned https URL, or an http URL on HTTP-only storage
+};
+
+struct RayJobInput
+{
+    JobSpec spec;
+    QString jobId;               // six lowercase letters and digits (newJobId())
+    CapsuleLocation capsule;
+    ClusterSettings settings;
+    QVersionNumber operatorVersion = QVersionNumber(1, 7); // preRunningDeadlineSeconds from 1.6
+};
+
+class RayJobBuilder
+{
+public:
+    // The RayJob object, or every reason it cannot be built (the JobSpec's own problems, those
+    // against the settings, a bad job id or Capsule location).
+    static Result<QJsonObject> build(const RayJobInput &input);
+
+    static QString rayJobName(const JobSpec &spec, const QString &jobId);
+    // The Ray custom resource that pins work to a pool: "starforge_pool_<name>".
+    static QString poolResource(const Pool &pool);
+    static QString newJobId();
+    // Where the init container puts the Capsule on HTTP-only storage (a file:// working_dir).
+    static QString capsuleMountPath() { return QStringLiteral("/starforge-capsule"); }
+};
+
+} // namespace Starforge::Job
