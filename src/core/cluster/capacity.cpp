@@ -1,0 +1,655 @@
+#include "core/cluster/capacity.h"
+
+#include "core/kube/informer.h"
+
+#include <QTimer>
+
+namespace Starforge::Cluster {
+
+namespace {
+
+const QString NoSchedule = QStringLiteral("NoSchedule");
+const QString NoExecute = QStringLiteral("NoExecute");
+
+QString plural(int n, const char *one, const char *many)
+{
+    return QString::number(n) + u' ' + QString::fromLatin1(n == 1 ? one : many);
+}
+
+bool holdsResources(const Kube::Pod &pod)
+{
+    return !pod.nodeName.isEmpty() && pod.phase != QLatin1String("Succeeded") && pod.phase != QLatin1String("Failed");
+}
+
+void decrement(std::map<int, int> &counts, int key)
+{
+    const auto it = counts.find(key);
+    if (it != counts.end() && --it->second <= 0) {
+        counts.erase(it);
+    }
+}
+
+} // namespace
+
+QString seriesLabelFromEnvironment()
+{
+    const QString fromEnv = qEnvironmentVariable("FORGE_K8S_GPU_NODE_LABEL").trimmed();
+    return fromEnv.isEmpty() ? QString::fromLatin1(DefaultSeriesLabel) : fromEnv;
+}
+
+Toleration Toleration::fromJson(const QJsonObject &toleration)
+{
+    return Toleration{toleration.value(QStringLiteral("key")).toString(), toleration.value(QStringLiteral("operator")).toString(),
+                      toleration.value(QStringLiteral("value")).toString(), toleration.value(QStringLiteral("effect")).toString()};
+}
+
+QJsonObject Toleration::toJson() const
+{
+    QJsonObject out;
+    if (!key.isEmpty()) out.insert(QStringLiteral("key"), key);
+    if (!operatorName.isEmpty()) out.insert(QStringLiteral("operator"), operatorName);
+    if (!value.isEmpty()) out.insert(QStringLiteral("value"), value);
+    if (!effect.isEmpty()) out.insert(QStringLiteral("effect"), effect);
+    return out;
+}
+
+bool Toleration::tolerates(const Kube::Taint &taint) const
+{
+    // core/v1 Toleration.ToleratesTaint: effect (empty = all), key (empty with Exists = all),
+    // then Exists matches any value and Equal (the default) the same value.
+    if (!effect.isEmpty() && effect != taint.effect) {
+        return false;
+    }
+    const bool exists = operatorName == QLatin1String("Exists");
+    if (key.isEmpty()) {
+        return exists;
+    }
+    if (key != taint.key) {
+        return false;
+    }
+    return exists || value == taint.value;
+}
+
+QList<Toleration> defaultTolerations()
+{
+    return {Toleration{QStringLiteral("nvidia.com/gpu"), QStringLiteral("Exists"), {}, NoSchedule}};
+}
+
+bool tolerated(const QList<Toleration> &tolerations, const Kube::Taint &taint)
+{
+    return std::any_of(tolerations.cbegin(), tolerations.cend(), [&](const Toleration &t) { return t.tolerates(taint); });
+}
+
+std::optional<Kube::Taint> untoleratedTaint(const QList<Toleration> &tolerations, const QList<Kube::Taint> &taints)
+{
+    for (const Kube::Taint &taint : taints) {
+        if ((taint.effect == NoSchedule || taint.effect == NoExecute) && !tolerated(tolerations, taint)) {
+            return taint;
+        }
+    }
+    return std::nullopt;
+}
+
+QString taintText(const Kube::Taint &taint)
+{
+    if (taint.value.isEmpty()) {
+        return taint.key + u':' + taint.effect;
+    }
+    return taint.key + u'=' + taint.value + u':' + taint.effect;
+}
+
+QString blockName(Block block)
+{
+    switch (block) {
+    case Block::None: return {};
+    case Block::Cordoned: return QStringLiteral("cordoned");
+    case Block::NotReady: return QStringLiteral("not ready");
+    case Block::Tainted: return QStringLiteral("tainted");
+    }
+    return {};
+}
+
+QString fitName(Fit fit)
+{
+    switch (fit) {
+    case Fit::FitsNow: return QStringLiteral("FitsNow");
+    case Fit::FitsWhenFree: return QStringLiteral("FitsWhenFree");
+    case Fit::NeverFits: return QStringLiteral("NeverFits");
+    }
+    return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+
+CapacityModel::CapacityModel(QList<Toleration> tolerations)
+    : m_tolerations(std::move(tolerations))
+{
+}
+
+CapacityModel CapacityModel::build(const QList<Kube::Node> &nodes, const QList<Kube::Pod> &pods, QList<Toleration> tolerations)
+{
+    CapacityModel model(std::move(tolerations));
+    model.m_nodes.reserve(nodes.size());
+    model.m_nodeViews.reserve(nodes.size());
+    model.m_pods.reserve(pods.size());
+    // Pods first, while no node is known: their use collects per node name, and each node then
+    // enters the series totals once with its final usage.
+    for (const Kube::Pod &pod : pods) {
+        model.setPod(pod);
+    }
+    for (const Kube::Node &node : nodes) {
+        model.setNode(node);
+    }
+    return model;
+}
+
+Block CapacityModel::judge(const Kube::Node &node, QString *detail) const
+{
+    if (node.unschedulable) {
+        return Block::Cordoned;
+    }
+    if (!node.ready) {
+        *detail = node.readyReason.isEmpty() ? QStringLiteral("Ready condition not True") : node.readyReason;
+        return Block::NotReady;
+    }
+    if (const auto taint = untoleratedTaint(m_tolerations, node.taints)) {
+        // The lifecycle controller's own taints say more than "tainted".
+        if (taint->key == QLatin1String("node.kubernetes.io/unschedulable")) {
+            return Block::Cordoned;
+        }
+        if (taint->key == QLatin1String("node.kubernetes.io/not-ready") || taint->key == QLatin1String("node.kubernetes.io/unreachable")) {
+            *detail = taintText(*taint);
+            return Block::NotReady;
+        }
+        *detail = taintText(*taint);
+        return Block::Tainted;
+    }
+    return Block::None;
+}
+
+void CapacityModel::addContribution(const NodeEntry &e)
+{
+    SeriesTotals &t = m_series[e.series];
+    ++t.nodes;
+    t.capacity += e.allocatable;
+    t.used += e.used;
+    if (e.schedulable()) {
+        ++t.schedulableNodes;
+        t.free += e.free();
+        ++t.freeCounts[e.free()];
+        ++t.allocatableCounts[e.allocatable];
+    } else {
+        t.blocked += e.blocked();
+    }
+}
+
+void CapacityModel::removeContribution(const NodeEntry &e)
+{
+    const auto it = m_series.find(e.series);
+    if (it == m_series.end()) {
+        return;
+    }
+    SeriesTotals &t = *it;
+    --t.nodes;
+    t.capacity -= e.allocatable;
+    t.used -= e.used;
+    if (e.schedulable()) {
+        --t.schedulableNodes;
+        t.free -= e.free();
+        decrement(t.freeCounts, e.free());
+        decrement(t.allocatableCounts, e.allocatable);
+    } else {
+        t.blocked -= e.blocked();
+    }
+    if (t.nodes <= 0) {
+        m_series.erase(it);
+    }
+}
+
+void CapacityModel::setNode(const Kube::Node &node)
+{
+    NodeEntry entry;
+    entry.name = node.name;
+    entry.series = node.series;
+    entry.capacity = node.gpuCapacity;
+    entry.allocatable = node.gpuAllocatable;
+    entry.block = judge(node, &entry.blockDetail);
+    const auto old = m_nodes.find(node.name);
+    if (old != m_nodes.end()) {
+        entry.used = old->used;
+        entry.pods = old->pods;
+        removeContribution(*old);
+        if (old->series != entry.series) {
+            m_seriesNodes[old->series].remove(node.name);
+            if (m_seriesNodes[old->series].isEmpty()) {
+                m_seriesNodes.remove(old->series);
+            }
+        }
+    } else if (const auto pending = m_unknownNodeUse.constFind(node.name); pending != m_unknownNodeUse.constEnd()) {
+        entry.used = pending->first;
+        entry.pods = pending->second;
+        m_unknownNodeUse.erase(pending);
+    }
+    m_seriesNodes[entry.series].insert(entry.name);
+    addContribution(entry);
+    m_nodes.insert(entry.name, entry);
+    m_nodeViews.insert(entry.name, node);
+}
+
+void CapacityModel::removeNode(const QString &name)
+{
+    const auto it = m_nodes.find(name);
+    if (it == m_nodes.end()) {
+        return;
+    }
+    removeContribution(*it);
+    // Its pods are still bound to the name: keep their use for a node of that name coming back.
+    if (it->pods > 0) {
+        m_unknownNodeUse.insert(name, {it->used, it->pods});
+    }
+    auto members = m_seriesNodes.find(it->series);
+    if (members != m_seriesNodes.end()) {
+        members->remove(name);
+        if (members->isEmpty()) {
+            m_seriesNodes.erase(members);
+        }
+    }
+    m_nodes.erase(it);
+    m_nodeViews.remove(name);
+}
+
+void CapacityModel::addUse(const PodUse &use)
+{
+    const auto it = m_nodes.find(use.node);
+    if (it == m_nodes.end()) {
+        auto &pending = m_unknownNodeUse[use.node];
+        pending.first += use.gpus;
+        pending.second += 1;
+        return;
+    }
+    removeContribution(*it);
+    it->used += use.gpus;
+    it->pods += 1;
+    addContribution(*it);
+}
+
+void CapacityModel::removeUse(const PodUse &use)
+{
+    const auto it = m_nodes.find(use.node);
+    if (it == m_nodes.end()) {
+        const auto pending = m_unknownNodeUse.find(use.node);
+        if (pending != m_unknownNodeUse.end()) {
+            pending->first -= use.gpus;
+            pending->second -= 1;
+            if (pending->second <= 0) {
+                m_unknownNodeUse.erase(pending);
+            }
+        }
+        return;
+    }
+    removeContribution(*it);
+    it->used -= use.gpus;
+    it->pods -= 1;
+    addContribution(*it);
+}
+
+void CapacityModel::setPod(const Kube::Pod &pod)
+{
+    const QString key = pod.ns + u'/' + pod.name;
+    const auto old = m_pods.constFind(key);
+    const bool holds = holdsResources(pod);
+    if (old != m_pods.constEnd()) {
+        if (holds && old->node == pod.nodeName && old->gpus == pod.gpuRequests) {
+            return;   // status churn: nothing the numbers depend on moved
+        }
+        removeUse(*old);
+        m_pods.erase(old);
+    }
+    if (holds) {
+        const PodUse use{pod.nodeName, pod.gpuRequests};
+        addUse(use);
+        m_pods.insert(key, use);
+    }
+}
+
+void CapacityModel::removePod(const QString &ns, const QString &name)
+{
+    const auto it = m_pods.constFind(ns + u'/' + name);
+    if (it == m_pods.constEnd()) {
+        return;
+    }
+    removeUse(*it);
+    m_pods.erase(it);
+}
+
+QString CapacityModel::podNode(const QString &ns, const QString &name) const
+{
+    return m_pods.value(ns + u'/' + name).node;
+}
+
+void CapacityModel::clear()
+{
+    m_nodes.clear();
+    m_nodeViews.clear();
+    m_pods.clear();
+    m_unknownNodeUse.clear();
+    m_series.clear();
+    m_seriesNodes.clear();
+}
+
+void CapacityModel::setTolerations(const QList<Toleration> &tolerations)
+{
+    m_tolerations = tolerations;
+    const QList<Kube::Node> views = m_nodeViews.values();
+    for (const Kube::Node &node : views) {
+        setNode(node);
+    }
+}
+
+const NodeEntry *CapacityModel::node(const QString &name) const
+{
+    const auto it = m_nodes.constFind(name);
+    return it == m_nodes.constEnd() ? nullptr : &*it;
+}
+
+QStringList CapacityModel::nodesOf(const QString &series) const
+{
+    QStringList out = m_seriesNodes.value(series).values();
+    out.sort();
+    return out;
+}
+
+QStringList CapacityModel::seriesNames() const
+{
+    QStringList out;
+    for (auto it = m_series.cbegin(); it != m_series.cend(); ++it) {
+        if (!it.key().isEmpty()) {
+            out << it.key();
+        }
+    }
+    out.sort();
+    return out;
+}
+
+SeriesSummary CapacityModel::series(const QString &series) const
+{
+    SeriesSummary s;
+    s.series = series;
+    const auto it = m_series.constFind(series);
+    if (it == m_series.constEnd()) {
+        return s;
+    }
+    s.nodes = it->nodes;
+    s.schedulableNodes = it->schedulableNodes;
+    s.blockedNodes = it->nodes - it->schedulableNodes;
+    s.capacity = it->capacity;
+    s.used = it->used;
+    s.free = it->free;
+    s.blocked = it->blocked;
+    s.largestFree = it->freeCounts.empty() ? 0 : it->freeCounts.rbegin()->first;
+    s.largestAllocatable = it->allocatableCounts.empty() ? 0 : it->allocatableCounts.rbegin()->first;
+    return s;
+}
+
+QList<SeriesSummary> CapacityModel::allSeries() const
+{
+    QList<SeriesSummary> out;
+    for (const QString &name : seriesNames()) {
+        out << series(name);
+    }
+    return out;
+}
+
+int CapacityModel::usedOnUnknownNodes() const
+{
+    int total = 0;
+    for (const auto &use : m_unknownNodeUse) {
+        total += use.first;
+    }
+    return total;
+}
+
+FitVerdict CapacityModel::fit(const FitRequest &request) const
+{
+    FitVerdict verdict;
+    verdict.pools.resize(request.pools.size());
+    // Largest pods first; ties keep the JobSpec's order, so the result is deterministic.
+    QList<qsizetype> order;
+    for (qsizetype i = 0; i < request.pools.size(); ++i) {
+        order << i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](qsizetype a, qsizetype b) {
+        return request.pools.at(a).gpusPerNode > request.pools.at(b).gpusPerNode;
+    });
+
+    QSet<QString> takenNow;    // nodes the placement by free GPUs has given a pod
+    QSet<QString> takenIdle;   // nodes the placement by allocatable GPUs has given a pod
+    const QStringList known = seriesNames();
+    for (const qsizetype index : order) {
+        const PoolRequest &pool = request.pools.at(index);
+        PoolVerdict &v = verdict.pools[index];
+        v.request = pool;
+        const int need = std::max(0, pool.gpusPerNode);
+        const int wanted = std::max(0, pool.nodes);
+        const SeriesSummary summary = series(pool.series);
+        v.seriesNodes = summary.nodes;
+        v.largestFree = summary.largestFree;
+        v.largestAllocatable = summary.largestAllocatable;
+
+        // Candidates by free GPUs (best fit: fewest free first) and by allocatable.
+        QList<const NodeEntry *> byFree;
+        QList<const NodeEntry *> byAllocatable;
+        int takenByOthers = 0;
+        for (const QString &name : m_seriesNodes.value(pool.series)) {
+            const NodeEntry *entry = &*m_nodes.constFind(name);
+            const NodeEntry &e = *entry;
+            if (e.allocatable < need) {
+                continue;
+            }
+            if (!e.schedulable()) {
+                ++v.blocked;
+                continue;
+            }
+            if (takenIdle.contains(name)) {
+                ++takenByOthers;
+            } else {
+                byAllocatable << entry;
+            }
+            if (takenNow.contains(name)) {
+                continue;
+            }
+            if (e.free() >= need) {
+                byFree << entry;
+                ++v.freeNow;
+            } else {
+                ++v.busy;
+            }
+        }
+        const auto bestFit = [](auto key) {
+            return [key](const NodeEntry *a, const NodeEntry *b) {
+                const int ka = key(a), kb = key(b);
+                return ka != kb ? ka < kb : a->name < b->name;
+            };
+        };
+        std::sort(byFree.begin(), byFree.end(), bestFit([](const NodeEntry *e) { return e->free(); }));
+        std::sort(byAllocatable.begin(), byAllocatable.end(), bestFit([](const NodeEntry *e) { return e->allocatable; }));
+
+        const bool idleFits = byAllocatable.size() >= wanted;
+        if (idleFits) {
+            for (int i = 0; i < wanted; ++i) takenIdle.insert(byAllocatable.at(i)->name);
+        }
+        if (v.freeNow >= wanted) {
+            v.fit = Fit::FitsNow;
+            for (int i = 0; i < wanted; ++i) {
+                takenNow.insert(byFree.at(i)->name);
+                v.placement << byFree.at(i)->name;
+            }
+        } else {
+            v.fit = idleFits ? Fit::FitsWhenFree : Fit::NeverFits;
+        }
+
+        // The sentence, with the numbers that decided it.
+        const QString who = pool.name.isEmpty() ? QStringLiteral("the pool") : QStringLiteral("pool \"%1\"").arg(pool.name);
+        const QString needs = QStringLiteral("needs %1 with %2 free GPUs of %3").arg(plural(wanted, "node", "nodes")).arg(need).arg(pool.series);
+        QString sentence;
+        if (summary.nodes == 0) {
+            sentence = QStringLiteral("%1 can never fit: %2, and no node has the series \"%3\" (known series: %4)")
+                           .arg(who, needs, pool.series, known.isEmpty() ? QStringLiteral("none") : known.join(QStringLiteral(", ")));
+        } else if (v.fit == Fit::NeverFits && need > summary.largestAllocatable && v.blocked == 0) {
+            sentence = QStringLiteral("%1 can never fit: %2, and the largest %3 node has %4 GPUs")
+                           .arg(who, needs, pool.series).arg(summary.largestAllocatable);
+        } else {
+            const QString state = v.fit == Fit::FitsNow ? QStringLiteral("fits now") : v.fit == Fit::FitsWhenFree ? QStringLiteral("waits for busy nodes")
+                                                                                                                : QStringLiteral("can never fit");
+            sentence = QStringLiteral("%1 %2: %3; %4 %5 free now").arg(who, state, needs).arg(v.freeNow).arg(v.freeNow == 1 ? QStringLiteral("has %1").arg(need)
+                                                                                                                   : QStringLiteral("have %1").arg(need));
+            if (v.busy > 0) {
+                sentence += QStringLiteral(", %1 more %2 busy").arg(v.busy).arg(v.busy == 1 ? QStringLiteral("is") : QStringLiteral("are"));
+            }
+            if (v.blocked > 0) {
+                sentence += QStringLiteral(", %1 more %2 cordoned, not ready or tainted").arg(v.blocked).arg(v.blocked == 1 ? QStringLiteral("is") : QStringLiteral("are"));
+            }
+            if (takenByOthers > 0) {
+                sentence += QStringLiteral(", %1 taken by the job's other pools").arg(plural(takenByOthers, "node", "nodes"));
+            }
+            if (v.fit == Fit::NeverFits) {
+                sentence += QStringLiteral("; the series has only %1 big enough").arg(plural(int(byAllocatable.size()) + takenByOthers, "schedulable node", "schedulable nodes"));
+            }
+            sentence += QStringLiteral("; largest free node has %1").arg(summary.largestFree);
+        }
+        v.sentence = sentence;
+        verdict.fit = std::max(verdict.fit, v.fit);
+    }
+
+    if (request.pools.isEmpty()) {
+        verdict.sentence = QStringLiteral("no pools asked");
+        return verdict;
+    }
+    QStringList sentences;
+    for (const Fit level : {Fit::NeverFits, Fit::FitsWhenFree, Fit::FitsNow}) {
+        for (const PoolVerdict &v : std::as_const(verdict.pools)) {
+            if (v.fit == level) sentences << v.sentence;
+        }
+    }
+    verdict.sentence = sentences.join(QStringLiteral("; "));
+    return verdict;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+CapacityTracker::CapacityTracker(QString seriesLabel, QList<Toleration> tolerations, QObject *parent)
+    : QObject(parent)
+    , m_seriesLabel(std::move(seriesLabel))
+    , m_model(std::move(tolerations))
+{
+}
+
+CapacityTracker::~CapacityTracker() = default;
+
+void CapacityTracker::attach(Kube::Informer *nodes, Kube::Informer *pods)
+{
+    if (m_nodes) disconnect(m_nodes, nullptr, this, nullptr);
+    if (m_pods) disconnect(m_pods, nullptr, this, nullptr);
+    m_nodes = nodes;
+    m_pods = pods;
+    m_model.clear();
+    if (nodes) {
+        connect(nodes, &Kube::Informer::added, this, &CapacityTracker::nodeAdded);
+        connect(nodes, &Kube::Informer::updated, this, [this](const QJsonObject &, const QJsonObject &after) { nodeAdded(after); });
+        connect(nodes, &Kube::Informer::deleted, this, &CapacityTracker::nodeDeleted);
+        connect(nodes, &Kube::Informer::synced, this, [this] { if (isSynced()) Q_EMIT synced(); });
+        for (const QJsonObject &node : nodes->list()) nodeAdded(node);
+    }
+    if (pods) {
+        connect(pods, &Kube::Informer::added, this, &CapacityTracker::podAdded);
+        connect(pods, &Kube::Informer::updated, this, [this](const QJsonObject &, const QJsonObject &after) { podAdded(after); });
+        connect(pods, &Kube::Informer::deleted, this, &CapacityTracker::podDeleted);
+        connect(pods, &Kube::Informer::synced, this, [this] { if (isSynced()) Q_EMIT synced(); });
+        for (const QJsonObject &pod : pods->list()) podAdded(pod);
+    }
+    scheduleChanged();
+}
+
+bool CapacityTracker::isSynced() const
+{
+    return (!m_nodes || m_nodes->hasSynced()) && (!m_pods || m_pods->hasSynced()) && (m_nodes || m_pods);
+}
+
+void CapacityTracker::nodeAdded(const QJsonObject &node)
+{
+    const Kube::Node view = Kube::Node::fromJson(node, m_seriesLabel);
+    const NodeEntry *before = m_model.node(view.name);
+    const QString oldSeries = before ? before->series : QString();
+    m_model.setNode(view);
+    if (before && oldSeries != view.series) {
+        Q_EMIT nodeChanged(view.name, oldSeries);
+    }
+    Q_EMIT nodeChanged(view.name, view.series);
+    scheduleChanged();
+}
+
+void CapacityTracker::nodeDeleted(const QJsonObject &node)
+{
+    const QString name = node.value(QLatin1String("metadata")).toObject().value(QLatin1String("name")).toString();
+    const NodeEntry *entry = m_model.node(name);
+    if (!entry) {
+        return;
+    }
+    const QString series = entry->series;
+    m_model.removeNode(name);
+    Q_EMIT nodeChanged(name, series);
+    scheduleChanged();
+}
+
+void CapacityTracker::podAdded(const QJsonObject &pod)
+{
+    const Kube::Pod view = Kube::Pod::fromJson(pod);
+    const QString before = m_model.podNode(view.ns, view.name);
+    const NodeEntry *old = before.isEmpty() ? nullptr : m_model.node(before);
+    const int oldUsed = old ? old->used : 0;
+    const int oldPods = old ? old->pods : 0;
+    m_model.setPod(view);
+    const QString after = m_model.podNode(view.ns, view.name);
+    bool touched = false;
+    if (const NodeEntry *e = before.isEmpty() ? nullptr : m_model.node(before); e && (e->used != oldUsed || e->pods != oldPods)) {
+        Q_EMIT nodeChanged(before, e->series);
+        touched = true;
+    }
+    if (const NodeEntry *e = after.isEmpty() || after == before ? nullptr : m_model.node(after)) {
+        Q_EMIT nodeChanged(after, e->series);
+        touched = true;
+    }
+    if (touched || before != after) {
+        scheduleChanged();
+    }
+}
+
+void CapacityTracker::podDeleted(const QJsonObject &pod)
+{
+    const QJsonObject meta = pod.value(QLatin1String("metadata")).toObject();
+    const QString ns = meta.value(QLatin1String("namespace")).toString();
+    const QString name = meta.value(QLatin1String("name")).toString();
+    const QString node = m_model.podNode(ns, name);
+    if (node.isEmpty()) {
+        return;
+    }
+    m_model.removePod(ns, name);
+    if (const NodeEntry *e = m_model.node(node)) {
+        Q_EMIT nodeChanged(node, e->series);
+    }
+    scheduleChanged();
+}
+
+void CapacityTracker::scheduleChanged()
+{
+    if (m_changePending) {
+        return;
+    }
+    m_changePending = true;
+    QTimer::singleShot(0, this, [this] {
+        m_changePending = false;
+        Q_EMIT changed();
+    });
+}
+
+} // namespace Starforge::Cluster

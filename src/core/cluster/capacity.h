@@ -1,0 +1,278 @@
+#pragma once
+
+// GPU capacity of the cluster, per node and per series, and the fit verdict for a job's pools.
+// The capacity heatmap and the fit verdict read the same CapacityModel, so what the user sees
+// is what the verdict decides on.
+//
+// Inputs, by the rules kubectl's describe node and the scheduler use:
+//  - a node's GPUs are its allocatable nvidia.com/gpu; its series is the value of the GPU
+//    series label (FORGE_K8S_GPU_NODE_LABEL, default starforge/gpu-series);
+//  - a pod uses GPUs on a node when it is bound to it (spec.nodeName) and not Succeeded or
+//    Failed; its GPUs are its nvidia.com/gpu requests (Kube::Pod::gpuRequests: app containers
+//    summed, at least the largest init container, sidecars added, overhead added).
+//
+// Blocked nodes: a node whose GPUs the job's pods cannot get even when they are free.
+//  - Cordoned: spec.unschedulable (the scheduler's NodeUnschedulable filter).
+//  - NotReady: the Ready condition is not True (the node lifecycle controller taints such a
+//    node not-ready/unreachable, which pods do not tolerate for scheduling).
+//  - Tainted: a NoSchedule or NoExecute taint that the job's tolerations do not tolerate.
+//    PreferNoSchedule never blocks. The default tolerations are those Kubernetes' admission
+//    plugin ExtendedResourceToleration gives a pod that requests nvidia.com/gpu
+//    ({key nvidia.com/gpu, Exists, NoSchedule}): GPU nodes are commonly tainted that way and
+//    the job's GPU pods get that toleration. The RayJob builder must put exactly these
+//    tolerations (defaultTolerations()) on its pods so the verdict and the scheduler agree.
+// The first that applies names the block, in that order.
+//
+// Per series: capacity = allocatable GPUs of its nodes; used = GPUs requested by pods on them;
+// free = unused GPUs on schedulable nodes; blocked = unused GPUs on blocked nodes. So
+// capacity = used + free + blocked, unless a node is overcommitted (used > allocatable, which
+// a node that shrank can show); free and blocked never go below zero.
+//
+// Fit: each of a pool's nodes is one pod of gpusPerNode GPUs on its own node of the pool's
+// series; no two pods of the job (of one pool or of different pools) share a node. Pools are
+// placed largest gpusPerNode first, each pod on the schedulable node with the fewest free GPUs
+// that still has enough (best fit; ties by node name), which places every pool whenever any
+// placement exists. The verdict of a pool:
+//  - FitsNow: every pod found a node with gpusPerNode free GPUs;
+//  - FitsWhenFree: not now, but the same placement by allocatable GPUs (everything idle)
+//    succeeds: the pool waits for busy nodes to free up;
+//  - NeverFits: not even then: the series has no nodes, gpusPerNode exceeds the largest
+//    allocatable node, or the series has fewer schedulable nodes big enough than asked.
+// The job's verdict is the worst of its pools.
+//
+// CapacityModel is plain data, updated per node and per pod event in O(log n) and read
+// without a full pass; CapacityTracker feeds one from Kube::Informer signals.
+
+#include "core/kube/resources.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+#include <QString>
+#include <QStringList>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace Starforge::Kube {
+class Informer;
+}
+
+namespace Starforge::Cluster {
+
+// FORGE_K8S_GPU_NODE_LABEL's default.
+inline constexpr char DefaultSeriesLabel[] = "starforge/gpu-series";
+// The series label from the environment's FORGE_K8S_GPU_NODE_LABEL, else the default. The app
+// passes its effective configuration's value instead; this is for tools without a profile.
+QString seriesLabelFromEnvironment();
+
+// A pod's toleration (core/v1 Toleration). operatorName: "Exists" or "Equal" (empty = Equal);
+// empty key with Exists tolerates every taint; empty effect matches every effect.
+struct Toleration
+{
+    QString key;
+    QString operatorName;
+    QString value;
+    QString effect;
+
+    static Toleration fromJson(const QJsonObject &toleration);
+    QJsonObject toJson() const;
+    bool tolerates(const Kube::Taint &taint) const;
+};
+
+// {nvidia.com/gpu, Exists, NoSchedule}: what ExtendedResourceToleration adds to GPU pods.
+QList<Toleration> defaultTolerations();
+bool tolerated(const QList<Toleration> &tolerations, const Kube::Taint &taint);
+// The first NoSchedule/NoExecute taint none of the tolerations tolerates, if any.
+std::optional<Kube::Taint> untoleratedTaint(const QList<Toleration> &tolerations, const QList<Kube::Taint> &taints);
+// "key=value:Effect" (or "key:Effect"), as kubectl prints a taint.
+QString taintText(const Kube::Taint &taint);
+
+enum class Block { None, Cordoned, NotReady, Tainted };
+QString blockName(Block block);   // "", "cordoned", "not ready", "tainted"
+
+struct NodeEntry
+{
+    QString name;
+    QString series;         // empty: the node has no series label
+    int capacity = 0;       // status.capacity nvidia.com/gpu
+    int allocatable = 0;    // status.allocatable nvidia.com/gpu: what the numbers use
+    int used = 0;           // GPUs requested by the pods that hold resources on it
+    int pods = 0;           // those pods
+    Block block = Block::None;
+    QString blockDetail;    // the taint for Tainted, the Ready reason for NotReady
+
+    bool schedulable() const { return block == Block::None; }
+    int free() const { return schedulable() ? std::max(0, allocatable - used) : 0; }
+    int blocked() const { return schedulable() ? 0 : std::max(0, allocatable - used); }
+};
+
+struct SeriesSummary
+{
+    QString series;
+    int nodes = 0;
+    int schedulableNodes = 0;
+    int blockedNodes = 0;
+    int capacity = 0;       // allocatable, all nodes
+    int used = 0;
+    int free = 0;
+    int blocked = 0;
+    int largestFree = 0;              // the most free GPUs on one schedulable node
+    int largestAllocatable = 0;       // the largest schedulable node
+};
+
+struct PoolRequest
+{
+    QString name;
+    QString series;
+    int nodes = 1;
+    int gpusPerNode = 0;
+};
+
+struct FitRequest
+{
+    QList<PoolRequest> pools;   // the first is the primary pool (holds the Ray head)
+};
+
+// Ordered best to worst; a job's verdict is the largest of its pools'.
+enum class Fit { FitsNow, FitsWhenFree, NeverFits };
+QString fitName(Fit fit);   // "FitsNow", "FitsWhenFree", "NeverFits"
+
+struct PoolVerdict
+{
+    PoolRequest request;
+    Fit fit = Fit::NeverFits;
+    int freeNow = 0;        // nodes open to this pool with gpusPerNode free GPUs now
+    int busy = 0;           // more nodes big enough but busy now
+    int blocked = 0;        // nodes big enough but cordoned, not ready or tainted
+    int largestFree = 0;    // the series' largest free node
+    int largestAllocatable = 0;
+    int seriesNodes = 0;
+    QStringList placement;  // the nodes chosen, when FitsNow
+    QString sentence;       // e.g. needs 4 nodes with 8 free GPUs of h200; 2 have 8 free now, ...
+};
+
+struct FitVerdict
+{
+    Fit fit = Fit::FitsNow;
+    QList<PoolVerdict> pools;
+    QString sentence;       // the pools' sentences, worst first
+};
+
+class CapacityModel
+{
+public:
+    explicit CapacityModel(QList<Toleration> tolerations = defaultTolerations());
+
+    // A whole model at once (a first fill, the benchmark's full recompute).
+    static CapacityModel build(const QList<Kube::Node> &nodes, const QList<Kube::Pod> &pods,
+                               QList<Toleration> tolerations = defaultTolerations());
+
+    // Add or replace a node (by name); the usage of pods already bound to it carries over.
+    void setNode(const Kube::Node &node);
+    void removeNode(const QString &name);
+    // Add or replace a pod, keyed "namespace/name". A pod that holds no resources (unbound,
+    // terminal) is kept out. Pods on nodes not (yet) known are counted once the node appears.
+    void setPod(const Kube::Pod &pod);
+    void removePod(const QString &ns, const QString &name);
+    // The node a pod's GPUs are counted on; empty when the model holds no such pod.
+    QString podNode(const QString &ns, const QString &name) const;
+    void clear();
+
+    const QList<Toleration> &tolerations() const { return m_tolerations; }
+    // Changes which taints block; every node is re-judged.
+    void setTolerations(const QList<Toleration> &tolerations);
+
+    qsizetype nodeCount() const { return m_nodes.size(); }
+    qsizetype podCount() const { return m_pods.size(); }
+    const NodeEntry *node(const QString &name) const;
+    // Node names of a series, sorted.
+    QStringList nodesOf(const QString &series) const;
+    // Every labelled series, sorted (unlabelled nodes are left out; CPU-only nodes with a
+    // label are a series of capacity 0).
+    QStringList seriesNames() const;
+    SeriesSummary series(const QString &series) const;
+    QList<SeriesSummary> allSeries() const;
+    // GPUs requested by pods bound to nodes the model does not know.
+    int usedOnUnknownNodes() const;
+
+    FitVerdict fit(const FitRequest &request) const;
+
+private:
+    struct PodUse
+    {
+        QString node;
+        int gpus = 0;
+    };
+    struct SeriesTotals
+    {
+        int nodes = 0;
+        int schedulableNodes = 0;
+        int capacity = 0;
+        int used = 0;
+        int free = 0;
+        int blocked = 0;
+        std::map<int, int> freeCounts;         // free GPUs -> schedulable nodes with that many
+        std::map<int, int> allocatableCounts;  // allocatable -> schedulable nodes
+    };
+
+    Block judge(const Kube::Node &node, QString *detail) const;
+    void addContribution(const NodeEntry &entry);
+    void removeContribution(const NodeEntry &entry);
+    void addUse(const PodUse &use);
+    void removeUse(const PodUse &use);
+
+    QList<Toleration> m_tolerations;
+    QHash<QString, NodeEntry> m_nodes;
+    QHash<QString, Kube::Node> m_nodeViews;            // to re-judge on new tolerations
+    QHash<QString, PodUse> m_pods;                     // "ns/name" -> where and how much
+    QHash<QString, QPair<int, int>> m_unknownNodeUse;  // node -> (gpus, pods) before it appears
+    QHash<QString, SeriesTotals> m_series;
+    QHash<QString, QSet<QString>> m_seriesNodes;
+};
+
+// A CapacityModel kept current from a node informer and a pod informer (all namespaces: GPUs
+// other teams' pods hold are not free). The GUI's heatmap model and the CLI both read model().
+class CapacityTracker final : public QObject
+{
+    Q_OBJECT
+public:
+    explicit CapacityTracker(QString seriesLabel = QString::fromLatin1(DefaultSeriesLabel),
+                             QList<Toleration> tolerations = defaultTolerations(), QObject *parent = nullptr);
+    ~CapacityTracker() override;
+
+    // Follows these informers (either may be null); what they already hold is taken at once.
+    void attach(Kube::Informer *nodes, Kube::Informer *pods);
+    const CapacityModel &model() const { return m_model; }
+    QString seriesLabel() const { return m_seriesLabel; }
+    // Both informers have synced: the numbers describe the whole cluster.
+    bool isSynced() const;
+
+    // Direct feeding, what the informer signals call (also for tests and tools).
+    void nodeAdded(const QJsonObject &node);
+    void nodeDeleted(const QJsonObject &node);
+    void podAdded(const QJsonObject &pod);
+    void podDeleted(const QJsonObject &pod);
+
+Q_SIGNALS:
+    // A node's entry changed (its usage, blocking, or it came or went).
+    void nodeChanged(const QString &name, const QString &series);
+    // Coalesced: emitted once per event-loop turn after any change.
+    void changed();
+    void synced();
+
+private:
+    void scheduleChanged();
+
+    QString m_seriesLabel;
+    CapacityModel m_model;
+    QPointer<Kube::Informer> m_nodes;
+    QPointer<Kube::Informer> m_pods;
+    bool m_changePending = false;
+};
+
+} // namespace Starforge::Cluster

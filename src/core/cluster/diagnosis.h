@@ -1,0 +1,135 @@
+#pragma once
+
+// Why a job is not running: one cause from a fixed list, a sentence with the numbers (what was
+// asked, what is free, where) and the events that show it. Pure: it reads a job's objects and
+// events as typed views and decides; fetching them is the caller's work.
+//
+// Sources, exactly as the cluster writes them (reference/notes/kubernetes-api.md §3):
+//  - the scheduler's FailedScheduling text, on the pod's PodScheduled=False condition and its
+//    FailedScheduling event: "0/5 nodes are available: 2 Insufficient nvidia.com/gpu,
+//    3 node(s) didn't match Pod's node affinity/selector. preemption: ...";
+//  - the kubelet's pull events and waiting reasons (ErrImagePull, ImagePullBackOff,
+//    ErrImageNeverPull, InvalidImageName, RegistryUnavailable), CreateContainerConfigError and
+//    CrashLoopBackOff;
+//  - the capsule download: the init container named CapsuleInitContainerName failing, or Ray's
+//    working_dir download failing (runtime_env setup) in the submitter's log or the RayJob's
+//    message;
+//  - the RayJob's status.reason PreRunningDeadlineExceeded.
+//
+// When several apply, the first in this order wins (the others' evidence is left out):
+//   PreRunningDeadlineExceeded   the job is over; its message also carries the cause below it
+//   ImagePullNotFound / ImagePullUnauthorized / ImagePullFailed
+//   CapsuleDownloadFailed        a pod that starts but cannot get the code
+//   ContainerConfigError
+//   CrashLoop
+//   scheduling causes            InsufficientGpu, NoNodeMatchesSelector, UntoleratedTaint,
+//                                NodesCordoned
+//   Unknown
+// Why this order: a pod that was scheduled and then fails to start is a fault in the job that
+// waiting will not fix, so it outranks pods still waiting for room; among start failures the
+// earliest step in a pod's life (pull, then init, then config, then run) is the one to fix
+// first, since the later ones cannot be seen until it is.
+//
+// Among scheduling reasons of one FailedScheduling message, nodes that did not match the
+// selector are ignored unless they are all the nodes (NoNodeMatchesSelector); otherwise the
+// reason holding back the most nodes wins, ties going InsufficientGpu, UntoleratedTaint,
+// NodesCordoned. A message whose winning reason is none of these (Insufficient memory, Too many
+// pods, a volume conflict) is Unknown, with the scheduler's words in the sentence.
+//
+// Stale events are ignored: a pod that is present and scheduled has no scheduling cause, and a
+// container that is running has no pull or config cause, whatever older events say. Events of
+// pods that are gone (a job failed by its deadline loses its cluster) still count.
+
+#include "core/cluster/capacity.h"
+#include "core/kube/resources.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+#include <optional>
+
+namespace Starforge::Cluster {
+
+// The init container that downloads and checks the Capsule (HTTP-only storage). The RayJob
+// builder names it so; the diagnosis recognises its failure by this name.
+inline constexpr char CapsuleInitContainerName[] = "fetch-capsule";
+
+enum class Cause {
+    InsufficientGpu,
+    NoNodeMatchesSelector,
+    UntoleratedTaint,
+    NodesCordoned,
+    ImagePullNotFound,
+    ImagePullUnauthorized,
+    ImagePullFailed,
+    CapsuleDownloadFailed,
+    ContainerConfigError,
+    CrashLoop,
+    PreRunningDeadlineExceeded,
+    Unknown,
+};
+
+// The stable id ("InsufficientGpu", ...), as `diagnose --json` prints it.
+QString causeId(Cause cause);
+std::optional<Cause> causeFromId(const QString &id);
+QList<Cause> allCauses();
+
+// One FailedScheduling text, parsed. Every "<count> <reason>" of the histogram in order; a
+// PreFilter message (no counts) goes to preFilter; the preemption part is kept as text.
+struct SchedulingFailure
+{
+    bool valid = false;        // the text had the "0/N nodes are available:" shape
+    int totalNodes = 0;
+    QList<QPair<int, QString>> reasons;
+    QString preFilter;
+    QString preemption;
+
+    static SchedulingFailure parse(const QString &message);
+    int count(const QString &reasonPrefix) const;   // sum of counts of reasons starting so
+};
+
+// A pod as the diagnosis needs it: the typed view plus what the scheduler matched it on, and
+// each container's last exit code (lastState.terminated), which the view does not keep.
+struct PodInfo
+{
+    Kube::Pod view;
+    QJsonObject nodeSelector;
+    QList<Toleration> tolerations;
+    QHash<QString, int> lastExitCodes;   // container name -> last terminated exit code
+    QHash<QString, QString> images;      // container name -> image (init containers too)
+
+    static PodInfo fromJson(const QJsonObject &pod);
+    // "head", "worker <group>", "submitter" or "pod", from KubeRay's and the Job's labels.
+    QString role() const;
+};
+
+struct DiagnosisInput
+{
+    std::optional<Kube::RayJob> rayJob;
+    std::optional<Kube::RayCluster> rayCluster;
+    QList<PodInfo> pods;           // head, workers, submitter
+    QList<Kube::Event> events;     // about the RayJob, the RayCluster, the pods, the submitter Job
+    QString submitterLog;          // the submitter's (driver's) log tail, if read
+    const CapacityModel *capacity = nullptr;   // for the numbers; may be null
+    QString seriesLabel = QString::fromLatin1(DefaultSeriesLabel);
+};
+
+struct Diagnosis
+{
+    Cause cause = Cause::Unknown;
+    QString message;
+    QList<Kube::Event> evidence;
+
+    QString causeId() const { return Cluster::causeId(cause); }
+    // {"cause": id, "message": sentence, "evidence": [{type, reason, message, object,
+    // fieldPath, count, firstSeen, lastSeen, reportingComponent}]}
+    QJsonObject toJson() const;
+};
+
+QJsonObject eventToJson(const Kube::Event &event);
+
+Diagnosis diagnose(const DiagnosisInput &input);
+
+} // namespace Starforge::Cluster

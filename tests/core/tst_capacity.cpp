@@ -1,0 +1,487 @@
+// The capacity engine: per node and per series numbers from synthetic views (cordoned, not
+// ready, tainted, terminal and unbound pods, pods on nodes not yet seen, CPU-only and unlabelled
+// nodes, init-container GPU rules), every fit verdict with its sentence, pools competing for one
+// series, and the tracker fed by real informers on the sandbox matching the pods it runs.
+
+#include "core/cluster/capacity.h"
+#include "core/kube/informer.h"
+#include "core/kube/kubeclient.h"
+#include "sandbox/sandbox.h"
+#include "support/sandboxfixture.h"
+
+#include <QJsonArray>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Starforge;
+using namespace Starforge::Cluster;
+
+namespace {
+
+Kube::Node node(const QString &name, const QString &series, int gpus)
+{
+    Kube::Node n;
+    n.name = name;
+    n.series = series;
+    n.gpuCapacity = gpus;
+    n.gpuAllocatable = gpus;
+    n.ready = true;
+    return n;
+}
+
+Kube::Pod pod(const QString &name, const QString &nodeName, int gpus, const QString &phase = QStringLiteral("Running"),
+              const QString &ns = QStringLiteral("ml"))
+{
+    Kube::Pod p;
+    p.name = name;
+    p.ns = ns;
+    p.nodeName = nodeName;
+    p.phase = phase;
+    p.gpuRequests = gpus;
+    return p;
+}
+
+Kube::Taint taint(const QString &key, const QString &value, const QString &effect)
+{
+    return Kube::Taint{key, value, effect};
+}
+
+QJsonObject gpuContainer(const QString &name, int gpus, bool sidecar = false)
+{
+    QJsonObject c{{QStringLiteral("name"), name},
+                  {QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("nvidia.com/gpu"), QString::number(gpus)}}}}}};
+    if (sidecar) c.insert(QStringLiteral("restartPolicy"), QStringLiteral("Always"));
+    return c;
+}
+
+} // namespace
+
+class TestCapacity : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void perNodeAndPerSeries()
+    {
+        Kube::Node cordoned = node(QStringLiteral("h200-01"), QStringLiteral("h200"), 8);
+        cordoned.unschedulable = true;
+        Kube::Node notReady = node(QStringLiteral("h200-02"), QStringLiteral("h200"), 8);
+        notReady.ready = false;
+        notReady.readyReason = QStringLiteral("KubeletNotReady");
+        Kube::Node tainted = node(QStringLiteral("h200-03"), QStringLiteral("h200"), 8);
+        tainted.taints = {taint(QStringLiteral("dedicated"), QStringLiteral("infra"), QStringLiteral("NoSchedule"))};
+        Kube::Node gpuTainted = node(QStringLiteral("h200-04"), QStringLiteral("h200"), 8);
+        gpuTainted.taints = {taint(QStringLiteral("nvidia.com/gpu"), QStringLiteral("present"), QStringLiteral("NoSchedule")),
+                             taint(QStringLiteral("spot"), {}, QStringLiteral("PreferNoSchedule"))};
+        Kube::Node cpu = node(QStringLiteral("cpu-00"), QStringLiteral("cpu"), 0);
+        Kube::Node unlabelled = node(QStringLiteral("odd-00"), QString(), 4);
+        Kube::Node shrunk = node(QStringLiteral("h100-00"), QStringLiteral("h100"), 8);
+        shrunk.gpuAllocatable = 6;   // two GPUs marked unhealthy by the device plugin
+
+        const CapacityModel model = CapacityModel::build(
+            {node(QStringLiteral("h200-00"), QStringLiteral("h200"), 8), cordoned, notReady, tainted, gpuTainted, cpu, unlabelled, shrunk},
+            {pod(QStringLiteral("a"), QStringLiteral("h200-00"), 3), pod(QStringLiteral("b"), QStringLiteral("h200-01"), 2),
+             pod(QStringLiteral("done"), QStringLiteral("h200-00"), 4, QStringLiteral("Succeeded")),
+             pod(QStringLiteral("crashed"), QStringLiteral("h200-04"), 4, QStringLiteral("Failed")),
+             pod(QStringLiteral("pending"), QString(), 8, QStringLiteral("Pending")),
+             pod(QStringLiteral("binding"), QStringLiteral("h200-04"), 1, QStringLiteral("Pending")),
+             pod(QStringLiteral("web"), QStringLiteral("cpu-00"), 0), pod(QStringLiteral("big"), QStringLiteral("h100-00"), 7)});
+
+        const NodeEntry *n0 = model.node(QStringLiteral("h200-00"));
+        QVERIFY(n0);
+        QCOMPARE(n0->used, 3);
+        QCOMPARE(n0->pods, 1);
+        QCOMPARE(n0->free(), 5);
+        QCOMPARE(n0->block, Block::None);
+        QCOMPARE(model.node(QStringLiteral("h200-01"))->block, Block::Cordoned);
+        QCOMPARE(model.node(QStringLiteral("h200-01"))->blocked(), 6);
+        QCOMPARE(model.node(QStringLiteral("h200-01"))->free(), 0);
+        QCOMPARE(model.node(QStringLiteral("h200-02"))->block, Block::NotReady);
+        QCOMPARE(model.node(QStringLiteral("h200-02"))->blockDetail, QStringLiteral("KubeletNotReady"));
+        QCOMPARE(model.node(QStringLiteral("h200-03"))->block, Block::Tainted);
+        QCOMPARE(model.node(QStringLiteral("h200-03"))->blockDetail, QStringLiteral("dedicated=infra:NoSchedule"));
+        // The GPU taint is tolerated by default, PreferNoSchedule never blocks; a Pending pod
+        // already bound holds its GPUs, a Failed one does not.
+        QCOMPARE(model.node(QStringLiteral("h200-04"))->block, Block::None);
+        QCOMPARE(model.node(QStringLiteral("h200-04"))->used, 1);
+        // Allocatable decides, and an overcommitted node has nothing free, not a negative.
+        QCOMPARE(model.node(QStringLiteral("h100-00"))->capacity, 8);
+        QCOMPARE(model.node(QStringLiteral("h100-00"))->free(), 0);
+
+        const SeriesSummary h200 = model.series(QStringLiteral("h200"));
+        QCOMPARE(h200.nodes, 5);
+        QCOMPARE(h200.schedulableNodes, 2);
+        QCOMPARE(h200.blockedNodes, 3);
+        QCOMPARE(h200.capacity, 40);
+        QCOMPARE(h200.used, 6);
+        QCOMPARE(h200.free, 5 + 7);
+        QCOMPARE(h200.blocked, 6 + 8 + 8);
+        QCOMPARE(h200.capacity, h200.used + h200.free + h200.blocked);
+        QCOMPARE(h200.largestFree, 7);
+        QCOMPARE(h200.largestAllocatable, 8);
+        const SeriesSummary h100 = model.series(QStringLiteral("h100"));
+        QCOMPARE(h100.capacity, 6);
+        QCOMPARE(h100.used, 7);
+        QCOMPARE(h100.free, 0);
+        const SeriesSummary cpuSeries = model.series(QStringLiteral("cpu"));
+        QCOMPARE(cpuSeries.nodes, 1);
+        QCOMPARE(cpuSeries.capacity, 0);
+        QCOMPARE(model.node(QStringLiteral("cpu-00"))->pods, 1);
+        // Unlabelled nodes are no series the user can ask for.
+        QCOMPARE(model.seriesNames(), (QStringList{QStringLiteral("cpu"), QStringLiteral("h100"), QStringLiteral("h200")}));
+        QCOMPARE(model.allSeries().size(), 3);
+        QCOMPARE(model.nodesOf(QStringLiteral("h200")).first(), QStringLiteral("h200-00"));
+        QCOMPARE(model.podCount(), 5);
+    }
+
+    void incrementalUpdatesMatchAFullBuild()
+    {
+        CapacityModel model;
+        model.setNode(node(QStringLiteral("n1"), QStringLiteral("h200"), 8));
+        model.setNode(node(QStringLiteral("n2"), QStringLiteral("h200"), 8));
+        model.setPod(pod(QStringLiteral("p"), QStringLiteral("n1"), 4));
+        QCOMPARE(model.series(QStringLiteral("h200")).largestFree, 8);
+        model.setPod(pod(QStringLiteral("q"), QStringLiteral("n2"), 6));
+        QCOMPARE(model.series(QStringLiteral("h200")).largestFree, 4);
+        QCOMPARE(model.series(QStringLiteral("h200")).free, 6);
+        // The same pod again (status churn) changes nothing; finishing releases its GPUs.
+        model.setPod(pod(QStringLiteral("q"), QStringLiteral("n2"), 6));
+        QCOMPARE(model.node(QStringLiteral("n2"))->used, 6);
+        model.setPod(pod(QStringLiteral("q"), QStringLiteral("n2"), 6, QStringLiteral("Succeeded")));
+        QCOMPARE(model.node(QStringLiteral("n2"))->used, 0);
+        QCOMPARE(model.podNode(QStringLiteral("ml"), QStringLiteral("q")), QString());
+        model.removePod(QStringLiteral("ml"), QStringLiteral("p"));
+        QCOMPARE(model.series(QStringLiteral("h200")).free, 16);
+        // Cordon, then relabel into another series.
+        Kube::Node n1 = node(QStringLiteral("n1"), QStringLiteral("h200"), 8);
+        n1.unschedulable = true;
+        model.setNode(n1);
+        QCOMPARE(model.series(QStringLiteral("h200")).blocked, 8);
+        QCOMPARE(model.series(QStringLiteral("h200")).largestFree, 8);
+        model.setNode(node(QStringLiteral("n1"), QStringLiteral("h100"), 8));
+        QCOMPARE(model.series(QStringLiteral("h200")).nodes, 1);
+        QCOMPARE(model.series(QStringLiteral("h100")).free, 8);
+        model.removeNode(QStringLiteral("n2"));
+        QCOMPARE(model.seriesNames(), QStringList{QStringLiteral("h100")});
+        QCOMPARE(model.series(QStringLiteral("h200")).nodes, 0);
+
+        // A random walk of events ends where a full build of the final state does.
+        CapacityModel walked;
+        QList<Kube::Node> nodes;
+        for (int i = 0; i < 20; ++i) {
+            nodes << node(QStringLiteral("g%1").arg(i, 2, 10, QLatin1Char('0')), i % 2 ? QStringLiteral("a") : QStringLiteral("b"), 8);
+            walked.setNode(nodes.last());
+        }
+        QHash<QString, Kube::Pod> live;
+        quint32 seed = 7;
+        const auto next = [&seed](quint32 n) { seed = seed * 1103515245u + 12345u; return (seed >> 8) % n; };
+        for (int step = 0; step < 2000; ++step) {
+            const QString name = QStringLiteral("p%1").arg(next(60));
+            if (next(4) == 0) {
+                walked.removePod(QStringLiteral("ml"), name);
+                live.remove(name);
+                continue;
+            }
+            const Kube::Pod p = pod(name, next(5) == 0 ? QString() : nodes.at(int(next(20))).name, int(next(5)),
+                                    next(6) == 0 ? QStringLiteral("Succeeded") : QStringLiteral("Running"));
+            walked.setPod(p);
+            live.insert(name, p);
+        }
+        const CapacityModel built = CapacityModel::build(nodes, live.values());
+        for (const QString &series : {QStringLiteral("a"), QStringLiteral("b")}) {
+            const SeriesSummary x = walked.series(series), y = built.series(series);
+            QCOMPARE(x.used, y.used);
+            QCOMPARE(x.free, y.free);
+            QCOMPARE(x.largestFree, y.largestFree);
+        }
+        for (const Kube::Node &n : std::as_const(nodes)) {
+            QCOMPARE(walked.node(n.name)->used, built.node(n.name)->used);
+            QCOMPARE(walked.node(n.name)->pods, built.node(n.name)->pods);
+        }
+    }
+
+    void podsOnNodesNotYetSeen()
+    {
+        CapacityModel model;
+        model.setPod(pod(QStringLiteral("early"), QStringLiteral("late-node"), 4));
+        QCOMPARE(model.usedOnUnknownNodes(), 4);
+        model.setNode(node(QStringLiteral("late-node"), QStringLiteral("h200"), 8));
+        QCOMPARE(model.usedOnUnknownNodes(), 0);
+        QCOMPARE(model.node(QStringLiteral("late-node"))->used, 4);
+        QCOMPARE(model.series(QStringLiteral("h200")).free, 4);
+        // The node goes (a relist, a replacement): its pods' use waits for it again.
+        model.removeNode(QStringLiteral("late-node"));
+        QCOMPARE(model.usedOnUnknownNodes(), 4);
+        model.removePod(QStringLiteral("ml"), QStringLiteral("early"));
+        QCOMPARE(model.usedOnUnknownNodes(), 0);
+    }
+
+    void initContainerGpuRules()
+    {
+        // The largest init container counts when it exceeds the app containers; sidecars add.
+        QJsonObject spec{{QStringLiteral("nodeName"), QStringLiteral("n1")},
+                         {QStringLiteral("containers"), QJsonArray{gpuContainer(QStringLiteral("main"), 2), gpuContainer(QStringLiteral("aux"), 1)}},
+                         {QStringLiteral("initContainers"), QJsonArray{gpuContainer(QStringLiteral("warm"), 6)}}};
+        const auto json = [](const QString &name, const QJsonObject &s) {
+            return QJsonObject{{QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("namespace"), QStringLiteral("ml")}}},
+                               {QStringLiteral("spec"), s},
+                               {QStringLiteral("status"), QJsonObject{{QStringLiteral("phase"), QStringLiteral("Pending")}}}};
+        };
+        CapacityModel model;
+        model.setNode(node(QStringLiteral("n1"), QStringLiteral("h200"), 8));
+        model.setPod(Kube::Pod::fromJson(json(QStringLiteral("init-peak"), spec)));
+        QCOMPARE(model.node(QStringLiteral("n1"))->used, 6);
+        spec.insert(QStringLiteral("initContainers"), QJsonArray{gpuContainer(QStringLiteral("proxy"), 1, true), gpuContainer(QStringLiteral("warm"), 1)});
+        model.setPod(Kube::Pod::fromJson(json(QStringLiteral("init-peak"), spec)));
+        QCOMPARE(model.node(QStringLiteral("n1"))->used, 4);   // 2 + 1 app, + 1 sidecar
+    }
+
+    void tolerationsDecideWhatBlocks()
+    {
+        Kube::Node dedicated = node(QStringLiteral("d1"), QStringLiteral("h200"), 8);
+        dedicated.taints = {taint(QStringLiteral("dedicated"), QStringLiteral("rl"), QStringLiteral("NoExecute"))};
+        Kube::Node gpuExecute = node(QStringLiteral("d2"), QStringLiteral("h200"), 8);
+        gpuExecute.taints = {taint(QStringLiteral("nvidia.com/gpu"), {}, QStringLiteral("NoExecute"))};
+        Kube::Node cordonTaint = node(QStringLiteral("d3"), QStringLiteral("h200"), 8);
+        cordonTaint.taints = {taint(QStringLiteral("node.kubernetes.io/unschedulable"), {}, QStringLiteral("NoSchedule"))};
+        CapacityModel model = CapacityModel::build({dedicated, gpuExecute, cordonTaint}, {});
+        QCOMPARE(model.node(QStringLiteral("d1"))->block, Block::Tainted);
+        QCOMPARE(model.node(QStringLiteral("d2"))->block, Block::Tainted);   // the default toleration is NoSchedule only
+        QCOMPARE(model.node(QStringLiteral("d3"))->block, Block::Cordoned);
+        QCOMPARE(model.series(QStringLiteral("h200")).free, 0);
+
+        QList<Toleration> tolerations = defaultTolerations();
+        tolerations << Toleration{QStringLiteral("dedicated"), QStringLiteral("Equal"), QStringLiteral("rl"), {}};
+        model.setTolerations(tolerations);
+        QCOMPARE(model.node(QStringLiteral("d1"))->block, Block::None);
+        QCOMPARE(model.series(QStringLiteral("h200")).free, 8);
+        const Toleration otherValue{QStringLiteral("dedicated"), QStringLiteral("Equal"), QStringLiteral("other"), {}};
+        const Toleration everything{{}, QStringLiteral("Exists"), {}, {}};
+        const Toleration emptyEqual{{}, QString(), {}, {}};
+        QVERIFY(!otherValue.tolerates(dedicated.taints.first()));
+        QVERIFY(everything.tolerates(dedicated.taints.first()));
+        QVERIFY(!emptyEqual.tolerates(dedicated.taints.first()));
+        QCOMPARE(Toleration::fromJson(tolerations.last().toJson()).value, QStringLiteral("rl"));
+        QCOMPARE(taintText(gpuExecute.taints.first()), QStringLiteral("nvidia.com/gpu:NoExecute"));
+    }
+
+    void seriesLabelFromTheEnvironment()
+    {
+        qunsetenv("FORGE_K8S_GPU_NODE_LABEL");
+        QCOMPARE(seriesLabelFromEnvironment(), QStringLiteral("starforge/gpu-series"));
+        qputenv("FORGE_K8S_GPU_NODE_LABEL", "example.com/accelerator");
+        QCOMPARE(seriesLabelFromEnvironment(), QStringLiteral("example.com/accelerator"));
+        qunsetenv("FORGE_K8S_GPU_NODE_LABEL");
+
+        // The tracker reads the series from the label it was given.
+        CapacityTracker tracker(QStringLiteral("example.com/accelerator"));
+        QSignalSpy changed(&tracker, &CapacityTracker::changed);
+        QSignalSpy nodeChanged(&tracker, &CapacityTracker::nodeChanged);
+        tracker.nodeAdded(QJsonObject{
+            {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("x1")},
+                                                     {QStringLiteral("labels"), QJsonObject{{QStringLiteral("example.com/accelerator"), QStringLiteral("b200")},
+                                                                                            {QStringLiteral("starforge/gpu-series"), QStringLiteral("wrong")}}}}},
+            {QStringLiteral("status"), QJsonObject{{QStringLiteral("allocatable"), QJsonObject{{QStringLiteral("nvidia.com/gpu"), QStringLiteral("8")}}},
+                                                   {QStringLiteral("conditions"), QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("Ready")},
+                                                                                                        {QStringLiteral("status"), QStringLiteral("True")}}}}}}});
+        QCOMPARE(tracker.model().seriesNames(), QStringList{QStringLiteral("b200")});
+        QCOMPARE(tracker.model().series(QStringLiteral("b200")).free, 8);
+        QCOMPARE(nodeChanged.size(), 1);
+        QCOMPARE(nodeChanged.first().at(1).toString(), QStringLiteral("b200"));
+        tracker.podAdded(QJsonObject{{QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("p")}, {QStringLiteral("namespace"), QStringLiteral("ml")}}},
+                                     {QStringLiteral("spec"), QJsonObject{{QStringLiteral("nodeName"), QStringLiteral("x1")},
+                                                                          {QStringLiteral("containers"), QJsonArray{gpuContainer(QStringLiteral("c"), 3)}}}},
+                                     {QStringLiteral("status"), QJsonObject{{QStringLiteral("phase"), QStringLiteral("Running")}}}});
+        QCOMPARE(tracker.model().series(QStringLiteral("b200")).free, 5);
+        QCOMPARE(nodeChanged.size(), 2);
+        // One coalesced change for the whole burst.
+        QTRY_COMPARE(changed.size(), 1);
+    }
+
+    void fitsNow()
+    {
+        const CapacityModel model = CapacityModel::build(
+            {node(QStringLiteral("h200-00"), QStringLiteral("h200"), 8), node(QStringLiteral("h200-01"), QStringLiteral("h200"), 8),
+             node(QStringLiteral("h200-02"), QStringLiteral("h200"), 8)},
+            {pod(QStringLiteral("small"), QStringLiteral("h200-01"), 2)});
+        const FitVerdict v = model.fit(FitRequest{{PoolRequest{QStringLiteral("workers"), QStringLiteral("h200"), 2, 4}}});
+        QCOMPARE(v.fit, Fit::FitsNow);
+        QCOMPARE(v.pools.size(), 1);
+        // Best fit: the node with 6 free before an idle one; ties by name.
+        QCOMPARE(v.pools.first().placement, (QStringList{QStringLiteral("h200-01"), QStringLiteral("h200-00")}));
+        QCOMPARE(v.pools.first().sentence, QStringLiteral("pool \"workers\" fits now: needs 2 nodes with 4 free GPUs of h200; 3 have 4 free now; largest free node has 8"));
+        QCOMPARE(v.sentence, v.pools.first().sentence);
+        QCOMPARE(fitName(v.fit), QStringLiteral("FitsNow"));
+        QCOMPARE(model.fit(FitRequest{}).fit, Fit::FitsNow);
+    }
+
+    void fitsWhenFree()
+    {
+        QList<Kube::Node> nodes;
+        QList<Kube::Pod> pods;
+        for (int i = 0; i < 5; ++i) {
+            nodes << node(QStringLiteral("h200-%1").arg(i), QStringLiteral("h200"), 8);
+        }
+        pods << pod(QStringLiteral("a"), QStringLiteral("h200-2"), 1) << pod(QStringLiteral("b"), QStringLiteral("h200-3"), 8) << pod(QStringLiteral("c"), QStringLiteral("h200-4"), 4);
+        const CapacityModel model = CapacityModel::build(nodes, pods);
+        const FitVerdict v = model.fit(FitRequest{{PoolRequest{QStringLiteral("workers"), QStringLiteral("h200"), 4, 8}}});
+        QCOMPARE(v.fit, Fit::FitsWhenFree);
+        const PoolVerdict &p = v.pools.first();
+        QCOMPARE(p.freeNow, 2);
+        QCOMPARE(p.busy, 3);
+        QVERIFY(p.placement.isEmpty());
+        QCOMPARE(p.sentence, QStringLiteral("pool \"workers\" waits for busy nodes: needs 4 nodes with 8 free GPUs of h200; 2 have 8 free now, 3 more are busy; "
+                                            "largest free node has 8"));
+    }
+
+    void neverFits()
+    {
+        Kube::Node cordoned = node(QStringLiteral("h200-02"), QStringLiteral("h200"), 8);
+        cordoned.unschedulable = true;
+        const CapacityModel model = CapacityModel::build(
+            {node(QStringLiteral("h200-00"), QStringLiteral("h200"), 8), node(QStringLiteral("h200-01"), QStringLiteral("h200"), 8), cordoned,
+             node(QStringLiteral("a100-00"), QStringLiteral("a100"), 4)},
+            {pod(QStringLiteral("x"), QStringLiteral("h200-00"), 8)});
+
+        const FitVerdict unknown = model.fit(FitRequest{{PoolRequest{QStringLiteral("main"), QStringLiteral("b300"), 1, 8}}});
+        QCOMPARE(unknown.fit, Fit::NeverFits);
+        QCOMPARE(unknown.sentence, QStringLiteral("pool \"main\" can never fit: needs 1 node with 8 free GPUs of b300, and no node has the series \"b300\" "
+                                                  "(known series: a100, h200)"));
+
+        const FitVerdict tooBig = model.fit(FitRequest{{PoolRequest{QStringLiteral("main"), QStringLiteral("a100"), 1, 8}}});
+        QCOMPARE(tooBig.fit, Fit::NeverFits);
+        QCOMPARE(tooBig.sentence, QStringLiteral("pool \"main\" can never fit: needs 1 node with 8 free GPUs of a100, and the largest a100 node has 4 GPUs"));
+
+        // Three h200 nodes exist but one is cordoned: two are schedulable, three asked.
+        const FitVerdict tooFew = model.fit(FitRequest{{PoolRequest{QStringLiteral("main"), QStringLiteral("h200"), 3, 8}}});
+        QCOMPARE(tooFew.fit, Fit::NeverFits);
+        QCOMPARE(tooFew.pools.first().blocked, 1);
+        QCOMPARE(tooFew.sentence, QStringLiteral("pool \"main\" can never fit: needs 3 nodes with 8 free GPUs of h200; 1 has 8 free now, 1 more is busy, "
+                                                 "1 more is cordoned, not ready or tainted; the series has only 2 schedulable nodes big enough; largest free node has 8"));
+    }
+
+    void poolsShareNoNode()
+    {
+        QList<Kube::Node> nodes;
+        for (int i = 0; i < 4; ++i) nodes << node(QStringLiteral("h200-%1").arg(i), QStringLiteral("h200"), 8);
+        nodes << node(QStringLiteral("h100-0"), QStringLiteral("h100"), 8);
+        const CapacityModel model = CapacityModel::build(nodes, {pod(QStringLiteral("busy"), QStringLiteral("h200-3"), 8), pod(QStringLiteral("busy2"), QStringLiteral("h200-2"), 2)});
+
+        // Two pools of one series: the first placed takes two idle nodes, the second finds one
+        // node with 8 free and one busy: it waits.
+        const FitVerdict v = model.fit(FitRequest{{PoolRequest{QStringLiteral("policy"), QStringLiteral("h200"), 2, 8},
+                                                   PoolRequest{QStringLiteral("generation"), QStringLiteral("h200"), 2, 8},
+                                                   PoolRequest{QStringLiteral("reward"), QStringLiteral("h100"), 1, 8}}});
+        QCOMPARE(v.pools.at(0).fit, Fit::FitsNow);
+        QCOMPARE(v.pools.at(0).placement, (QStringList{QStringLiteral("h200-0"), QStringLiteral("h200-1")}));
+        QCOMPARE(v.pools.at(1).fit, Fit::FitsWhenFree);
+        QCOMPARE(v.pools.at(1).freeNow, 0);
+        QCOMPARE(v.pools.at(1).busy, 2);
+        QCOMPARE(v.pools.at(2).fit, Fit::FitsNow);
+        QCOMPARE(v.fit, Fit::FitsWhenFree);
+        QVERIFY2(v.sentence.startsWith(QStringLiteral("pool \"generation\" waits for busy nodes")), qPrintable(v.sentence));
+        QVERIFY2(v.pools.at(1).sentence.contains(QStringLiteral("2 nodes taken by the job's other pools")), qPrintable(v.pools.at(1).sentence));
+
+        // Three pools of two nodes on four h200 nodes can never all be placed.
+        const FitVerdict over = model.fit(FitRequest{{PoolRequest{QStringLiteral("a"), QStringLiteral("h200"), 2, 8},
+                                                      PoolRequest{QStringLiteral("b"), QStringLiteral("h200"), 2, 8},
+                                                      PoolRequest{QStringLiteral("c"), QStringLiteral("h200"), 1, 8}}});
+        QCOMPARE(over.pools.at(2).fit, Fit::NeverFits);
+        QCOMPARE(over.fit, Fit::NeverFits);
+
+        // Bigger pods are placed first, so a small pool does not take the only big node.
+        const CapacityModel mixed = CapacityModel::build(
+            {node(QStringLiteral("m-big"), QStringLiteral("h200"), 8), node(QStringLiteral("m-small"), QStringLiteral("h200"), 8)},
+            {pod(QStringLiteral("half"), QStringLiteral("m-small"), 4)});
+        const FitVerdict ordered = mixed.fit(FitRequest{{PoolRequest{QStringLiteral("small"), QStringLiteral("h200"), 1, 2},
+                                                         PoolRequest{QStringLiteral("big"), QStringLiteral("h200"), 1, 8}}});
+        QCOMPARE(ordered.fit, Fit::FitsNow);
+        QCOMPARE(ordered.pools.at(0).placement, QStringList{QStringLiteral("m-small")});
+        QCOMPARE(ordered.pools.at(1).placement, QStringList{QStringLiteral("m-big")});
+    }
+
+    // The tracker on real informers against the sandbox: its numbers are the pods it runs.
+    void trackerFollowsTheSandbox()
+    {
+        QTemporaryDir dir;
+        Sandbox::SandboxOptions options;
+        options.connectionFile = dir.filePath(QStringLiteral("conn.json"));
+        options.fleet = QStringLiteral("h200:2x8,h100:1x8,cpu:1x0");
+        options.presentImages = {QStringLiteral("registry.example/present:1")};
+        std::unique_ptr<Sandbox::Sandbox> sandbox;
+        std::unique_ptr<Testing::SandboxHttp> http;
+        QString error;
+        QVERIFY2(Testing::startSandbox(sandbox, http, options, &error), qPrintable(error));
+        Kube::ClientConfig config;
+        config.server = sandbox->apiServerUrl();
+        config.token = sandbox->token();
+        config.tls.caCertificates = QSslCertificate::fromData(sandbox->caCertificatePem(), QSsl::Pem);
+        config.ns = QStringLiteral("starforge");
+        Kube::KubeClient client(config);
+        Kube::Informer nodes(&client, Kube::ResourceKind::nodes());
+        Kube::Informer pods(&client, Kube::ResourceKind::pods());
+        CapacityTracker tracker;
+        tracker.attach(&nodes, &pods);
+        QSignalSpy synced(&tracker, &CapacityTracker::synced);
+        nodes.start();
+        pods.start();
+        QTRY_VERIFY_WITH_TIMEOUT(tracker.isSynced(), 10000);
+        QCOMPARE(tracker.model().seriesNames(), (QStringList{QStringLiteral("h100"), QStringLiteral("h200")}));
+        QCOMPARE(tracker.model().series(QStringLiteral("h200")).free, 16);
+
+        const auto makePod = [&](const QString &name, const QString &series, int gpus, const QString &script) {
+            const QJsonObject body{
+                {QStringLiteral("apiVersion"), QStringLiteral("v1")}, {QStringLiteral("kind"), QStringLiteral("Pod")},
+                {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name}}},
+                {QStringLiteral("spec"), QJsonObject{{QStringLiteral("restartPolicy"), QStringLiteral("Never")},
+                                                     {QStringLiteral("nodeSelector"), QJsonObject{{QStringLiteral("starforge/gpu-series"), series}}},
+                                                     {QStringLiteral("containers"), QJsonArray{QJsonObject{
+                                                         {QStringLiteral("name"), QStringLiteral("main")}, {QStringLiteral("image"), options.presentImages.first()},
+                                                         {QStringLiteral("command"), QJsonArray{QStringLiteral("sh"), QStringLiteral("-c"), script}},
+                                                         {QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("nvidia.com/gpu"), QString::number(gpus)}}}}}}}}}}};
+            QCOMPARE(http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods"), QJsonDocument(body).toJson()).status, 201);
+        };
+        makePod(QStringLiteral("four"), QStringLiteral("h200"), 4, QStringLiteral("sleep 30"));
+        makePod(QStringLiteral("eight"), QStringLiteral("h100"), 8, QStringLiteral("sleep 30"));
+        makePod(QStringLiteral("brief"), QStringLiteral("h200"), 2, QStringLiteral("true"));
+        // The short pod ends and gives its GPUs back; the others hold theirs.
+        QTRY_COMPARE_WITH_TIMEOUT(http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/brief")).json()
+                                      .value(QStringLiteral("status")).toObject().value(QStringLiteral("phase")).toString(), QStringLiteral("Succeeded"), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(tracker.model().series(QStringLiteral("h200")).used, 4, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(tracker.model().series(QStringLiteral("h100")).used, 8, 10000);
+
+        // The server's own account, per node, as kubectl describe node sums it.
+        const QJsonArray listed = http->get(QStringLiteral("/api/v1/pods")).json().value(QStringLiteral("items")).toArray();
+        QHash<QString, int> perNode;
+        for (const QJsonValue &v : listed) {
+            if (Kube::holdsNodeResources(v.toObject())) {
+                perNode[v.toObject().value(QStringLiteral("spec")).toObject().value(QStringLiteral("nodeName")).toString()] +=
+                    int(Kube::podRequests(v.toObject()).value(QStringLiteral("nvidia.com/gpu")) / 1000);
+            }
+        }
+        QVERIFY(!perNode.isEmpty());
+        for (const QString &name : tracker.model().nodesOf(QStringLiteral("h200")) + tracker.model().nodesOf(QStringLiteral("h100"))) {
+            QCOMPARE(tracker.model().node(name)->used, perNode.value(name));
+        }
+        QCOMPARE(tracker.model().series(QStringLiteral("h100")).free, 0);
+        QCOMPARE(tracker.model().fit(FitRequest{{PoolRequest{QStringLiteral("p"), QStringLiteral("h200"), 2, 8}}}).fit, Fit::FitsWhenFree);
+
+        // Cordon an h200 node: its free GPUs become blocked.
+        const QString target = tracker.model().nodesOf(QStringLiteral("h200")).first();
+        const int idle = tracker.model().node(target)->free();
+        QCOMPARE(http->send("PATCH", QStringLiteral("/api/v1/nodes/") + target, R"({"spec":{"unschedulable":true}})", "application/merge-patch+json").status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(tracker.model().node(target)->block, Block::Cordoned, 10000);
+        QCOMPARE(tracker.model().series(QStringLiteral("h200")).blocked, idle);
+
+        // Deleting the pods frees their GPUs.
+        QCOMPARE(http->send("DELETE", QStringLiteral("/api/v1/namespaces/starforge/pods/four")).status, 200);
+        QCOMPARE(http->send("DELETE", QStringLiteral("/api/v1/namespaces/starforge/pods/eight")).status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(tracker.model().series(QStringLiteral("h100")).free, 8, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(tracker.model().series(QStringLiteral("h200")).used, 0, 10000);
+        QCOMPARE(synced.size(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCapacity)
+#include "tst_capacity.moc"
