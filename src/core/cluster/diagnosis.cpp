@@ -409,7 +409,7 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
                 taints << QStringLiteral("%1 on %2").arg(reason.mid(open, reason.indexOf(u'}', open) - open + 1), plural(count, "node", "nodes"));
             }
         }
-        s = QStringLiteral("A taint keeps the pod off: %1 %2, and %3 of %4 carry a taint it does not tolerate (%5)")
+        s = QStringLiteral("A taint keeps the pod off: %1 %2, and a taint it does not tolerate rules out %3 of %4 (%5)")
                 .arg(who, askedText).arg(f.count(TaintReason) + f.count(OldTaintReason)).arg(plural(f.totalNodes, "node", "nodes"), taints.join(QStringLiteral(", ")));
         if (cap && !series.isEmpty()) {
             QStringList tainted;
@@ -435,7 +435,7 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
         break;
     }
     default:
-        s = QStringLiteral("%1 cannot be scheduled for a reason outside the GPU checks").arg(who);
+        s = QStringLiteral("No known cause: %1 cannot be scheduled for a reason outside the GPU checks").arg(who);
         break;
     }
     return s + others + QStringLiteral(". Scheduler: ") + u.text;
