@@ -1,0 +1,337 @@
+// Each diagnosis cause from a real situation on the sandbox cluster: RayJobs that cannot be
+// scheduled (GPUs short, a series nobody has, a taint, a cordon, memory), images that cannot be
+// pulled, a failing capsule download (init container and Ray's working_dir), a missing Secret,
+// a crash loop and the pre-running deadline. The job's RayJob, RayCluster, pods, events and
+// submitter log are read back over HTTP as the app reads them; capacity comes from the engine
+// fed by real informers. ImagePullUnauthorized is covered by fixtures only (tst_diagnosis):
+// the sandbox's kubelet fails a pull of an absent image with "not found" and has no registry
+// that asks for credentials.
+
+#include "core/cluster/capacity.h"
+#include "core/cluster/diagnosis.h"
+#include "core/kube/informer.h"
+#include "core/kube/kubeclient.h"
+#include "sandbox/sandbox.h"
+#include "support/sandboxfixture.h"
+
+#include <QJsonArray>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Starforge;
+using namespace Starforge::Cluster;
+using namespace Starforge::Testing;
+
+namespace {
+
+const QString RayImage = QStringLiteral("rayproject/ray:2.55.1");
+const QString Present = QStringLiteral("registry.example/present:1");
+const QString SeriesLabel = QString::fromLatin1(DefaultSeriesLabel);
+
+QJsonObject container(const QString &name, const QString &image = RayImage, int gpus = 0, const QJsonObject &extra = {})
+{
+    QJsonObject c{{QStringLiteral("name"), name}, {QStringLiteral("image"), image}};
+    if (gpus > 0) {
+        c.insert(QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("nvidia.com/gpu"), QString::number(gpus)}}}});
+    }
+    for (auto it = extra.begin(); it != extra.end(); ++it) c.insert(it.key(), it.value());
+    return c;
+}
+
+QJsonObject podSpec(const QJsonArray &containers, const QString &series = {}, const QJsonObject &extra = {})
+{
+    QJsonObject spec{{QStringLiteral("containers"), containers}};
+    if (!series.isEmpty()) spec.insert(QStringLiteral("nodeSelector"), QJsonObject{{SeriesLabel, series}});
+    for (auto it = extra.begin(); it != extra.end(); ++it) spec.insert(it.key(), it.value());
+    return spec;
+}
+
+QJsonObject workers(const QString &group, int replicas, const QJsonObject &spec)
+{
+    return QJsonObject{{QStringLiteral("groupName"), group}, {QStringLiteral("replicas"), replicas}, {QStringLiteral("minReplicas"), replicas},
+                       {QStringLiteral("maxReplicas"), replicas}, {QStringLiteral("rayStartParams"), QJsonObject()},
+                       {QStringLiteral("template"), QJsonObject{{QStringLiteral("spec"), spec}}}};
+}
+
+QJsonObject rayJob(const QString &name, const QJsonObject &headSpec, const QJsonArray &workerGroups = {}, const QJsonObject &extra = {})
+{
+    QJsonObject cluster{{QStringLiteral("rayVersion"), QStringLiteral("2.55.1")},
+                        {QStringLiteral("headGroupSpec"), QJsonObject{{QStringLiteral("rayStartParams"), QJsonObject()},
+                                                                      {QStringLiteral("template"), QJsonObject{{QStringLiteral("spec"), headSpec}}}}}};
+    if (!workerGroups.isEmpty()) cluster.insert(QStringLiteral("workerGroupSpecs"), workerGroups);
+    QJsonObject spec{{QStringLiteral("entrypoint"), QStringLiteral("python3 main.py")},
+                     {QStringLiteral("shutdownAfterJobFinishes"), true},
+                     {QStringLiteral("ttlSecondsAfterFinished"), 300},
+                     {QStringLiteral("rayClusterSpec"), cluster}};
+    for (auto it = extra.begin(); it != extra.end(); ++it) spec.insert(it.key(), it.value());
+    return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")}, {QStringLiteral("kind"), QStringLiteral("RayJob")},
+                       {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name}}}, {QStringLiteral("spec"), spec}};
+}
+
+QJsonObject headOnly()
+{
+    return podSpec(QJsonArray{container(QStringLiteral("ray-head"))});
+}
+
+} // namespace
+
+class TestDiagnosisSandbox : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<Sandbox::Sandbox> m_sandbox;
+    std::unique_ptr<SandboxHttp> m_http;
+    std::unique_ptr<Kube::KubeClient> m_client;
+    std::unique_ptr<Kube::Informer> m_nodes;
+    std::unique_ptr<Kube::Informer> m_pods;
+    std::unique_ptr<CapacityTracker> m_tracker;
+    const QString m_base = QStringLiteral("/api/v1/namespaces/starforge");
+    const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+
+    QJsonArray items(const QString &path) { return m_http->get(path).json().value(QStringLiteral("items")).toArray(); }
+
+    void submit(const QJsonObject &job) { QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201); }
+
+    void patchNode(const QString &node, const QByteArray &patch)
+    {
+        QCOMPARE(m_http->send("PATCH", QStringLiteral("/api/v1/nodes/") + node, patch, "application/merge-patch+json").status, 200);
+    }
+
+    // What the app gathers about one job: the RayJob, its RayCluster, the Ray and submitter
+    // pods, the events about any of them (including pods that are gone) and the submitter's log.
+    Diagnosis diagnoseJob(const QString &name)
+    {
+        DiagnosisInput in;
+        const HttpReply job = m_http->get(m_rayjobs + u'/' + name);
+        if (job.status == 200) in.rayJob = Kube::RayJob::fromJson(job.json());
+        const QString cluster = in.rayJob ? in.rayJob->rayClusterName : QString();
+        if (!cluster.isEmpty()) {
+            const HttpReply rc = m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster);
+            if (rc.status == 200) in.rayCluster = Kube::RayCluster::fromJson(rc.json());
+        }
+        QStringList selectors{QStringLiteral("job-name=") + name};
+        if (!cluster.isEmpty()) selectors << QStringLiteral("ray.io/cluster=") + cluster;
+        for (const QString &selector : std::as_const(selectors)) {
+            for (const QJsonValue &p : items(m_base + QStringLiteral("/pods?labelSelector=") + QString::fromLatin1(QUrl::toPercentEncoding(selector)))) {
+                const PodInfo info = PodInfo::fromJson(p.toObject());
+                if (info.role() == QLatin1String("submitter")) {
+                    in.submitterLog += QString::fromUtf8(m_http->get(m_base + QStringLiteral("/pods/%1/log").arg(info.view.name)).body);
+                }
+                in.pods << info;
+            }
+        }
+        for (const QJsonValue &e : items(m_base + QStringLiteral("/events"))) {
+            const Kube::Event event = Kube::Event::fromJson(e.toObject());
+            if (event.regardingName == name || event.regardingName.startsWith(name + u'-')) in.events << event;
+        }
+        in.capacity = &m_tracker->model();
+        return diagnose(in);
+    }
+
+    // Waits for the cause, then checks the sentence carries each part.
+    void expect(const QString &job, Cause cause, const QStringList &parts, bool needEvidence = true)
+    {
+        QTRY_COMPARE_WITH_TIMEOUT(diagnoseJob(job).causeId(), causeId(cause), 20000);
+        // The capacity numbers follow the informers a moment behind the objects.
+        for (const QString &part : parts) {
+            QTRY_VERIFY2_WITH_TIMEOUT(diagnoseJob(job).message.contains(part),
+                                      qPrintable(QStringLiteral("%1\n  lacks: %2").arg(diagnoseJob(job).message, part)), 10000);
+        }
+        const Diagnosis d = diagnoseJob(job);
+        qInfo().noquote() << d.causeId() << d.message;
+        QCOMPARE(d.cause, cause);
+        if (needEvidence) QVERIFY2(!d.evidence.isEmpty(), qPrintable(d.message));
+        const QJsonObject json = d.toJson();
+        QCOMPARE(json.value(QStringLiteral("cause")).toString(), causeId(cause));
+        QCOMPARE(json.value(QStringLiteral("evidence")).toArray().size(), d.evidence.size());
+    }
+
+    void remove(const QString &job)
+    {
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + u'/' + job, R"({"propagationPolicy":"Background"})").status, 200);
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
+        options.fleet = QStringLiteral("h200:2x8,h100:1x8,a100:1x8,cpu:1x0");
+        options.presentImages = {RayImage, Present};
+        options.crashLoopBackoffMs = 200;
+        options.imagePullBackoffMs = 400;
+        options.jobRetryBackoffMs = 200;
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
+        Kube::ClientConfig config;
+        config.server = m_sandbox->apiServerUrl();
+        config.token = m_sandbox->token();
+        config.tls.caCertificates = QSslCertificate::fromData(m_sandbox->caCertificatePem(), QSsl::Pem);
+        config.ns = QStringLiteral("starforge");
+        m_client = std::make_unique<Kube::KubeClient>(config);
+        m_nodes = std::make_unique<Kube::Informer>(m_client.get(), Kube::ResourceKind::nodes());
+        m_pods = std::make_unique<Kube::Informer>(m_client.get(), Kube::ResourceKind::pods());
+        m_tracker = std::make_unique<CapacityTracker>(SeriesLabel);
+        m_tracker->attach(m_nodes.get(), m_pods.get());
+        m_nodes->start();
+        m_pods->start();
+        QTRY_VERIFY_WITH_TIMEOUT(m_tracker->isSynced(), 10000);
+        QCOMPARE(m_tracker->model().seriesNames(), (QStringList{QStringLiteral("a100"), QStringLiteral("h100"), QStringLiteral("h200")}));
+    }
+
+    void cleanupTestCase()
+    {
+        m_tracker.reset();
+        m_pods.reset();
+        m_nodes.reset();
+        m_client.reset();
+        m_http.reset();
+        m_sandbox.reset();
+    }
+
+    void insufficientGpu()
+    {
+        // Another team's pod holds 4 GPUs of one h200 node; the job wants two whole h200 nodes.
+        const QJsonObject hog{{QStringLiteral("apiVersion"), QStringLiteral("v1")}, {QStringLiteral("kind"), QStringLiteral("Pod")},
+                              {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("hog")}}},
+                              {QStringLiteral("spec"), podSpec(QJsonArray{container(QStringLiteral("main"), Present, 4,
+                                                                                    QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("sleep"), QStringLiteral("600")}}})},
+                                                               QStringLiteral("h200"))}};
+        QCOMPARE(m_http->send("POST", m_base + QStringLiteral("/pods"), QJsonDocument(hog).toJson()).status, 201);
+        QTRY_VERIFY_WITH_TIMEOUT(m_tracker->model().series(QStringLiteral("h200")).used == 4, 10000);
+        submit(rayJob(QStringLiteral("gpu"), headOnly(),
+                      QJsonArray{workers(QStringLiteral("policy"), 2, podSpec(QJsonArray{container(QStringLiteral("ray-worker"), RayImage, 8)}, QStringLiteral("h200")))}));
+        expect(QStringLiteral("gpu"), Cause::InsufficientGpu,
+               {QStringLiteral("asks for 8 GPUs on one h200 node"), QStringLiteral("largest free h200 node has 4"),
+                QStringLiteral("4 of 16 h200 GPUs are free on 2 schedulable nodes"), QStringLiteral("Insufficient nvidia.com/gpu")});
+        remove(QStringLiteral("gpu"));
+        QCOMPARE(m_http->send("DELETE", m_base + QStringLiteral("/pods/hog")).status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().series(QStringLiteral("h200")).used, 0, 10000);
+    }
+
+    void noNodeMatchesSelector()
+    {
+        submit(rayJob(QStringLiteral("nosel"), headOnly(),
+                      QJsonArray{workers(QStringLiteral("policy"), 1, podSpec(QJsonArray{container(QStringLiteral("ray-worker"), RayImage, 8)}, QStringLiteral("b300")))}));
+        expect(QStringLiteral("nosel"), Cause::NoNodeMatchesSelector,
+               {QStringLiteral("asks for starforge/gpu-series=b300"), QStringLiteral("none of the 5 nodes has it"),
+                QStringLiteral("known series: a100, h100, h200"), QStringLiteral("8 GPUs asked")});
+        remove(QStringLiteral("nosel"));
+    }
+
+    void untoleratedTaint()
+    {
+        patchNode(QStringLiteral("a100-00"), R"({"spec":{"taints":[{"key":"dedicated","value":"infra","effect":"NoSchedule"}]}})");
+        submit(rayJob(QStringLiteral("taint"), headOnly(),
+                      QJsonArray{workers(QStringLiteral("policy"), 1, podSpec(QJsonArray{container(QStringLiteral("ray-worker"), RayImage, 8)}, QStringLiteral("a100")))}));
+        expect(QStringLiteral("taint"), Cause::UntoleratedTaint,
+               {QStringLiteral("asks for 8 GPUs on one a100 node"), QStringLiteral("rules out 1 of 5 nodes ({dedicated: infra} on 1 node)"),
+                QStringLiteral("tainted a100 nodes: a100-00 dedicated=infra:NoSchedule")});
+        remove(QStringLiteral("taint"));
+        patchNode(QStringLiteral("a100-00"), R"({"spec":{"taints":null}})");
+        QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().node(QStringLiteral("a100-00"))->block, Block::None, 10000);
+    }
+
+    void nodesCordoned()
+    {
+        patchNode(QStringLiteral("h100-00"), R"({"spec":{"unschedulable":true}})");
+        submit(rayJob(QStringLiteral("cordon"), headOnly(),
+                      QJsonArray{workers(QStringLiteral("policy"), 1, podSpec(QJsonArray{container(QStringLiteral("ray-worker"), RayImage, 8)}, QStringLiteral("h100")))}));
+        expect(QStringLiteral("cordon"), Cause::NodesCordoned,
+               {QStringLiteral("asks for 8 GPUs on one h100 node"), QStringLiteral("1 of 5 nodes are cordoned"), QStringLiteral("cordoned h100 nodes: h100-00"),
+                QStringLiteral("node(s) were unschedulable")});
+        remove(QStringLiteral("cordon"));
+        patchNode(QStringLiteral("h100-00"), R"({"spec":{"unschedulable":false}})");
+        QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().node(QStringLiteral("h100-00"))->block, Block::None, 10000);
+    }
+
+    void imagePullNotFound()
+    {
+        submit(rayJob(QStringLiteral("pull"), podSpec(QJsonArray{container(QStringLiteral("ray-head"), QStringLiteral("registry.example/nemo-rl:absent"))})));
+        expect(QStringLiteral("pull"), Cause::ImagePullNotFound,
+               {QStringLiteral("Image \"registry.example/nemo-rl:absent\" cannot be pulled for container ray-head of the head pod pull-"),
+                QStringLiteral("the registry does not have it"), QStringLiteral("registry.example/nemo-rl:absent: not found")});
+        remove(QStringLiteral("pull"));
+    }
+
+    void imagePullFailed()
+    {
+        // pullPolicy Never and the image not on the node: a pull failure that is neither.
+        submit(rayJob(QStringLiteral("never"), podSpec(QJsonArray{container(QStringLiteral("ray-head"), QStringLiteral("registry.example/nemo-rl:local"), 0,
+                                                                             QJsonObject{{QStringLiteral("imagePullPolicy"), QStringLiteral("Never")}})})));
+        expect(QStringLiteral("never"), Cause::ImagePullFailed,
+               {QStringLiteral("Image \"registry.example/nemo-rl:local\""), QStringLiteral("the pull failed"),
+                QStringLiteral("is not present with pull policy of Never")});
+        remove(QStringLiteral("never"));
+    }
+
+    void capsuleDownloadFailedInTheInitContainer()
+    {
+        const QJsonObject fetch = container(QString::fromLatin1(CapsuleInitContainerName), Present, 0,
+                                            QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("sh"), QStringLiteral("-c"),
+                                                                                             QStringLiteral("echo 'GET capsule: 404 Not Found' >&2; exit 22")}}});
+        submit(rayJob(QStringLiteral("capsule"), podSpec(QJsonArray{container(QStringLiteral("ray-head"))}, {},
+                                                         QJsonObject{{QStringLiteral("initContainers"), QJsonArray{fetch}}})));
+        expect(QStringLiteral("capsule"), Cause::CapsuleDownloadFailed,
+               {QStringLiteral("init container fetch-capsule of the head pod capsule-"), QStringLiteral("exited with code 22")});
+        remove(QStringLiteral("capsule"));
+    }
+
+    void capsuleDownloadFailedInRaysWorkingDir()
+    {
+        const QString missing = m_dir.filePath(QStringLiteral("capsules/missing.zip"));
+        submit(rayJob(QStringLiteral("wdir"), headOnly(), {},
+                      QJsonObject{{QStringLiteral("runtimeEnvYAML"), QStringLiteral("working_dir: file://%1\n").arg(missing)}}));
+        expect(QStringLiteral("wdir"), Cause::CapsuleDownloadFailed,
+               {QStringLiteral("Ray could not fetch the working_dir of job wdir"), QStringLiteral("runtime_env setup failed"), missing}, false);
+        remove(QStringLiteral("wdir"));
+    }
+
+    void containerConfigError()
+    {
+        const QJsonObject env{{QStringLiteral("env"), QJsonArray{QJsonObject{
+            {QStringLiteral("name"), QStringLiteral("HF_TOKEN")},
+            {QStringLiteral("valueFrom"), QJsonObject{{QStringLiteral("secretKeyRef"), QJsonObject{{QStringLiteral("name"), QStringLiteral("hf-token")},
+                                                                                                 {QStringLiteral("key"), QStringLiteral("token")}}}}}}}}};
+        submit(rayJob(QStringLiteral("config"), podSpec(QJsonArray{container(QStringLiteral("ray-head"), RayImage, 0, env)})));
+        expect(QStringLiteral("config"), Cause::ContainerConfigError,
+               {QStringLiteral("Container ray-head of the head pod config-"), QStringLiteral("cannot be created from its configuration: secret \"hf-token\" not found")});
+        remove(QStringLiteral("config"));
+    }
+
+    void crashLoop()
+    {
+        const QJsonObject crasher = container(QStringLiteral("metrics"), Present, 0,
+                                              QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("echo boom; exit 1")}}});
+        submit(rayJob(QStringLiteral("crash"), podSpec(QJsonArray{container(QStringLiteral("ray-head")), crasher})));
+        expect(QStringLiteral("crash"), Cause::CrashLoop,
+               {QStringLiteral("Container metrics of the head pod crash-"), QStringLiteral("keeps crashing: it exited with code 1 and was restarted")});
+        remove(QStringLiteral("crash"));
+    }
+
+    void preRunningDeadlineExceeded()
+    {
+        submit(rayJob(QStringLiteral("deadline"), headOnly(),
+                      QJsonArray{workers(QStringLiteral("policy"), 1, podSpec(QJsonArray{container(QStringLiteral("ray-worker"), RayImage, 16)}, QStringLiteral("h200")))},
+                      QJsonObject{{QStringLiteral("preRunningDeadlineSeconds"), 1}}));
+        expect(QStringLiteral("deadline"), Cause::PreRunningDeadlineExceeded,
+               {QStringLiteral("Job deadline did not reach Running within its pre-running deadline of 1 s"), QStringLiteral("Before that: Not enough free GPUs"),
+                QStringLiteral("Insufficient nvidia.com/gpu")});
+        remove(QStringLiteral("deadline"));
+    }
+
+    void unknown()
+    {
+        // A memory request no node can hold: the scheduler says so, but it is not a GPU cause.
+        const QJsonObject huge{{QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("memory"), QStringLiteral("100Ti")}}}}}};
+        submit(rayJob(QStringLiteral("unknown"), headOnly(),
+                      QJsonArray{workers(QStringLiteral("policy"), 1, podSpec(QJsonArray{container(QStringLiteral("ray-worker"), RayImage, 0, huge)}))}));
+        expect(QStringLiteral("unknown"), Cause::Unknown,
+               {QStringLiteral("No known cause: the worker policy pod unknown-"), QStringLiteral("Insufficient memory")});
+        remove(QStringLiteral("unknown"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDiagnosisSandbox)
+#include "tst_diagnosis_sandbox.moc"
