@@ -348,6 +348,7 @@ Result<JobSpec> JobSpec::load(const QString &path)
     }
     JobSpec out = std::move(spec).value();
     out.sourceDir = QFileInfo(path).absolutePath();
+    out.sourcePath = QFileInfo(path).absoluteFilePath();
     const QFileInfo code(out.codePath());
     if (!code.isDir()) {
         return Error::invalid(tr("%1: code: the folder %2 does not exist (paths are relative to the JobSpec's folder).").arg(path, out.codePath()));

@@ -57,6 +57,7 @@ struct JobSpec
     // Not part of the format: the folder of the file it was loaded from, which relative paths
     // are resolved against (empty: the current directory).
     QString sourceDir;
+    QString sourcePath;  // the file itself; left out of the Capsule when inside the code folder
 
     // Longest name: a RayJob name is at most 47 characters, and the app appends "-" and a
     // six-character job id.

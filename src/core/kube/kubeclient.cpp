@@ -113,7 +113,7 @@ ApiResult KubeClient::collect(QNetworkReply *reply, const QString &what)
 {
     ApiResult result;
     result.status = Net::httpStatus(reply);
-    result.body = reply->readAll();
+    result.body = reply->isOpen() ? reply->readAll() : QByteArray();   // an aborted reply is closed
     result.retryAfter = reply->rawHeader("Retry-After");
     if (result.status == 0) {
         QString sentence = Net::describeTransportError(reply);

@@ -224,6 +224,30 @@ bool S3Server::authenticate(const Http::Request &request, Http::Responder *respo
     return true;
 }
 
+void S3Server::listUploads(const QString &bucket, const S3::Pairs &query, Http::Responder *responder)
+{
+    // ListMultipartUploads without paging: a sandbox holds a handful at a time. Sorted by key,
+    // then by initiation, as S3 lists them.
+    const QString prefix = QString::fromUtf8(queryValue(query, "prefix"));
+    QList<std::pair<QString, QString>> found;
+    for (auto it = m_uploads.cbegin(); it != m_uploads.cend(); ++it) {
+        if (it->bucket == bucket && it->key.startsWith(prefix)) {
+            found.append({it->key, it.key()});
+        }
+    }
+    std::sort(found.begin(), found.end(), [this](const auto &a, const auto &b) {
+        return a.first != b.first ? a.first < b.first : m_uploads.value(a.second).initiated < m_uploads.value(b.second).initiated;
+    });
+    QByteArray body = "<ListMultipartUploadsResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Bucket>" + escape(bucket)
+        + "</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><NextKeyMarker></NextKeyMarker><NextUploadIdMarker></NextUploadIdMarker>"
+        + "<Prefix>" + escape(prefix) + "</Prefix><MaxUploads>1000</MaxUploads><IsTruncated>false</IsTruncated>";
+    for (const auto &[key, id] : std::as_const(found)) {
+        body += "<Upload><Key>" + escape(key) + "</Key><UploadId>" + escape(id) + "</UploadId><Initiated>"
+            + iso(m_uploads.value(id).initiated).toLatin1() + "</Initiated><StorageClass>STANDARD</StorageClass></Upload>";
+    }
+    xml(responder, 200, body + "</ListMultipartUploadsResult>");
+}
+
 void S3Server::handle(const Http::Request &request, Http::Responder *responder)
 {
     const QString path = request.path;
@@ -265,6 +289,8 @@ void S3Server::handle(const Http::Request &request, Http::Responder *responder)
         }
         if (request.method == "HEAD") {
             responder->respond(200, {}, {}, {{"x-amz-bucket-region", m_options.region.toUtf8()}});
+        } else if (request.method == "GET" && hasUploads) {
+            listUploads(bucket, query, responder);
         } else if (request.method == "GET") {
             listObjects(bucket, request, responder);
         } else if (request.method == "DELETE") {

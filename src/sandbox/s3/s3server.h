@@ -74,6 +74,7 @@ private:
     QString newFile();
 
     void listObjects(const QString &bucket, const Http::Request &request, Http::Responder *responder);
+    void listUploads(const QString &bucket, const S3::Pairs &query, Http::Responder *responder);
     void putObject(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder);
     void getObject(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder, bool head);
     void createUpload(const QString &bucket, const QString &key, Http::Responder *responder);
