@@ -295,6 +295,14 @@ private Q_SLOTS:
                                      {QStringLiteral("status"), QJsonObject{{QStringLiteral("phase"), QStringLiteral("Running")}}}});
         QCOMPARE(tracker.model().series(QStringLiteral("b200")).free, 5);
         QCOMPARE(nodeChanged.size(), 2);
+        // A status heartbeat that changes nothing counted is no news.
+        tracker.nodeAdded(QJsonObject{
+            {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("x1")}, {QStringLiteral("resourceVersion"), QStringLiteral("99")},
+                                                     {QStringLiteral("labels"), QJsonObject{{QStringLiteral("example.com/accelerator"), QStringLiteral("b200")}}}}},
+            {QStringLiteral("status"), QJsonObject{{QStringLiteral("allocatable"), QJsonObject{{QStringLiteral("nvidia.com/gpu"), QStringLiteral("8")}}},
+                                                   {QStringLiteral("conditions"), QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("Ready")},
+                                                                                                        {QStringLiteral("status"), QStringLiteral("True")}}}}}}});
+        QCOMPARE(nodeChanged.size(), 2);
         // One coalesced change for the whole burst.
         QTRY_COMPARE(changed.size(), 1);
     }

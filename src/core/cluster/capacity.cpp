@@ -578,11 +578,17 @@ bool CapacityTracker::isSynced() const
 void CapacityTracker::nodeAdded(const QJsonObject &node)
 {
     const Kube::Node view = Kube::Node::fromJson(node, m_seriesLabel);
-    const NodeEntry *before = m_model.node(view.name);
-    const QString oldSeries = before ? before->series : QString();
+    const NodeEntry *current = m_model.node(view.name);
+    const std::optional<NodeEntry> before = current ? std::optional<NodeEntry>(*current) : std::nullopt;
     m_model.setNode(view);
-    if (before && oldSeries != view.series) {
-        Q_EMIT nodeChanged(view.name, oldSeries);
+    const NodeEntry &after = *m_model.node(view.name);
+    // Kubelets post their status every few seconds: only a change the numbers see is news.
+    if (before && before->series == after.series && before->allocatable == after.allocatable && before->capacity == after.capacity
+        && before->block == after.block && before->blockDetail == after.blockDetail) {
+        return;
+    }
+    if (before && before->series != after.series) {
+        Q_EMIT nodeChanged(view.name, before->series);
     }
     Q_EMIT nodeChanged(view.name, view.series);
     scheduleChanged();

@@ -34,7 +34,9 @@
 // selector are ignored unless they are all the nodes (NoNodeMatchesSelector); otherwise the
 // reason holding back the most nodes wins, ties going InsufficientGpu, UntoleratedTaint,
 // NodesCordoned. A message whose winning reason is none of these (Insufficient memory, Too many
-// pods, a volume conflict) is Unknown, with the scheduler's words in the sentence.
+// pods, a volume conflict) is Unknown, with the scheduler's words in the sentence. When several
+// pods cannot be scheduled, the cause waiting will not cure leads: NoNodeMatchesSelector,
+// UntoleratedTaint, NodesCordoned, then InsufficientGpu.
 //
 // Stale events are ignored: a pod that is present and scheduled has no scheduling cause, and a
 // container that is running has no pull or config cause, whatever older events say. Events of
