@@ -139,7 +139,9 @@ class TestDiagnosisSandbox : public QObject
                                       qPrintable(QStringLiteral("%1\n  lacks: %2").arg(diagnoseJob(job).message, part)), 10000);
         }
         const Diagnosis d = diagnoseJob(job);
-        qInfo().noquote() << d.causeId() << d.message;
+        QStringList evidence;
+        for (const Kube::Event &e : d.evidence) evidence << e.regardingKind + u'/' + e.reason;
+        qInfo().noquote() << d.causeId() << d.message << "| evidence:" << evidence.join(QStringLiteral(", "));
         QCOMPARE(d.cause, cause);
         if (needEvidence) QVERIFY2(!d.evidence.isEmpty(), qPrintable(d.message));
         const QJsonObject json = d.toJson();
