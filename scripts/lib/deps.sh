@@ -4,14 +4,15 @@
 STARFORGE_BUILD_PACKAGES="cmake g++ ninja-build ccache pkg-config
     qt6-base-dev qt6-base-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
     qt6-httpserver-dev qt6-websockets-dev qtkeychain-qt6-dev
-    libarchive-dev libssl-dev libyaml-cpp-dev"
+    libarchive-dev libssl-dev libyaml-cpp-dev zlib1g-dev"
 # At run time: the Secret Service the keychain talks to, and the Qt platform plugins.
 STARFORGE_RUN_PACKAGES="qt6-qpa-plugins gnome-keyring libsecret-1-0 dbus dbus-x11 python3"
 # For the tests: a private Secret Service, a virtual X server for screenshots, clang and its
 # libFuzzer runtime for the fuzz targets (scripts/fuzz.sh), a single-node Ceph radosgw for the
-# S3 client's tests (scripts/lib/with-radosgw.sh) and boto3 for bench_s3_multipart.
+# S3 client's tests (scripts/lib/with-radosgw.sh), boto3 for bench_s3_multipart, and zip/unzip
+# for tst_capsule and bench_capsule.
 STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils curl procps clang libclang-rt-14-dev
-    radosgw ceph-mon ceph-osd ceph-common python3-boto3"
+    radosgw ceph-mon ceph-osd ceph-common python3-boto3 zip unzip"
 
 # install_packages PKG...: installs the packages that are not installed yet.
 install_packages() {
