@@ -286,6 +286,7 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                             {QStringLiteral("FORGE_K8S_GPU_NODE_LABEL"), options.seriesLabel},
                             {QStringLiteral("FORGE_K8S_TOKEN"), QString::fromLatin1(m_token)},
                             {QStringLiteral("FORGE_S3_ENDPOINT"), s3Endpoint().toString()},
+                            {QStringLiteral("FORGE_S3_CA_FILE"), m_caFile},
                             {QStringLiteral("FORGE_S3_BUCKET"), m_bucket},
                             {QStringLiteral("FORGE_S3_REGION"), QStringLiteral("us-east-1")},
                             {QStringLiteral("FORGE_S3_PATH_STYLE"), QStringLiteral("true")},

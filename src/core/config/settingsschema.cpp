@@ -93,6 +93,9 @@ QList<SettingDefinition> buildTable()
     add(QStringLiteral("FORGE_S3_PATH_STYLE"), T::Boolean, QStringLiteral("true"), s3,
          QStringLiteral("Address buckets as endpoint/bucket/key (path style) rather than bucket.endpoint/key "
                         "(virtual-host style). Most self-hosted servers need path style."), false);
+    add(QStringLiteral("FORGE_S3_CA_FILE"), T::CaFile, QString(), s3,
+         QStringLiteral("PEM file of the CA that signed the S3 endpoint's certificate, for a self-hosted store. "
+                        "Without it the system CA store is used."));
     add(QStringLiteral("FORGE_S3_ACCESS_KEY"), T::Secret, QString(), s3,
          QStringLiteral("S3 access key id. Kept only in the OS keychain."));
     add(QStringLiteral("FORGE_S3_SECRET_KEY"), T::Secret, QString(), s3,

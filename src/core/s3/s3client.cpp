@@ -60,6 +60,17 @@ Result<ClientConfig> ClientConfig::fromEffectiveConfig(const Config::EffectiveCo
                                  "the environment) to use %1.").arg(out.endpoint.host()));
     }
     out.policy = std::move(policy);
+    // A self-hosted store's own CA, unless the caller brought a policy with one.
+    const QString caFile = config.value(QStringLiteral("FORGE_S3_CA_FILE"));
+    if (!caFile.isEmpty() && out.policy.tls().caCertificates.isEmpty()) {
+        auto certificates = Net::TlsSettings::loadCertificateFile(caFile);
+        if (!certificates) {
+            return Error::invalid(tr("FORGE_S3_CA_FILE: %1").arg(certificates.error().message));
+        }
+        Net::TlsSettings tls = out.policy.tls();
+        tls.caCertificates = *certificates;
+        out.policy = Net::RequestPolicy(tls, out.policy.transferTimeoutMs());
+    }
     return out;
 }
 
