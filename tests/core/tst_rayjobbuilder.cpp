@@ -3,6 +3,7 @@
 // field is unknown or pruned) and has the shape DESIGN.md asks for. The HTTP-only init
 // container's command is run for real: it fetches, verifies, and interprets nothing in the URL.
 
+#include "core/cluster/diagnosis.h"
 #include "core/crypto/digest.h"
 #include "core/job/rayjobbuilder.h"
 #include "support/sandboxfixture.h"
@@ -136,6 +137,9 @@ private Q_SLOTS:
         QCOMPARE(volumes.size(), 2);   // no corpus, no capsule volume on HTTPS
         QCOMPARE(at(container, QStringLiteral("volumeMounts.1")).value(QStringLiteral("mountPath")).toString(), QStringLiteral("/starforge"));
         QVERIFY(!at(head, QStringLiteral("template.spec")).contains(QStringLiteral("initContainers")));
+        QCOMPARE(at(head, QStringLiteral("template.spec.tolerations.0")),
+                 (QJsonObject{{QStringLiteral("key"), QStringLiteral("nvidia.com/gpu")}, {QStringLiteral("operator"), QStringLiteral("Exists")},
+                              {QStringLiteral("effect"), QStringLiteral("NoSchedule")}}));
     }
 
     void multiPool()
@@ -256,7 +260,7 @@ private Q_SLOTS:
         for (const QString &group : {QStringLiteral("spec.rayClusterSpec.headGroupSpec"), QStringLiteral("spec.rayClusterSpec.workerGroupSpecs.0")}) {
             const QJsonObject podSpec = at(*built, group + QStringLiteral(".template.spec"));
             const QJsonObject init = at(podSpec, QStringLiteral("initContainers.0"));
-            QCOMPARE(init.value(QStringLiteral("name")).toString(), QLatin1String(CapsuleInitContainerName));
+            QCOMPARE(init.value(QStringLiteral("name")).toString(), QLatin1String(Cluster::CapsuleInitContainerName));
             QCOMPARE(at(podSpec, QStringLiteral("containers.0.volumeMounts.2")).value(QStringLiteral("mountPath")).toString(), QStringLiteral("/starforge-capsule"));
             QCOMPARE(at(init, QStringLiteral("volumeMounts.0")).value(QStringLiteral("mountPath")).toString(), QStringLiteral("/starforge-capsule"));
         }

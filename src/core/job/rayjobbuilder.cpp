@@ -1,5 +1,7 @@
 #include "core/job/rayjobbuilder.h"
 
+#include "core/cluster/capacity.h"
+#include "core/cluster/diagnosis.h"
 #include "core/config/effectiveconfig.h"
 
 #include <QCoreApplication>
@@ -106,9 +108,16 @@ struct Shape
         if (const QJsonObject r = resources(pool); !r.isEmpty()) {
             container.insert(QStringLiteral("resources"), r);
         }
+        // The tolerations the capacity engine assumes (GPU nodes' nvidia.com/gpu taint), so that
+        // its fit verdict and the scheduler agree.
+        QJsonArray tolerations;
+        for (const Cluster::Toleration &t : Cluster::defaultTolerations()) {
+            tolerations.append(t.toJson());
+        }
         QJsonObject spec{{QStringLiteral("containers"), QJsonArray{container}},
                          {QStringLiteral("volumes"), volumes},
-                         {QStringLiteral("nodeSelector"), QJsonObject{{in.settings.gpuNodeLabel, pool.series}}}};
+                         {QStringLiteral("nodeSelector"), QJsonObject{{in.settings.gpuNodeLabel, pool.series}}},
+                         {QStringLiteral("tolerations"), tolerations}};
         if (httpOnly) {
             const QJsonObject capsuleMount{{QStringLiteral("name"), QStringLiteral("capsule")},
                                            {QStringLiteral("mountPath"), RayJobBuilder::capsuleMountPath()}};
@@ -119,7 +128,7 @@ struct Shape
             volumes.append(QJsonObject{{QStringLiteral("name"), QStringLiteral("capsule")}, {QStringLiteral("emptyDir"), QJsonObject{}}});
             spec.insert(QStringLiteral("volumes"), volumes);
             spec.insert(QStringLiteral("initContainers"),
-                        QJsonArray{QJsonObject{{QStringLiteral("name"), QLatin1String(CapsuleInitContainerName)},
+                        QJsonArray{QJsonObject{{QStringLiteral("name"), QLatin1String(Cluster::CapsuleInitContainerName)},
                                                {QStringLiteral("image"), container.value(QStringLiteral("image"))},
                                                {QStringLiteral("command"), QJsonArray{QStringLiteral("python3"), QStringLiteral("-c"),
                                                                                       QString::fromLatin1(FetchScript), in.capsule.url.toString(QUrl::FullyEncoded),

@@ -18,10 +18,6 @@ class EffectiveConfig;
 
 namespace Starforge::Job {
 
-// The name of the init container that fetches the Capsule on HTTP-only storage; the diagnosis
-// engine recognises its failures by it.
-inline constexpr char CapsuleInitContainerName[] = "fetch-capsule";
-
 // Labels and annotations by which the app finds its own objects.
 namespace Labels {
 inline constexpr char ManagedBy[] = "app.kubernetes.io/managed-by";
@@ -80,7 +76,8 @@ public:
     // The Ray custom resource that pins work to a pool: "starforge_pool_<name>".
     static QString poolResource(const Pool &pool);
     static QString newJobId();
-    // Where the init container puts the Capsule on HTTP-only storage (a file:// working_dir).
+    // Where the init container (Cluster::CapsuleInitContainerName, which the diagnosis engine
+    // recognises) puts the Capsule on HTTP-only storage, for a file:// working_dir.
     static QString capsuleMountPath() { return QStringLiteral("/starforge-capsule"); }
 };
 

@@ -1,0 +1,373 @@
+#include "core/job/submitter.h"
+
+#include "core/kube/kubeclient.h"
+#include "core/kube/resourcekind.h"
+#include "core/kube/resources.h"
+#include "core/net/backoff.h"
+#include "core/s3/multipartupload.h"
+#include "core/s3/s3client.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QNetworkReply>
+#include <QTimer>
+
+namespace Starforge::Job {
+
+namespace {
+
+// The Capsule's URL must still work when Ray's pods finally start, which the pre-running
+// deadline bounds; an hour on top covers a slow start. S3 allows at most seven days.
+int presignSeconds(const ClusterSettings &settings)
+{
+    return std::clamp(settings.preRunningDeadlineSeconds + 3600, 3600, 7 * 24 * 3600);
+}
+
+} // namespace
+
+Submitter::Submitter(Kube::KubeClient *kube, S3::S3Client *s3, SubmitOptions options, QObject *parent)
+    : QObject(parent)
+    , m_kube(kube)
+    , m_s3(s3)
+    , m_options(std::move(options))
+{
+}
+
+Submitter::~Submitter()
+{
+    if (m_kubeRequest) {
+        m_kubeRequest->abort();
+    }
+}
+
+void Submitter::setStage(Stage stage)
+{
+    if (m_stage != stage) {
+        m_stage = stage;
+        Q_EMIT stageChanged(stage);
+    }
+}
+
+void Submitter::start()
+{
+    const JobSpec &spec = m_options.spec;
+    QStringList problems = spec.problems();
+    problems += spec.problemsWith(m_options.settings.storageShared, !m_options.settings.corpusPvc.isEmpty());
+    if (!problems.isEmpty()) {
+        fail(Error::invalid(problems.join(QLatin1Char('\n'))));
+        return;
+    }
+    if (!QFileInfo(m_options.runnerPexPath).isFile()) {
+        fail(Error::internal(tr("runner.pex was not found at %1; build the project (it is packed at build time).").arg(m_options.runnerPexPath)));
+        return;
+    }
+    m_submission.jobId = m_options.jobId.isEmpty() ? RayJobBuilder::newJobId() : m_options.jobId;
+    m_submission.rayJobName = RayJobBuilder::rayJobName(spec, m_submission.jobId);
+    m_workDir = std::make_unique<QTemporaryDir>();
+    if (!m_workDir->isValid()) {
+        fail(Error::io(tr("Cannot make a temporary folder for the Capsule: %1.").arg(m_workDir->errorString())));
+        return;
+    }
+    setStage(Stage::Building);
+    if (m_result) {
+        return;
+    }
+    CapsuleOptions capsule;
+    capsule.sourceDir = spec.codePath();
+    capsule.outputPath = m_workDir->filePath(QStringLiteral("capsule.zip"));
+    capsule.jobSpecJson = spec.canonicalJson();
+    capsule.runnerPexPath = m_options.runnerPexPath;
+    capsule.excludePatterns = spec.excludes;
+    // The JobSpec file often sits in the code folder; the Capsule carries its canonical form
+    // as jobspec.json instead, so the file itself stays out.
+    if (!spec.sourcePath.isEmpty()) {
+        const QString relative = QDir(spec.codePath()).relativeFilePath(spec.sourcePath);
+        if (!relative.startsWith(QLatin1String("../"))) {
+            capsule.excludePatterns << QLatin1Char('/') + relative;
+        }
+    }
+    m_builder = std::make_unique<CapsuleBuilder>();
+    connect(m_builder.get(), &CapsuleBuilder::progress, this, [this](const CapsuleProgress &p) { Q_EMIT progress(p.bytesDone, p.bytesTotal); });
+    connect(m_builder.get(), &CapsuleBuilder::finished, this, &Submitter::onCapsuleBuilt);
+    m_builder->start(capsule);
+}
+
+void Submitter::onCapsuleBuilt()
+{
+    if (m_cancelled) {
+        finish(Error::invalid(tr("Submission cancelled while the Capsule was being built; nothing was sent.")), Stage::Cancelled);
+        return;
+    }
+    const Result<CapsuleResult> &built = m_builder->result();
+    if (!built) {
+        fail(built.error());
+        return;
+    }
+    m_submission.capsuleSha256 = QString::fromLatin1(built->sha256);
+    m_submission.capsuleSize = built->size;
+    setStage(Stage::Checking);
+    if (m_result) {
+        return;   // cancelled by a listener of stageChanged
+    }
+    m_head.reset(m_s3->headObject(built->objectKey()));
+    connect(m_head.get(), &S3::S3Reply::finished, this, [this] {
+        const int status = m_head->httpStatus();
+        const qint64 length = m_head->contentLength();
+        const Result<void> answer = m_head->result();
+        m_head.release()->deleteLater();
+        if (m_cancelled) {
+            finish(Error::invalid(tr("Submission cancelled; nothing was sent.")), Stage::Cancelled);
+        } else if (status == 200 && length == m_submission.capsuleSize) {
+            create(1);   // the same bytes are there already: nothing to upload
+        } else if (status == 200 || status == 404) {
+            upload();
+        } else {
+            fail(answer ? Error::unavailable(tr("Checking the bucket for the Capsule failed (HTTP %1).").arg(status)) : answer.error());
+        }
+    });
+}
+
+void Submitter::upload()
+{
+    setStage(Stage::Uploading);
+    if (m_result) {
+        return;
+    }
+    const CapsuleResult &built = *m_builder->result();
+    m_upload.reset(m_s3->uploadFile(built.objectKey(), built.zipPath, S3::MultipartOptions{}));
+    connect(m_upload.get(), &S3::MultipartUpload::progress, this, &Submitter::progress);
+    connect(m_upload.get(), &S3::MultipartUpload::finished, this, [this] {
+        const Result<void> uploaded = m_upload->result();
+        m_upload.release()->deleteLater();
+        if (m_cancelled) {
+            finish(Error::invalid(tr("Submission cancelled during the upload; the unfinished upload was aborted.")), Stage::Cancelled);
+        } else if (!uploaded) {
+            fail(uploaded.error());
+        } else {
+            m_submission.uploadedBytes = m_submission.capsuleSize;
+            verifyUpload();
+        }
+    });
+}
+
+void Submitter::verifyUpload()
+{
+    // What the bucket now holds under the content address must be exactly as long as the zip.
+    m_head.reset(m_s3->headObject(m_builder->result()->objectKey()));
+    connect(m_head.get(), &S3::S3Reply::finished, this, [this] {
+        const qint64 length = m_head->contentLength();
+        const int status = m_head->httpStatus();
+        m_head.release()->deleteLater();
+        if (m_cancelled) {
+            finish(Error::invalid(tr("Submission cancelled after the upload; no job was created.")), Stage::Cancelled);
+        } else if (status != 200 || length != m_submission.capsuleSize) {
+            fail(Error::unavailable(tr("The uploaded Capsule does not check out: the bucket has %1 bytes (HTTP %2), the Capsule %3.")
+                                        .arg(length).arg(status).arg(m_submission.capsuleSize)));
+        } else {
+            create(1);
+        }
+    });
+}
+
+void Submitter::create(int attempt)
+{
+    setStage(Stage::Creating);
+    if (m_result || m_cancelled) {
+        return;
+    }
+    if (m_rayJob.isEmpty()) {
+        const auto url = m_s3->presignedGetUrl(m_builder->result()->objectKey(), presignSeconds(m_options.settings));
+        if (!url) {
+            fail(url.error());
+            return;
+        }
+        RayJobInput input;
+        input.spec = m_options.spec;
+        input.jobId = m_submission.jobId;
+        input.capsule = {m_submission.capsuleSha256, *url};
+        input.settings = m_options.settings;
+        input.operatorVersion = m_options.operatorVersion;
+        auto built = RayJobBuilder::build(input);
+        if (!built) {
+            fail(built.error());
+            return;
+        }
+        m_rayJob = *built;
+    }
+    Kube::ApiRequest request;
+    request.method = "POST";
+    request.path = Kube::ResourceKind::rayJobs().path(m_options.settings.ns);
+    request.body = QJsonDocument(m_rayJob).toJson(QJsonDocument::Compact);
+    request.what = tr("create the RayJob %1").arg(m_submission.rayJobName);
+    request.timeoutMs = m_options.createTimeoutMs;
+    m_createSent = true;
+    m_kubeRequest = m_kube->send(request, this, [this, attempt](const Kube::ApiResult &result) {
+        if (m_cancelled) {
+            return;
+        }
+        if (result.ok()) {
+            succeed(result.json());
+            return;
+        }
+        const Kube::ApiError &error = *result.error;
+        if (error.isTransient() || error.kind == Kube::ApiError::Kind::Conflict) {
+            // It may have been created even so (a timeout after the server acted, or an earlier
+            // attempt that got through): look before sending it again.
+            check(attempt, error.message);
+            return;
+        }
+        fail(error.toError());
+    });
+}
+
+void Submitter::check(int attempt, const QString &why)
+{
+    Kube::ApiRequest request;
+    request.path = Kube::ResourceKind::rayJobs().path(m_options.settings.ns, m_submission.rayJobName);
+    request.what = tr("check whether the RayJob %1 was created").arg(m_submission.rayJobName);
+    request.timeoutMs = m_options.createTimeoutMs;
+    m_kubeRequest = m_kube->send(request, this, [this, attempt, why](const Kube::ApiResult &result) {
+        if (m_cancelled) {
+            return;
+        }
+        if (result.ok()) {
+            const Kube::RayJob found = Kube::RayJob::fromJson(result.json());
+            if (found.labels.value(QLatin1String(Labels::JobId)).toString() == m_submission.jobId) {
+                succeed(result.json());
+            } else {
+                fail(Error::invalid(tr("A RayJob named %1 already exists and is not this submission; nothing was changed.")
+                                        .arg(m_submission.rayJobName)));
+            }
+            return;
+        }
+        if (attempt >= m_options.createAttempts) {
+            fail(Error::unavailable(tr("The RayJob could not be created after %1 attempts: %2").arg(attempt).arg(why)));
+            return;
+        }
+        if (result.error->kind == Kube::ApiError::Kind::NotFound) {
+            retryLater(attempt, [this, attempt] { create(attempt + 1); });
+        } else {
+            retryLater(attempt, [this, attempt, why] { check(attempt + 1, why); });
+        }
+    });
+}
+
+void Submitter::retryLater(int attempt, const std::function<void()> &again)
+{
+    Net::Backoff backoff;
+    int delay = 0;
+    for (int i = 0; i < attempt; ++i) {
+        delay = backoff.next();
+    }
+    QTimer::singleShot(delay, this, [this, again] {
+        if (!m_cancelled) {
+            again();
+        }
+    });
+}
+
+void Submitter::succeed(const QJsonObject &created)
+{
+    m_submission.rayJob = created;
+    finish(m_submission, Stage::Done);
+}
+
+void Submitter::fail(const Error &error)
+{
+    finish(error, Stage::Failed);
+}
+
+void Submitter::cancel()
+{
+    if (m_result || m_cancelled) {
+        return;
+    }
+    m_cancelled = true;
+    switch (m_stage) {
+    case Stage::Idle:
+        finish(Error::invalid(tr("Submission cancelled before it started.")), Stage::Cancelled);
+        return;
+    case Stage::Building:
+        if (m_builder && m_builder->isRunning()) {
+            m_builder->cancel();   // finished() follows
+        } else {
+            finish(Error::invalid(tr("Submission cancelled; nothing was sent.")), Stage::Cancelled);
+        }
+        return;
+    case Stage::Checking:
+        if (m_head) {
+            m_head->abort();   // finished() follows
+        } else {
+            finish(Error::invalid(tr("Submission cancelled; nothing was sent.")), Stage::Cancelled);
+        }
+        return;
+    case Stage::Uploading:
+        if (m_upload) {
+            m_upload->cancel();    // aborts the multipart upload on the server; finished() follows
+        } else {
+            finish(Error::invalid(tr("Submission cancelled; nothing was sent.")), Stage::Cancelled);
+        }
+        return;
+    case Stage::Creating:
+        cleanUpAfterCancel();
+        return;
+    default:
+        return;
+    }
+}
+
+void Submitter::cleanUpAfterCancel()
+{
+    if (m_kubeRequest) {
+        m_kubeRequest->abort();
+    }
+    if (!m_createSent) {
+        finish(Error::invalid(tr("Submission cancelled; no job was created.")), Stage::Cancelled);
+        return;
+    }
+    // The create may have reached the server: delete what carries this submission's name, and
+    // look again, since an aborted create can still land after the delete.
+    Kube::ApiRequest request;
+    request.method = "DELETE";
+    request.path = Kube::ResourceKind::rayJobs().path(m_options.settings.ns, m_submission.rayJobName);
+    request.body = R"({"propagationPolicy":"Background"})";
+    request.what = tr("delete the RayJob %1").arg(m_submission.rayJobName);
+    auto remaining = std::make_shared<int>(3);
+    auto attemptDelete = std::make_shared<std::function<void()>>();
+    *attemptDelete = [this, request, remaining, attemptDelete] {
+        m_kube->send(request, this, [this, remaining, attemptDelete](const Kube::ApiResult &deleted) {
+            Kube::ApiRequest look;
+            look.path = Kube::ResourceKind::rayJobs().path(m_options.settings.ns, m_submission.rayJobName);
+            m_kube->send(look, this, [this, remaining, attemptDelete, deleted](const Kube::ApiResult &found) {
+                const bool gone = found.error && found.error->kind == Kube::ApiError::Kind::NotFound;
+                if (gone || *remaining <= 1) {
+                    *attemptDelete = {};   // the retry loop ends: break its reference to itself
+                }
+                if (gone) {
+                    finish(Error::invalid(tr("Submission cancelled; the RayJob %1 was deleted.").arg(m_submission.rayJobName)), Stage::Cancelled);
+                } else if (--*remaining > 0) {
+                    QTimer::singleShot(200, this, [attemptDelete] { (*attemptDelete)(); });
+                } else {
+                    finish(Error::unavailable(tr("Submission cancelled, but the RayJob %1 could not be deleted: %2")
+                                                  .arg(m_submission.rayJobName, deleted.error ? deleted.error->message : found.error ? found.error->message : tr("it is still there"))),
+                           Stage::Cancelled);
+                }
+            });
+        });
+    };
+    (*attemptDelete)();
+}
+
+void Submitter::finish(Result<Submission> result, Stage stage)
+{
+    if (m_result) {
+        return;
+    }
+    m_result = std::move(result);
+    m_workDir.reset();   // the local zip goes; the bucket keeps the content-addressed copy
+    setStage(stage);
+    Q_EMIT finished();
+}
+
+} // namespace Starforge::Job

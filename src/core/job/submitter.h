@@ -1,0 +1,119 @@
+#pragma once
+
+// Submits one JobSpec, the submit path of DESIGN.md in one direction: validate -> build the
+// Capsule -> HEAD it in the bucket (content address: an unchanged tree uploads nothing) ->
+// multipart upload -> presign a GET that outlives the pre-running deadline -> create the
+// RayJob.
+//
+// Safe to retry: the job id (and so the RayJob's name) is fixed before anything is sent, and a
+// create that timed out or failed in transit is checked with a GET before it is repeated, so a
+// job is never created twice. Cancel at any step leaves nothing behind: the Capsule build stops
+// without a file, an unfinished multipart upload is aborted on the server, and a RayJob whose
+// create was already sent is deleted. A Capsule that finished uploading stays in the bucket: it
+// is content-addressed and another job may run from the same bytes.
+
+#include "core/job/capsule.h"
+#include "core/job/jobspec.h"
+#include "core/job/rayjobbuilder.h"
+#include "core/util/result.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QTemporaryDir>
+#include <QUrl>
+#include <QVersionNumber>
+
+#include <functional>
+
+#include <memory>
+#include <optional>
+
+namespace Starforge::Kube {
+class KubeClient;
+}
+namespace Starforge::S3 {
+class S3Client;
+class S3Reply;
+class MultipartUpload;
+}
+class QNetworkReply;
+
+namespace Starforge::Job {
+
+struct SubmitOptions
+{
+    JobSpec spec;
+    ClusterSettings settings;
+    QVersionNumber operatorVersion = QVersionNumber(1, 7);
+    QString runnerPexPath;        // the built runner.pex
+    QString jobId;                // empty: a new one (give the same one to retry a submission)
+    int createTimeoutMs = 30000;
+    int createAttempts = 4;       // creates and checks, in all, before giving up
+};
+
+struct Submission
+{
+    QString jobId;
+    QString rayJobName;
+    QString capsuleSha256;
+    qint64 capsuleSize = 0;
+    qint64 uploadedBytes = 0;     // 0 when the Capsule was already in the bucket
+    QJsonObject rayJob;           // as created
+};
+
+class Submitter final : public QObject
+{
+    Q_OBJECT
+public:
+    enum class Stage { Idle, Building, Checking, Uploading, Creating, Done, Failed, Cancelled };
+    Q_ENUM(Stage)
+
+    Submitter(Kube::KubeClient *kube, S3::S3Client *s3, SubmitOptions options, QObject *parent = nullptr);
+    ~Submitter() override;
+
+    void start();
+    // Stops at the current step and removes what this submission made; finished() follows.
+    void cancel();
+
+    Stage stage() const { return m_stage; }
+    QString jobId() const { return m_submission.jobId; }
+    // Valid after finished().
+    const Result<Submission> &result() const { return *m_result; }
+
+Q_SIGNALS:
+    void stageChanged(Starforge::Job::Submitter::Stage stage);
+    // Bytes of the current step (hashing and packing, or uploading).
+    void progress(qint64 done, qint64 total);
+    void finished();
+
+private:
+    void setStage(Stage stage);
+    void onCapsuleBuilt();
+    void upload();
+    void create(int attempt);
+    void check(int attempt, const QString &why);
+    void retryLater(int attempt, const std::function<void()> &again);
+    void verifyUpload();
+    void succeed(const QJsonObject &created);
+    void fail(const Error &error);
+    void finish(Result<Submission> result, Stage stage);
+    void cleanUpAfterCancel();
+
+    Kube::KubeClient *m_kube;
+    S3::S3Client *m_s3;
+    SubmitOptions m_options;
+    Stage m_stage = Stage::Idle;
+    Submission m_submission;
+    QJsonObject m_rayJob;
+    std::optional<Result<Submission>> m_result;
+    std::unique_ptr<QTemporaryDir> m_workDir;
+    std::unique_ptr<CapsuleBuilder> m_builder;
+    std::unique_ptr<S3::MultipartUpload> m_upload;
+    std::unique_ptr<S3::S3Reply> m_head;       // the HEAD in flight
+    QPointer<QNetworkReply> m_kubeRequest;     // the create, check or delete in flight
+    QUrl m_capsuleUrl;
+    bool m_createSent = false;
+    bool m_cancelled = false;
+};
+
+} // namespace Starforge::Job

@@ -1,0 +1,261 @@
+// The submit path against the sandbox (its API server and its S3, over TLS): a JobSpec becomes
+// a Capsule in the bucket and a RayJob; the same tree again uploads nothing; a create that may
+// already have landed is checked instead of repeated; cancel at every step leaves no RayJob,
+// no unfinished multipart upload and no local zip.
+
+#include "core/job/submitter.h"
+#include "core/kube/kubeclient.h"
+#include "core/kube/resourcekind.h"
+#include "core/net/requestpolicy.h"
+#include "core/s3/s3client.h"
+#include "support/sandboxfixture.h"
+#include "support/testutil.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+using namespace Starforge;
+using namespace Starforge::Job;
+
+namespace {
+
+const QString RunnerPex = QStringLiteral(SF_BIN_DIR "/../share/starforge/runner.pex");
+
+} // namespace
+
+class TestSubmitter : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<Sandbox::Sandbox> m_sandbox;
+    std::unique_ptr<Testing::SandboxHttp> m_http;
+    std::unique_ptr<Kube::KubeClient> m_kube;
+    std::unique_ptr<S3::S3Client> m_s3;
+    const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+
+    // A code folder with its own content, so that its Capsule is new to the bucket.
+    JobSpec freshSpec(qint64 payloadBytes = 4096)
+    {
+        const QString code = m_dir.filePath(QStringLiteral("code-%1").arg(QRandomGenerator::global()->generate()));
+        QDir().mkpath(code + QStringLiteral("/configs"));
+        Testing::writeFile(code + QStringLiteral("/configs/run.yaml"), "defaults: /opt/nemo-rl/examples/configs/grpo_math_1B.yaml\n");
+        QByteArray payload(payloadBytes, Qt::Uninitialized);
+        for (qsizetype i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(QRandomGenerator::global()->generate());
+        Testing::writeFile(code + QStringLiteral("/weights.bin"), payload);
+        const QByteArray json = R"({"version":1,"name":"demo","recipe":{"algorithm":"grpo","config":"configs/run.yaml"},"pools":[{"name":"train","series":"h200","nodes":1,"gpusPerNode":8}]})";
+        Testing::writeFile(code + QStringLiteral("/jobspec.json"), json);
+        return JobSpec::load(code + QStringLiteral("/jobspec.json")).value();
+    }
+
+    SubmitOptions options(const JobSpec &spec)
+    {
+        SubmitOptions o;
+        o.spec = spec;
+        o.runnerPexPath = RunnerPex;
+        o.createTimeoutMs = 5000;
+        return o;
+    }
+
+    std::unique_ptr<Submitter> run(SubmitOptions o)
+    {
+        auto submitter = std::make_unique<Submitter>(m_kube.get(), m_s3.get(), std::move(o));
+        submitter->start();
+        if (!QTest::qWaitFor([&] { return submitter->stage() == Submitter::Stage::Done || submitter->stage() == Submitter::Stage::Failed
+                                              || submitter->stage() == Submitter::Stage::Cancelled; }, 60000)) {
+            qWarning("the submission did not end");
+        }
+        return submitter;
+    }
+
+    QStringList rayJobsOf(const QString &jobId)
+    {
+        QStringList names;
+        const auto items = m_http->get(m_rayjobs + QStringLiteral("?labelSelector=starforge.dev%2Fjob-id%3D") + jobId).json()
+                               .value(QStringLiteral("items")).toArray();
+        for (const QJsonValue &item : items) names << item.toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+        return names;
+    }
+
+    int unfinishedUploads()
+    {
+        std::unique_ptr<S3::S3Reply> reply(m_s3->listMultipartUploads());
+        (void)QTest::qWaitFor([&] { return reply->isFinished(); }, 10000);
+        if (!reply->isFinished() || !reply->result()) {
+            qWarning() << "listing multipart uploads failed:" << (reply->isFinished() ? reply->result().error().message : QStringLiteral("no answer"));
+            return -1;
+        }
+        return static_cast<int>(reply->uploads().uploads.size());
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY2(QFile::exists(RunnerPex), qPrintable(RunnerPex));
+        Sandbox::SandboxOptions sandboxOptions;
+        sandboxOptions.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
+        sandboxOptions.fleet = QStringLiteral("cpu:1x0");
+        QString error;
+        QVERIFY2(Testing::startSandbox(m_sandbox, m_http, sandboxOptions, &error), qPrintable(error));
+        const auto ca = Net::TlsSettings::loadCertificates(m_sandbox->caCertificatePem(), QStringLiteral("the sandbox CA"));
+        QVERIFY(ca);
+        Kube::ClientConfig kube;
+        kube.server = m_sandbox->apiServerUrl();
+        kube.token = m_sandbox->token();
+        kube.tls.caCertificates = *ca;
+        m_kube = std::make_unique<Kube::KubeClient>(kube);
+        S3::ClientConfig s3;
+        s3.endpoint = m_sandbox->s3Endpoint();
+        s3.bucket = m_sandbox->bucket();
+        s3.credentials = {m_sandbox->s3AccessKey(), m_sandbox->s3SecretKey(), {}};
+        s3.policy = Net::RequestPolicy(Net::TlsSettings{*ca, false}, 30000);
+        m_s3 = std::make_unique<S3::S3Client>(s3);
+    }
+    void cleanupTestCase()
+    {
+        m_s3.reset();
+        m_kube.reset();
+        m_http.reset();
+        m_sandbox.reset();
+    }
+
+    void submitsThenReusesTheCapsule()
+    {
+        const JobSpec spec = freshSpec();
+        QList<Submitter::Stage> stages;
+        auto first = std::make_unique<Submitter>(m_kube.get(), m_s3.get(), options(spec));
+        connect(first.get(), &Submitter::stageChanged, this, [&](Submitter::Stage s) { stages << s; });
+        first->start();
+        QTRY_VERIFY_WITH_TIMEOUT(first->stage() == Submitter::Stage::Done || first->stage() == Submitter::Stage::Failed, 60000);
+        QVERIFY2(first->result(), first->result() ? "" : qPrintable(first->result().error().message));
+        QCOMPARE(stages, (QList<Submitter::Stage>{Submitter::Stage::Building, Submitter::Stage::Checking, Submitter::Stage::Uploading,
+                                                  Submitter::Stage::Creating, Submitter::Stage::Done}));
+        const Submission one = *first->result();
+        QCOMPARE(one.uploadedBytes, one.capsuleSize);
+        QCOMPARE(rayJobsOf(one.jobId), QStringList{one.rayJobName});
+        // The bucket holds the Capsule under its content address, and the RayJob points at it.
+        std::unique_ptr<S3::S3Reply> head(m_s3->headObject(QStringLiteral("capsules/%1.zip").arg(one.capsuleSha256)));
+        QTRY_VERIFY(head->isFinished());
+        QCOMPARE(head->contentLength(), one.capsuleSize);
+        const QJsonObject stored = m_http->get(m_rayjobs + u'/' + one.rayJobName).json();
+        const QString runtimeEnv = stored.value(QStringLiteral("spec")).toObject().value(QStringLiteral("runtimeEnvYAML")).toString();
+        QVERIFY2(runtimeEnv.contains(QStringLiteral("capsules/%1.zip").arg(one.capsuleSha256)), qPrintable(runtimeEnv));
+        QVERIFY(runtimeEnv.contains(QStringLiteral("X-Amz-Signature")));
+
+        // The same tree again: same bytes, nothing uploaded, a second job.
+        const auto second = run(options(spec));
+        QVERIFY2(second->result(), second->result() ? "" : qPrintable(second->result().error().message));
+        QCOMPARE(second->result()->capsuleSha256, one.capsuleSha256);
+        QCOMPARE(second->result()->uploadedBytes, 0);
+        QVERIFY(second->result()->jobId != one.jobId);
+        QCOMPARE(unfinishedUploads(), 0);
+    }
+
+    void aCreateThatLandedIsNotRepeated()
+    {
+        // An earlier attempt with this job id got through (its answer was lost): the retry finds
+        // it and takes it instead of creating a second job.
+        const JobSpec spec = freshSpec();
+        SubmitOptions o = options(spec);
+        o.jobId = QStringLiteral("k2x7pq");
+        const auto first = run(o);
+        QVERIFY(first->result());
+        const auto retried = run(o);
+        QVERIFY2(retried->result(), retried->result() ? "" : qPrintable(retried->result().error().message));
+        QCOMPARE(retried->result()->rayJobName, first->result()->rayJobName);
+        QCOMPARE(rayJobsOf(QStringLiteral("k2x7pq")).size(), 1);
+
+        // A RayJob of that name that is not ours is left alone, with a clear message.
+        QJsonObject foreign = first->result()->rayJob;
+        QJsonObject meta{{QStringLiteral("name"), QStringLiteral("demo-zzzzzz")}, {QStringLiteral("namespace"), QStringLiteral("starforge")}};
+        foreign.insert(QStringLiteral("metadata"), meta);
+        foreign.remove(QStringLiteral("status"));
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(foreign).toJson()).status, 201);
+        o.jobId = QStringLiteral("zzzzzz");
+        const auto clash = run(o);
+        QVERIFY(!clash->result());
+        QVERIFY2(clash->result().error().message.contains(QStringLiteral("already exists and is not this submission")),
+                 qPrintable(clash->result().error().message));
+
+        // Server errors on create: retried after a look, never doubled.
+        m_sandbox->api()->setFaults(Sandbox::Faults{.rate500 = 0.5});
+        o.jobId = QStringLiteral("p7q2kx");
+        const auto flaky = run(o);
+        m_sandbox->api()->setFaults(Sandbox::Faults{});
+        if (flaky->result()) {
+            QCOMPARE(rayJobsOf(QStringLiteral("p7q2kx")).size(), 1);
+        } else {
+            QVERIFY2(flaky->result().error().message.contains(QStringLiteral("attempts")), qPrintable(flaky->result().error().message));
+            QCOMPARE(rayJobsOf(QStringLiteral("p7q2kx")).size(), 0);
+        }
+    }
+
+    void cancelAtEveryStepLeavesNothing_data()
+    {
+        QTest::addColumn<Submitter::Stage>("at");
+        QTest::addColumn<bool>("inFlight");   // cancel while the create is on its way (slow server)
+        QTest::newRow("building") << Submitter::Stage::Building << false;
+        QTest::newRow("checking") << Submitter::Stage::Checking << false;
+        QTest::newRow("uploading") << Submitter::Stage::Uploading << false;
+        QTest::newRow("creating") << Submitter::Stage::Creating << false;
+        QTest::newRow("create sent") << Submitter::Stage::Creating << true;
+    }
+    void cancelAtEveryStepLeavesNothing()
+    {
+        QFETCH(Submitter::Stage, at);
+        QFETCH(bool, inFlight);
+        // Big enough that the upload is multipart and takes a moment.
+        const JobSpec spec = freshSpec(40 * 1024 * 1024);
+        Submitter submitter(m_kube.get(), m_s3.get(), options(spec));
+        bool cancelled = false;
+        connect(&submitter, &Submitter::stageChanged, this, [&](Submitter::Stage s) {
+            if (s == at && !cancelled) {
+                cancelled = true;
+                if (inFlight) {
+                    m_sandbox->api()->setFaults(Sandbox::Faults{.delayMs = 400});
+                    QTimer::singleShot(150, &submitter, [&] { submitter.cancel(); });
+                } else if (at == Submitter::Stage::Uploading) {
+                    // Once the upload is under way on the server.
+                    connect(&submitter, &Submitter::progress, this, [&](qint64 done, qint64) {
+                        if (done > 0) submitter.cancel();
+                    });
+                } else {
+                    submitter.cancel();
+                }
+            }
+        });
+        submitter.start();
+        QTRY_VERIFY_WITH_TIMEOUT(submitter.stage() == Submitter::Stage::Cancelled || submitter.stage() == Submitter::Stage::Done
+                                     || submitter.stage() == Submitter::Stage::Failed, 60000);
+        m_sandbox->api()->setFaults(Sandbox::Faults{});
+        QCOMPARE(submitter.stage(), Submitter::Stage::Cancelled);
+        QVERIFY(!submitter.result());
+        if (inFlight) {
+            QVERIFY2(submitter.result().error().message.contains(QStringLiteral("was deleted")), qPrintable(submitter.result().error().message));
+        }
+        QVERIFY(rayJobsOf(submitter.jobId()).isEmpty());
+        QCOMPARE(unfinishedUploads(), 0);
+        // No local zip is left either: the submitter's temporary folder went with it.
+        QVERIFY(QDir(QDir::tempPath()).entryList({QStringLiteral("*capsule*.zip")}, QDir::Files).isEmpty());
+    }
+
+    void refusesBeforeSending()
+    {
+        JobSpec spec = freshSpec();
+        spec.pools[0].nodes = 2;
+        SubmitOptions o = options(spec);
+        o.settings.storageShared = false;
+        const auto refused = run(o);
+        QCOMPARE(refused->stage(), Submitter::Stage::Failed);
+        QVERIFY(refused->result().error().message.contains(QStringLiteral("FORGE_K8S_STORAGE_SHARED")));
+        QVERIFY(refused->jobId().isEmpty());   // nothing was started, not even an id
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSubmitter)
+#include "tst_submitter.moc"
