@@ -7,7 +7,8 @@ namespace {
 const QSet<QString> &valueOptions()
 {
     static const QSet<QString> options{QStringLiteral("profile"), QStringLiteral("config"), QStringLiteral("context"),
-                                       QStringLiteral("name"), QStringLiteral("kubeconfig")};
+                                       QStringLiteral("name"), QStringLiteral("kubeconfig"),
+                                       QStringLiteral("spec"), QStringLiteral("out")};
     return options;
 }
 

@@ -111,8 +111,10 @@ void CliApplication::start()
         runSettings();
     } else if (command == u"profile") {
         runProfile();
+    } else if (command == u"capsule") {
+        runCapsule();
     } else {
-        fail(Error::invalid(QStringLiteral("unknown command '%1'; commands: profile, settings (see --help)").arg(command)));
+        fail(Error::invalid(QStringLiteral("unknown command '%1'; commands: profile, settings, capsule (see --help)").arg(command)));
     }
 }
 
@@ -131,6 +133,10 @@ void CliApplication::printUsage()
         "                                       create or update a profile from a kubeconfig context\n"
         "  profile use NAME                     make NAME the active profile\n"
         "  profile rename OLD NEW | duplicate SOURCE NEW | delete NAME [--force]\n"
+        "  capsule build DIR [--spec SPEC] [--out FILE]\n"
+        "                                       pack DIR as a Capsule (default ./capsule.zip) with SPEC,\n"
+        "                                       else DIR/jobspec.json, else a minimal JobSpec; prints\n"
+        "                                       its SHA-256, size and file count\n"
         "  settings [--markdown]                every setting: type, default, meaning\n"
         "\n"
         "Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only\n"

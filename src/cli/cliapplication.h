@@ -49,6 +49,7 @@ private:
     void printUsage();
     void runSettings();
     void runProfile();
+    void runCapsule();
     void profileList();
     void profileShow();
     void profileSet();

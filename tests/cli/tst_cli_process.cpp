@@ -4,6 +4,8 @@
 
 #include "support/testutil.h"
 
+#include <QCryptographicHash>
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -52,6 +54,38 @@ class TestCliProcess : public QObject
     }
 
 private Q_SLOTS:
+    void capsuleBuild()
+    {
+        const QString example = QStringLiteral(SF_SOURCE_DIR "/examples/grpo-math");
+        const QString out = m_dir.filePath(QStringLiteral("c.zip"));
+        const Run built = cli({QStringLiteral("capsule"), QStringLiteral("build"), example, QStringLiteral("--out"), out, QStringLiteral("--json")});
+        QVERIFY2(built.exitCode == 0, built.err.constData());
+        const QJsonObject json = QJsonDocument::fromJson(built.out).object();
+        QFile zip(out);
+        QVERIFY(zip.open(QIODevice::ReadOnly));
+        const QByteArray bytes = zip.readAll();
+        QCOMPARE(json.value(QStringLiteral("sha256")).toString().toLatin1(), QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex());
+        QCOMPARE(json.value(QStringLiteral("size")).toInteger(), bytes.size());
+        QCOMPARE(json.value(QStringLiteral("files")).toInt(), 4);   // config, jobspec.json, manifest.json, runner.pex
+        QVERIFY(json.value(QStringLiteral("jobSpec")).toString().endsWith(QStringLiteral("examples/grpo-math/jobspec.json")));
+        // The same folder with its JobSpec named explicitly: the same bytes.
+        const Run again = cli({QStringLiteral("capsule"), QStringLiteral("build"), example, QStringLiteral("--spec"), example + QStringLiteral("/jobspec.json"),
+                               QStringLiteral("--out"), m_dir.filePath(QStringLiteral("d.zip"))});
+        QCOMPARE(again.exitCode, 0);
+        const QByteArray shaLine = "sha256   " + json.value(QStringLiteral("sha256")).toString().toLatin1();
+        QVERIFY2(again.out.contains(shaLine), again.out.constData());
+        // A folder without a JobSpec still gives a complete Capsule, with a minimal one.
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("My Code")));
+        QVERIFY(Testing::writeFile(m_dir.filePath(QStringLiteral("My Code/train.py")), "print(1)\n"));
+        const Run bare = cli({QStringLiteral("capsule"), QStringLiteral("build"), m_dir.filePath(QStringLiteral("My Code")), QStringLiteral("--out"), m_dir.filePath(QStringLiteral("e.zip"))});
+        QVERIFY2(bare.exitCode == 0, bare.err.constData());
+        QVERIFY2(bare.out.contains("jobspec  minimal (no --spec given), name my-code"), bare.out.constData());
+        const Run missing = cli({QStringLiteral("capsule"), QStringLiteral("build"), m_dir.filePath(QStringLiteral("nowhere"))});
+        QCOMPARE(missing.exitCode, 1);
+        QVERIFY(missing.err.contains("is not a folder"));
+        QVERIFY(!QFile::exists(QStringLiteral("capsule.zip")));
+    }
+
     void secretOnStdinGoesToTheKeychainOnly()
     {
         const Run created = cli({QStringLiteral("profile"), QStringLiteral("set"), QStringLiteral("lab"), QStringLiteral("FORGE_K8S_API_SERVER=https://k8s.lab:6443")});
