@@ -3,7 +3,6 @@
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
 #include "core/kube/resources.h"
-#include "core/net/backoff.h"
 #include "core/s3/multipartupload.h"
 #include "core/s3/s3client.h"
 
@@ -246,21 +245,16 @@ void Submitter::check(int attempt, const QString &why)
             return;
         }
         if (result.error->kind == Kube::ApiError::Kind::NotFound) {
-            retryLater(attempt, [this, attempt] { create(attempt + 1); });
+            retryLater([this, attempt] { create(attempt + 1); });
         } else {
-            retryLater(attempt, [this, attempt, why] { check(attempt + 1, why); });
+            retryLater([this, attempt, why] { check(attempt + 1, why); });
         }
     });
 }
 
-void Submitter::retryLater(int attempt, const std::function<void()> &again)
+void Submitter::retryLater(const std::function<void()> &again)
 {
-    Net::Backoff backoff;
-    int delay = 0;
-    for (int i = 0; i < attempt; ++i) {
-        delay = backoff.next();
-    }
-    QTimer::singleShot(delay, this, [this, again] {
+    QTimer::singleShot(m_backoff.next(), this, [this, again] {
         if (!m_cancelled) {
             again();
         }

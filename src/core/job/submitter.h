@@ -15,6 +15,7 @@
 #include "core/job/capsule.h"
 #include "core/job/jobspec.h"
 #include "core/job/rayjobbuilder.h"
+#include "core/net/backoff.h"
 #include "core/util/result.h"
 
 #include <QObject>
@@ -92,7 +93,7 @@ private:
     void upload();
     void create(int attempt);
     void check(int attempt, const QString &why);
-    void retryLater(int attempt, const std::function<void()> &again);
+    void retryLater(const std::function<void()> &again);
     void verifyUpload();
     void succeed(const QJsonObject &created);
     void fail(const Error &error);
@@ -112,6 +113,7 @@ private:
     std::unique_ptr<S3::S3Reply> m_head;       // the HEAD in flight
     QPointer<QNetworkReply> m_kubeRequest;     // the create, check or delete in flight
     QUrl m_capsuleUrl;
+    Net::Backoff m_backoff;        // between create and check attempts
     bool m_createSent = false;
     bool m_cancelled = false;
 };

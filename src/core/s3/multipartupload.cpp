@@ -119,9 +119,7 @@ void MultipartUpload::begin()
     }
     m_control = m_client->createMultipartUpload(m_key, m_options.contentType);
     connect(m_control, &S3Reply::finished, this, [this] {
-        S3Reply *reply = m_control;
-        m_control = nullptr;
-        reply->deleteLater();
+        S3Reply *reply = takeControl();
         const auto result = reply->result();
         if (result) {
             m_uploadId = reply->uploadId();
@@ -142,11 +140,17 @@ void MultipartUpload::begin()
     });
 }
 
-void MultipartUpload::onListed()
+S3Reply *MultipartUpload::takeControl()
 {
     S3Reply *reply = m_control;
     m_control = nullptr;
-    reply->deleteLater();
+    reply->deleteLater();   // read now, gone at the next event-loop turn
+    return reply;
+}
+
+void MultipartUpload::onListed()
+{
+    S3Reply *reply = takeControl();
     if (m_stopping) {
         finishNow();
         return;
@@ -331,9 +335,7 @@ void MultipartUpload::complete()
     }
     m_control = m_client->completeMultipartUpload(m_key, m_uploadId, parts);
     connect(m_control, &S3Reply::finished, this, [this] {
-        S3Reply *reply = m_control;
-        m_control = nullptr;
-        reply->deleteLater();
+        S3Reply *reply = takeControl();
         if (m_stopping) {
             finishNow();
             return;
@@ -414,9 +416,7 @@ void MultipartUpload::fail(Error error, bool abortOnServer)
     }
     m_control = m_client->abortMultipartUpload(m_key, m_uploadId);
     connect(m_control, &S3Reply::finished, this, [this] {
-        S3Reply *reply = m_control;
-        m_control = nullptr;
-        reply->deleteLater();
+        S3Reply *reply = takeControl();
         const auto result = reply->result();
         if (!result && reply->httpStatus() != 404) { // 404: already gone, which is what was wanted
             m_error->message += QLatin1Char(' ')

@@ -98,6 +98,8 @@ private:
     };
 
     void begin();
+    // The finished control request (create, list, complete, abort), no longer current.
+    S3Reply *takeControl();
     void onListed();
     void schedule();
     void prepare(Part &part);
