@@ -66,6 +66,12 @@ QString toolsDir()
     return QStringLiteral(STARFORGE_SANDBOX_BUILD_TOOLS_DIR);
 }
 
+// The NeMo-RL stand-in, beside the tools in both layouts (share/starforge-sandbox/nemo-rl).
+QString nemoRlStandInDir()
+{
+    return QDir::cleanPath(toolsDir() + QStringLiteral("/../nemo-rl"));
+}
+
 // A CRD's v1 schema, parsed once per process (about 0.1 s each) on first use.
 const StructuralSchema *crdSchema(const QString &resource)
 {
@@ -213,6 +219,12 @@ Result<void> Sandbox::start(const SandboxOptions &options)
         }
     }
     m_stateDir = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".state");
+    // The one storage root every pod sees (no volumes here): jobs/<id>/ checkpoints and logs.
+    m_storageRoot = m_stateDir + QStringLiteral("/storage");
+    if (!QDir().mkpath(m_storageRoot)) {
+        return Error::io(QStringLiteral("cannot create the sandbox's storage directory %1").arg(m_storageRoot));
+    }
+    m_nemoRlDir = nemoRlStandInDir();
     Kubelet::Options kubelet;
     kubelet.stateDir = m_stateDir;
     kubelet.presentImages = QSet<QString>(m_presentImages.cbegin(), m_presentImages.cend());
@@ -292,6 +304,8 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                             {QStringLiteral("FORGE_S3_PATH_STYLE"), QStringLiteral("true")},
                             {QStringLiteral("FORGE_S3_ACCESS_KEY"), QString::fromLatin1(m_s3AccessKey)},
                             {QStringLiteral("FORGE_S3_SECRET_KEY"), QString::fromLatin1(m_s3SecretKey)},
+                            {QStringLiteral("FORGE_NEMO_RL_DIR"), m_nemoRlDir},
+                            {QStringLiteral("FORGE_STORAGE_ROOT"), m_storageRoot},
                             {QStringLiteral("FORGE_IMAGE_NEMO_RL"), m_presentImages.value(0)},
                             {QStringLiteral("FORGE_IMAGE_VLLM"), m_presentImages.value(1, m_presentImages.value(0))}};
     const QJsonObject connection{{QLatin1String(ConnectionFile::ApiServer), server},

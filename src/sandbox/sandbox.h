@@ -73,6 +73,10 @@ public:
     QByteArray s3SecretKey() const { return m_s3SecretKey; }
     QString bucket() const { return m_bucket; }
     S3Server *s3() const { return m_s3.get(); }
+    // FORGE_NEMO_RL_DIR and FORGE_STORAGE_ROOT of the connection file: the NeMo-RL stand-in
+    // (examples/run_<algorithm>.py) and the storage root inside the state directory.
+    QString nemoRlDir() const { return m_nemoRlDir; }
+    QString storageRoot() const { return m_storageRoot; }
 
 private:
     Result<void> writeFiles(const SandboxOptions &options);
@@ -98,6 +102,8 @@ private:
     QString m_kubeconfigFile;
     QString m_connectionFile;
     QString m_stateDir;
+    QString m_storageRoot;
+    QString m_nemoRlDir;
     QStringList m_presentImages;
 };
 

@@ -1,12 +1,16 @@
 // The sandbox's KubeRay: a RayJob runs its entrypoint from a zipped working_dir through the
 // RayCluster, pods and submitter Job, and reaches Complete/SUCCEEDED with the script's output in
 // the submitter's log; failures, the operator's validation, the pre-running deadline with the
-// scheduler's text on the stuck pod, and clean-up after the TTL.
+// scheduler's text on the stuck pod, and clean-up after the TTL. The NeMo-RL stand-in named by
+// the connection file's FORGE_NEMO_RL_DIR runs as the driver with the head's environment, its
+// step banners in the log and its checkpoint under FORGE_STORAGE_ROOT, or fails on request.
 
+#include "core/config/embeddedsandbox.h"
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -80,6 +84,9 @@ private Q_SLOTS:
             "import zipfile,sys\n"
             "z=zipfile.ZipFile(sys.argv[1],'w')\n"
             "z.writestr('capsule-1/main.py','import os,sys\\nprint(\"training step 1 of 2\", os.environ[\"RECIPE\"])\\nprint(\"training step 2 of 2\")\\nsys.exit(int(os.environ.get(\"EXIT\",\"0\")))\\n')\n"
+            // A NeMo-RL config as the examples write it: inheriting from the image's.
+            "z.writestr('capsule-1/configs/run.yaml','defaults: /opt/nemo-rl/examples/configs/grpo_math_1B.yaml\\n"
+            "data:\\n  default:\\n    prompt_file: /opt/nemo-rl/examples/prompts/cot.txt\\n')\n"
             "z.close()\n"), m_zip});
         QVERIFY(python.waitForFinished());
         QCOMPARE(python.exitCode(), 0);
@@ -139,6 +146,99 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
         QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D") + cluster).size(), 0, 10000);
         QCOMPARE(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/train")).status, 200);
+    }
+
+    // A RayJob running NeMo-RL's example script as Starforge's do: FORGE_NEMO_RL_DIR and
+    // FORGE_STORAGE_ROOT in the Ray containers (from the connection file), the entrypoint
+    // expanding them in the driver (single quotes keep the submitter's bash from doing it).
+    QJsonObject nemoRlJob(const QString &name, const QString &overrides)
+    {
+        const QJsonObject forge = QJsonDocument::fromJson(readAll(m_dir.filePath(QStringLiteral("conn.json")))).object()
+                                      .value(QStringLiteral("forge")).toObject();
+        const QJsonArray env{QJsonObject{{QStringLiteral("name"), QStringLiteral("FORGE_NEMO_RL_DIR")},
+                                         {QStringLiteral("value"), forge.value(QStringLiteral("FORGE_NEMO_RL_DIR"))}},
+                             QJsonObject{{QStringLiteral("name"), QStringLiteral("FORGE_STORAGE_ROOT")},
+                                         {QStringLiteral("value"), forge.value(QStringLiteral("FORGE_STORAGE_ROOT"))}}};
+        const QString entrypoint = QStringLiteral(
+            "python3 '$FORGE_NEMO_RL_DIR/examples/run_grpo.py' --config configs/run.yaml grpo.max_num_steps=3 "
+            "'++checkpointing.checkpoint_dir=$FORGE_STORAGE_ROOT/jobs/%1/checkpoints' '++logger.log_dir=$FORGE_STORAGE_ROOT/jobs/%1/logs' "
+            "++checkpointing.save_consolidated=true %2").arg(name, overrides);
+        QJsonObject job = rayJob(name, entrypoint, QStringLiteral("working_dir: file://%1\n").arg(m_zip));
+        QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+        QJsonObject cluster = spec.value(QStringLiteral("rayClusterSpec")).toObject();
+        QJsonObject head = cluster.value(QStringLiteral("headGroupSpec")).toObject();
+        QJsonObject podTemplate = head.value(QStringLiteral("template")).toObject();
+        QJsonObject podSpec = podTemplate.value(QStringLiteral("spec")).toObject();
+        QJsonArray containers = podSpec.value(QStringLiteral("containers")).toArray();
+        QJsonObject ray = containers.first().toObject();
+        ray.insert(QStringLiteral("env"), env);
+        containers.replace(0, ray);
+        podSpec.insert(QStringLiteral("containers"), containers);
+        podTemplate.insert(QStringLiteral("spec"), podSpec);
+        head.insert(QStringLiteral("template"), podTemplate);
+        cluster.insert(QStringLiteral("headGroupSpec"), head);
+        spec.insert(QStringLiteral("rayClusterSpec"), cluster);
+        job.insert(QStringLiteral("spec"), spec);
+        return job;
+    }
+
+    QByteArray submitterLog(const QString &job)
+    {
+        const QJsonArray pods = list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=job-name%3D") + job);
+        if (pods.isEmpty()) return {};
+        const QString pod = pods.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+        return m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/%1/log").arg(pod)).body;
+    }
+
+    void connectionFileNamesTheNemoRlStandIn()
+    {
+        const QJsonObject forge = QJsonDocument::fromJson(readAll(m_dir.filePath(QStringLiteral("conn.json")))).object()
+                                      .value(QStringLiteral("forge")).toObject();
+        QCOMPARE(forge.value(QStringLiteral("FORGE_NEMO_RL_DIR")).toString(), m_sandbox->nemoRlDir());
+        QCOMPARE(forge.value(QStringLiteral("FORGE_STORAGE_ROOT")).toString(), m_sandbox->storageRoot());
+        QVERIFY2(QFileInfo::exists(m_sandbox->nemoRlDir() + QStringLiteral("/examples/run_grpo.py")), qPrintable(m_sandbox->nemoRlDir()));
+        QVERIFY(QFileInfo(m_sandbox->storageRoot()).isDir());
+        QVERIFY(m_sandbox->storageRoot().startsWith(m_dir.filePath(QStringLiteral("conn.json.state/"))));
+        // What `starforge --sandbox` turns into the session profile.
+        const auto connection = Config::SandboxConnection::read(m_dir.filePath(QStringLiteral("conn.json")));
+        QVERIFY2(connection.ok(), connection.ok() ? "" : qPrintable(connection.error().message));
+        QCOMPARE(connection->settings.value(QStringLiteral("FORGE_NEMO_RL_DIR")), m_sandbox->nemoRlDir());
+        QCOMPARE(connection->settings.value(QStringLiteral("FORGE_STORAGE_ROOT")), m_sandbox->storageRoot());
+    }
+
+    void nemoRlStandInRunsToCompletion()
+    {
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(nemoRlJob(QStringLiteral("grpo1"), {})).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("grpo1")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        QCOMPARE(status(QStringLiteral("grpo1")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        const QByteArray log = submitterLog(QStringLiteral("grpo1"));
+        for (int step = 1; step <= 3; ++step) {
+            QVERIFY2(log.contains(QStringLiteral("========================= Step %1/3 =========================\n").arg(step).toUtf8()), log.constData());
+        }
+        QVERIFY2(!log.contains("Step 4/"), log.constData());
+        QVERIFY2(log.contains("  \u2022 Loss: "), log.constData());
+        QVERIFY2(log.contains("Saving checkpoint for step 3...\n"), log.constData());
+        QVERIFY2(log.contains("Max number of steps has been reached, stopping training early\n"), log.constData());
+        // The checkpoint under the storage root, consolidated for vLLM.
+        const QString stepDir = m_sandbox->storageRoot() + QStringLiteral("/jobs/grpo1/checkpoints/step_3");
+        QVERIFY2(QFileInfo::exists(stepDir + QStringLiteral("/policy/weights/model/consolidated/model.safetensors.index.json")), qPrintable(stepDir));
+        QVERIFY(QFileInfo::exists(stepDir + QStringLiteral("/config.yaml")));
+        QCOMPARE(QJsonDocument::fromJson(readAll(stepDir + QStringLiteral("/training_info.json"))).object().value(QStringLiteral("total_steps")).toInt(), 3);
+        QVERIFY(QFileInfo(m_sandbox->storageRoot() + QStringLiteral("/jobs/grpo1/logs/exp_001")).isDir());
+    }
+
+    void nemoRlStandInFailsOnRequest()
+    {
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(nemoRlJob(QStringLiteral("grpo2"), QStringLiteral("+starforge.fake_fail_at_step=2"))).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("grpo2")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 30000);
+        QCOMPARE(status(QStringLiteral("grpo2")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("FAILED"));
+        QCOMPARE(status(QStringLiteral("grpo2")).value(QStringLiteral("reason")).toString(), QStringLiteral("AppFailed"));
+        const QByteArray log = submitterLog(QStringLiteral("grpo2"));
+        QVERIFY2(log.contains("========================= Step 2/3 ========================="), log.constData());
+        QVERIFY2(!log.contains("Step 3/3"), log.constData());
+        QVERIFY2(log.contains("Traceback (most recent call last):"), log.constData());
+        QVERIFY2(log.contains("RuntimeError: starforge.fake_fail_at_step=2"), log.constData());
+        QVERIFY2(log.contains("Job 'grpo2-"), log.constData());
     }
 
     void rayPodsCarryKubeRaysLabels()

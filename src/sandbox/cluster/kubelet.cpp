@@ -382,6 +382,8 @@ void Kubelet::run(Pod &pod, Container &container)
     const QString hostPath = qEnvironmentVariable("PATH", QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
     env.insert(QStringLiteral("PATH"), m_options.toolsDir.isEmpty() ? hostPath : m_options.toolsDir + u':' + hostPath);
     env.insert(QStringLiteral("STARFORGE_SANDBOX_RAY_STATE"), m_options.stateDir + QStringLiteral("/ray"));
+    // The Ray stand-in names a head by namespace and cluster, as the head Service's DNS name does.
+    env.insert(QStringLiteral("STARFORGE_SANDBOX_POD_NAMESPACE"), pod.ns);
     if (!m_options.caFile.isEmpty()) {
         env.insert(QStringLiteral("STARFORGE_SANDBOX_CA"), m_options.caFile);
     }
