@@ -1,0 +1,230 @@
+#include "core/job/archiver.h"
+
+#include "core/kube/kubeclient.h"
+#include "core/kube/resourcekind.h"
+#include "core/s3/s3client.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace Starforge::Job {
+
+namespace {
+
+// The API server keeps events for an hour unless its --event-ttl says otherwise.
+constexpr qint64 EventTtlSeconds = 3600;
+
+const QByteArray LogType = "text/plain; charset=utf-8";
+const QByteArray JsonType = "application/json";
+
+QByteArray toJson(const QJsonValue &value)
+{
+    return value.isArray() ? QJsonDocument(value.toArray()).toJson(QJsonDocument::Indented)
+                           : QJsonDocument(value.toObject()).toJson(QJsonDocument::Indented);
+}
+
+// A container has a log once it has started at least once.
+bool hasStarted(const QJsonObject &status)
+{
+    const QJsonObject state = status.value(QStringLiteral("state")).toObject();
+    return state.contains(QStringLiteral("running")) || state.contains(QStringLiteral("terminated"))
+        || status.value(QStringLiteral("lastState")).toObject().contains(QStringLiteral("terminated"));
+}
+
+} // namespace
+
+JobArchiver::JobArchiver(Kube::KubeClient *kube, S3::S3Client *s3, ArchiveRequest request, QObject *parent)
+    : QObject(parent)
+    , m_kube(kube)
+    , m_s3(s3)
+    , m_request(std::move(request))
+{
+}
+
+JobArchiver::~JobArchiver() = default;
+
+void JobArchiver::start()
+{
+    JobRecord &record = m_request.record;
+    if (record.id.isEmpty()) {
+        finish(Error::internal(tr("A job without a job id cannot be archived.")));
+        return;
+    }
+    record.logs.clear();
+    planLogs();
+    nextLogs();
+}
+
+void JobArchiver::planLogs()
+{
+    JobRecord &record = m_request.record;
+    const JobSnapshot &snapshot = m_request.snapshot;
+    bool haveRayPods = false;
+    bool haveSubmitter = false;
+    for (const QJsonObject &pod : snapshot.pods) {
+        const Cluster::PodInfo info = Cluster::PodInfo::fromJson(pod);
+        const QString role = info.role();
+        haveRayPods |= role == QLatin1String("head") || role.startsWith(QLatin1String("worker"));
+        haveSubmitter |= role == QLatin1String("submitter");
+        const QJsonObject status = pod.value(QStringLiteral("status")).toObject();
+        if (!status.contains(QStringLiteral("containerStatuses")) && !status.contains(QStringLiteral("initContainerStatuses"))) {
+            const auto scheduled = info.view.condition(QStringLiteral("PodScheduled"));
+            record.lost << (scheduled && !scheduled->isTrue()
+                                ? tr("The logs of pod %1: it was never scheduled (%2).").arg(info.view.name, scheduled->reason)
+                                : tr("The logs of pod %1: its containers never started.").arg(info.view.name));
+            continue;
+        }
+        for (const char *list : {"initContainerStatuses", "containerStatuses"}) {
+            for (const QJsonValue &c : status.value(QLatin1String(list)).toArray()) {
+                const QString container = c[QStringLiteral("name")].toString();
+                if (hasStarted(c.toObject())) {
+                    m_logQueue.append({info.view.name, container, role});
+                } else {
+                    record.lost << tr("The log of %1 in pod %2: the container never started (%3).")
+                                       .arg(container, info.view.name,
+                                            c[QStringLiteral("state")][QStringLiteral("waiting")][QStringLiteral("reason")].toString(QStringLiteral("waiting")));
+                }
+            }
+        }
+    }
+    // What the cluster no longer has. A job that ended while nobody watched has lost its Ray
+    // pods to shutdownAfterJobFinishes; the submitter's Job stays with the RayJob.
+    if (snapshot.rayJob) {
+        const Kube::RayJob rayJob = Kube::RayJob::fromJson(*snapshot.rayJob);
+        if (!haveRayPods && !rayJob.rayClusterName.isEmpty()) {
+            record.lost << (snapshot.rayCluster ? tr("Head and worker logs: the pods of RayCluster %1 were already gone.").arg(rayJob.rayClusterName)
+                                                : tr("Head and worker logs: RayCluster %1 was already deleted (shutdownAfterJobFinishes, %2 s after the job ended).")
+                                                      .arg(rayJob.rayClusterName).arg(rayJob.ttlSecondsAfterFinished));
+        }
+        if (!haveSubmitter && (rayJob.jobDeploymentStatus == QLatin1String("Running") || !rayJob.jobStatus.isEmpty())) {
+            record.lost << tr("The driver's log: the submitter pod of %1 was already gone.").arg(rayJob.name);
+        }
+    } else {
+        record.lost << tr("The RayJob %1 was deleted before Starforge archived it: its pods, logs and final status are gone.")
+                           .arg(record.rayJobName.isEmpty() ? record.id : record.rayJobName);
+    }
+    const QDateTime ended = record.ended.isValid() ? record.ended : record.created;
+    if (ended.isValid() && ended.secsTo(QDateTime::currentDateTimeUtc()) > EventTtlSeconds) {
+        record.lost << tr("Events older than an hour: the API server keeps events for an hour by default, and the job ended %1 min before it was archived.")
+                           .arg(ended.secsTo(QDateTime::currentDateTimeUtc()) / 60);
+    }
+}
+
+void JobArchiver::nextLogs()
+{
+    if (m_result) {
+        return;
+    }
+    while (m_logsInFlight < std::max(1, m_request.parallelLogs) && !m_logQueue.isEmpty()) {
+        fetchLog(m_logQueue.takeFirst());
+    }
+    if (m_logsInFlight == 0 && m_logQueue.isEmpty()) {
+        writeRecord();
+    }
+}
+
+void JobArchiver::fetchLog(const LogTask &task)
+{
+    ++m_logsInFlight;
+    Kube::ApiRequest request;
+    request.path = Kube::ResourceKind::pods().path(m_request.ns, task.pod, QStringLiteral("log"));
+    request.query.addQueryItem(QStringLiteral("container"), task.container);
+    request.what = tr("read the log of %1 in pod %2").arg(task.container, task.pod);
+    request.timeoutMs = 300000;   // a long log is one large body
+    m_kube->send(request, this, [this, task](const Kube::ApiResult &result) {
+        if (!result.ok()) {
+            --m_logsInFlight;
+            // A pod can go between the snapshot and the read: the log is lost, the archive goes on.
+            if (result.error->kind == Kube::ApiError::Kind::NotFound || result.error->kind == Kube::ApiError::Kind::Invalid) {
+                m_request.record.lost << tr("The log of %1 in pod %2: %3").arg(task.container, task.pod, result.error->message);
+                nextLogs();
+            } else {
+                finish(result.error->toError());
+            }
+            return;
+        }
+        const QString key = ArchiveKeys::log(m_request.record.id, task.pod, task.container);
+        m_request.record.logs.append({task.pod, task.container, task.role, key, result.body.size()});
+        put(key, result.body, LogType, [this] {
+            --m_logsInFlight;
+            nextLogs();
+        });
+    });
+}
+
+void JobArchiver::put(const QString &key, const QByteArray &data, const QByteArray &contentType, std::function<void()> then)
+{
+    S3::S3Reply *reply = m_s3->putObject(key, data, contentType);
+    reply->setParent(this);
+    connect(reply, &S3::S3Reply::finished, this, [this, reply, key, then = std::move(then)] {
+        reply->deleteLater();
+        if (m_result) {
+            return;
+        }
+        if (const Result<void> stored = reply->result(); !stored) {
+            finish(Error::unavailable(tr("Archiving to %1 failed: %2 The RayJob is kept; the archive will be tried again.").arg(key, stored.error().message)));
+            return;
+        }
+        then();
+    });
+}
+
+void JobArchiver::writeRecord()
+{
+    const JobSnapshot &snapshot = m_request.snapshot;
+    std::sort(m_request.record.logs.begin(), m_request.record.logs.end(),
+              [](const ArchivedLog &a, const ArchivedLog &b) { return std::tie(a.pod, a.container) < std::tie(b.pod, b.container); });
+    QJsonArray events;
+    for (const QJsonObject &e : snapshot.events) events.append(e);
+    QJsonArray pods;
+    for (const QJsonObject &p : snapshot.pods) pods.append(p);
+    const QJsonObject objects{{QStringLiteral("rayJob"), snapshot.rayJob ? QJsonValue(*snapshot.rayJob) : QJsonValue()},
+                              {QStringLiteral("rayCluster"), snapshot.rayCluster ? QJsonValue(*snapshot.rayCluster) : QJsonValue()},
+                              {QStringLiteral("pods"), pods}};
+    put(ArchiveKeys::events(m_request.record.id), toJson(events), JsonType, [this, objects] {
+        put(ArchiveKeys::objects(m_request.record.id), toJson(objects), JsonType, [this] {
+            m_request.record.archived = true;
+            m_request.record.archivedAt = QDateTime::currentDateTimeUtc();
+            put(ArchiveKeys::status(m_request.record.id), toJson(m_request.record.toJson()), JsonType, [this] { deleteRayJob(); });
+        });
+    });
+}
+
+void JobArchiver::deleteRayJob()
+{
+    const JobSnapshot &snapshot = m_request.snapshot;
+    if (!m_request.deleteRayJob || !snapshot.rayJob) {
+        finish(m_request.record);
+        return;
+    }
+    // The uid precondition keeps a same-named RayJob made since (a resubmission with this id)
+    // from being deleted in its place; Background lets the cluster and submitter Job follow.
+    const QString uid = (*snapshot.rayJob)[QStringLiteral("metadata")][QStringLiteral("uid")].toString();
+    Kube::ApiRequest request;
+    request.method = "DELETE";
+    request.path = Kube::ResourceKind::rayJobs().path(m_request.ns, snapshot.rayJobName);
+    request.body = QJsonDocument(QJsonObject{{QStringLiteral("kind"), QStringLiteral("DeleteOptions")},
+                                             {QStringLiteral("apiVersion"), QStringLiteral("v1")},
+                                             {QStringLiteral("propagationPolicy"), QStringLiteral("Background")},
+                                             {QStringLiteral("preconditions"), QJsonObject{{QStringLiteral("uid"), uid}}}})
+                       .toJson(QJsonDocument::Compact);
+    request.what = tr("delete RayJob %1").arg(snapshot.rayJobName);
+    m_kube->send(request, this, [this](const Kube::ApiResult &result) {
+        if (result.ok() || result.status == 404 || result.status == 409) {
+            finish(m_request.record);
+        } else {
+            finish(Error::unavailable(tr("The job is archived, but its RayJob could not be deleted: %1").arg(result.error->message)));
+        }
+    });
+}
+
+void JobArchiver::finish(Result<JobRecord> result)
+{
+    if (m_result) {
+        return;
+    }
+    m_result = std::move(result);
+    Q_EMIT finished();
+}
+
+} // namespace Starforge::Job

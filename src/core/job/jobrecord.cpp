@@ -1,0 +1,223 @@
+#include "core/job/jobrecord.h"
+
+#include "core/job/rayjobbuilder.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace Starforge::Job {
+
+namespace {
+
+struct StateName
+{
+    JobState state;
+    const char *name;
+};
+
+constexpr StateName StateNames[] = {
+    {JobState::Submitting, "Submitting"}, {JobState::Pending, "Pending"}, {JobState::Running, "Running"},
+    {JobState::Succeeded, "Succeeded"},   {JobState::Failed, "Failed"},   {JobState::Stopped, "Stopped"},
+};
+
+QString isoTime(const QDateTime &time)
+{
+    return time.isValid() ? time.toUTC().toString(Qt::ISODate) : QString();
+}
+
+QDateTime readTime(const QJsonObject &json, const QString &key)
+{
+    const QString text = json.value(key).toString();
+    return text.isEmpty() ? QDateTime() : QDateTime::fromString(text, Qt::ISODate);
+}
+
+QString readLabel(const QJsonObject &map, const char *key)
+{
+    return map.value(QLatin1String(key)).toString();
+}
+
+} // namespace
+
+QString jobStateName(JobState state)
+{
+    for (const auto &entry : StateNames) {
+        if (entry.state == state) {
+            return QLatin1String(entry.name);
+        }
+    }
+    return {};
+}
+
+std::optional<JobState> jobStateFromName(const QString &name)
+{
+    for (const auto &entry : StateNames) {
+        if (name == QLatin1String(entry.name)) {
+            return entry.state;
+        }
+    }
+    return std::nullopt;
+}
+
+JobState stateOfRayJob(const Kube::RayJob &rayJob)
+{
+    const QString &deployment = rayJob.jobDeploymentStatus;
+    const QString &ray = rayJob.jobStatus;
+    if (deployment == QLatin1String("Complete")) {
+        if (ray == QLatin1String("STOPPED")) {
+            return JobState::Stopped;
+        }
+        return ray == QLatin1String("FAILED") ? JobState::Failed : JobState::Succeeded;
+    }
+    if (deployment == QLatin1String("Failed") || deployment == QLatin1String("ValidationFailed")) {
+        return JobState::Failed;
+    }
+    if (deployment == QLatin1String("Running")
+        && (ray == QLatin1String("RUNNING") || ray == QLatin1String("SUCCEEDED") || ray == QLatin1String("FAILED") || ray == QLatin1String("STOPPED"))) {
+        return JobState::Running;   // a terminal Ray status waits for the deployment status to follow
+    }
+    return JobState::Pending;
+}
+
+namespace ArchiveKeys {
+
+QString prefix(const QString &jobId)
+{
+    return QStringLiteral("jobs/%1/").arg(jobId);
+}
+
+QString status(const QString &jobId)
+{
+    return prefix(jobId) + QStringLiteral("status.json");
+}
+
+QString events(const QString &jobId)
+{
+    return prefix(jobId) + QStringLiteral("events.json");
+}
+
+QString objects(const QString &jobId)
+{
+    return prefix(jobId) + QStringLiteral("objects.json");
+}
+
+QString log(const QString &jobId, const QString &pod, const QString &container)
+{
+    return prefix(jobId) + QStringLiteral("logs/%1/%2.log").arg(pod, container);
+}
+
+QString jobIdOfStatusKey(const QString &key)
+{
+    static const QString head = QStringLiteral("jobs/");
+    static const QString tail = QStringLiteral("/status.json");
+    if (!key.startsWith(head) || !key.endsWith(tail)) {
+        return {};
+    }
+    const QString id = key.mid(head.size(), key.size() - head.size() - tail.size());
+    return id.contains(u'/') ? QString() : id;
+}
+
+} // namespace ArchiveKeys
+
+JobRecord JobRecord::fromRayJob(const QJsonObject &json)
+{
+    const Kube::RayJob rayJob = Kube::RayJob::fromJson(json);
+    JobRecord record;
+    record.id = readLabel(rayJob.labels, Labels::JobId);
+    record.name = readLabel(rayJob.labels, Labels::JobName);
+    record.rayJobName = rayJob.name;
+    record.ns = rayJob.ns;
+    record.state = stateOfRayJob(rayJob);
+    record.reason = rayJob.reason;
+    record.message = rayJob.message;
+    record.created = rayJob.creationTimestamp;
+    // Ray's own start of the driver when the operator has it; KubeRay's startTime is when the
+    // cluster was asked for, which is not when the job began to run.
+    const QJsonObject info = json.value(QStringLiteral("status")).toObject().value(QStringLiteral("rayJobInfo")).toObject();
+    record.started = record.state == JobState::Pending ? QDateTime() : rayJob.startTime;
+    if (const QDateTime rayStart = readTime(info, QStringLiteral("startTime")); rayStart.isValid()) {
+        record.started = rayStart;
+    }
+    record.ended = rayJob.endTime;
+    record.capsuleSha256 = readLabel(rayJob.annotations, Labels::CapsuleSha256);
+    record.jobSpec = QJsonDocument::fromJson(readLabel(rayJob.annotations, Labels::JobSpec).toUtf8()).object();
+    if (record.name.isEmpty()) {
+        record.name = record.jobSpec.value(QStringLiteral("name")).toString();
+    }
+    return record;
+}
+
+QString JobRecord::displayState() const
+{
+    return archived ? QStringLiteral("Archived (%1)").arg(jobStateName(state)) : jobStateName(state);
+}
+
+QJsonObject JobRecord::toJson() const
+{
+    QJsonArray logArray;
+    for (const ArchivedLog &l : logs) {
+        logArray.append(QJsonObject{{QStringLiteral("pod"), l.pod},
+                                    {QStringLiteral("container"), l.container},
+                                    {QStringLiteral("role"), l.role},
+                                    {QStringLiteral("key"), l.key},
+                                    {QStringLiteral("size"), static_cast<double>(l.size)}});
+    }
+    QJsonObject json{{QStringLiteral("format"), QStringLiteral("starforge-job/1")},
+                     {QStringLiteral("id"), id},
+                     {QStringLiteral("name"), name},
+                     {QStringLiteral("rayJobName"), rayJobName},
+                     {QStringLiteral("namespace"), ns},
+                     {QStringLiteral("state"), jobStateName(state)},
+                     {QStringLiteral("archived"), archived},
+                     {QStringLiteral("reason"), reason},
+                     {QStringLiteral("message"), message},
+                     {QStringLiteral("cause"), cause},
+                     {QStringLiteral("createdAt"), isoTime(created)},
+                     {QStringLiteral("startedAt"), isoTime(started)},
+                     {QStringLiteral("endedAt"), isoTime(ended)},
+                     {QStringLiteral("archivedAt"), isoTime(archivedAt)},
+                     {QStringLiteral("capsuleSha256"), capsuleSha256},
+                     {QStringLiteral("jobSpec"), jobSpec},
+                     {QStringLiteral("logs"), logArray},
+                     {QStringLiteral("lost"), QJsonArray::fromStringList(lost)}};
+    return json;
+}
+
+Result<JobRecord> JobRecord::fromJson(const QJsonObject &json)
+{
+    if (json.value(QStringLiteral("format")).toString() != QLatin1String("starforge-job/1")) {
+        return Error::invalid(QStringLiteral("not a Starforge job record (format is \"%1\", expected \"starforge-job/1\")")
+                                  .arg(json.value(QStringLiteral("format")).toString()));
+    }
+    JobRecord record;
+    record.id = json.value(QStringLiteral("id")).toString();
+    const auto state = jobStateFromName(json.value(QStringLiteral("state")).toString());
+    if (record.id.isEmpty() || !state) {
+        return Error::invalid(QStringLiteral("a job record without an id or a known state"));
+    }
+    record.state = *state;
+    record.name = json.value(QStringLiteral("name")).toString();
+    record.rayJobName = json.value(QStringLiteral("rayJobName")).toString();
+    record.ns = json.value(QStringLiteral("namespace")).toString();
+    record.archived = json.value(QStringLiteral("archived")).toBool();
+    record.reason = json.value(QStringLiteral("reason")).toString();
+    record.message = json.value(QStringLiteral("message")).toString();
+    record.cause = json.value(QStringLiteral("cause")).toString();
+    record.created = readTime(json, QStringLiteral("createdAt"));
+    record.started = readTime(json, QStringLiteral("startedAt"));
+    record.ended = readTime(json, QStringLiteral("endedAt"));
+    record.archivedAt = readTime(json, QStringLiteral("archivedAt"));
+    record.capsuleSha256 = json.value(QStringLiteral("capsuleSha256")).toString();
+    record.jobSpec = json.value(QStringLiteral("jobSpec")).toObject();
+    for (const QJsonValue &v : json.value(QStringLiteral("logs")).toArray()) {
+        const QJsonObject l = v.toObject();
+        record.logs.append({l.value(QStringLiteral("pod")).toString(), l.value(QStringLiteral("container")).toString(),
+                            l.value(QStringLiteral("role")).toString(), l.value(QStringLiteral("key")).toString(),
+                            static_cast<qint64>(l.value(QStringLiteral("size")).toDouble())});
+    }
+    for (const QJsonValue &v : json.value(QStringLiteral("lost")).toArray()) {
+        record.lost << v.toString();
+    }
+    return record;
+}
+
+} // namespace Starforge::Job

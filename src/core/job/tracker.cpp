@@ -1,0 +1,265 @@
+#include "core/job/tracker.h"
+
+#include "core/cluster/diagnosis.h"
+#include "core/job/archiver.h"
+#include "core/job/jobsnapshot.h"
+#include "core/job/rayjobbuilder.h"
+#include "core/kube/informer.h"
+#include "core/kube/kubeclient.h"
+#include "core/kube/resourcekind.h"
+
+#include <algorithm>
+
+namespace Starforge::Job {
+
+JobTracker::JobTracker(Kube::KubeClient *kube, S3::S3Client *s3, TrackerOptions options, QObject *parent)
+    : QObject(parent)
+    , m_kube(kube)
+    , m_s3(s3)
+    , m_options(std::move(options))
+{
+    Kube::InformerOptions informer;
+    informer.ns = m_options.ns;
+    informer.labelSelector = QLatin1String(Labels::ManagedBy) + u'=' + QLatin1String(Labels::ManagedByValue);
+    if (!m_options.onlyJobId.isEmpty()) {
+        informer.labelSelector += u',' + QLatin1String(Labels::JobId) + u'=' + m_options.onlyJobId;
+    }
+    m_informer = std::make_unique<Kube::Informer>(kube, Kube::ResourceKind::rayJobs(), informer);
+    connect(m_informer.get(), &Kube::Informer::added, this, &JobTracker::onRayJob);
+    connect(m_informer.get(), &Kube::Informer::updated, this, [this](const QJsonObject &, const QJsonObject &after) { onRayJob(after); });
+    connect(m_informer.get(), &Kube::Informer::deleted, this, &JobTracker::onRayJobDeleted);
+    connect(m_informer.get(), &Kube::Informer::synced, this, [this] {
+        check();
+        Q_EMIT synced();
+    });
+    m_timer.setInterval(m_options.checkIntervalMs);
+    connect(&m_timer, &QTimer::timeout, this, &JobTracker::check);
+}
+
+JobTracker::~JobTracker() = default;
+
+void JobTracker::start()
+{
+    m_informer->start();
+    m_timer.start();
+}
+
+bool JobTracker::hasSynced() const
+{
+    return m_informer->hasSynced();
+}
+
+QList<JobRecord> JobTracker::jobs() const
+{
+    QList<JobRecord> all;
+    for (const Live &live : m_live) all.append(live.record);
+    for (const JobRecord &record : m_submitting) {
+        if (!m_live.contains(record.id)) all.append(record);
+    }
+    std::sort(all.begin(), all.end(), [](const JobRecord &a, const JobRecord &b) {
+        return a.created != b.created ? a.created > b.created : a.id < b.id;
+    });
+    return all;
+}
+
+std::optional<JobRecord> JobTracker::job(const QString &id) const
+{
+    if (const auto it = m_live.constFind(id); it != m_live.cend()) return it->record;
+    if (const auto it = m_submitting.constFind(id); it != m_submitting.cend()) return *it;
+    return std::nullopt;
+}
+
+void JobTracker::addSubmitting(const JobRecord &record)
+{
+    JobRecord submitting = record;
+    submitting.state = JobState::Submitting;
+    if (!submitting.created.isValid()) submitting.created = QDateTime::currentDateTimeUtc();
+    m_submitting.insert(submitting.id, submitting);
+    if (!m_live.contains(submitting.id)) Q_EMIT jobChanged(submitting);
+}
+
+void JobTracker::removeSubmitting(const QString &id)
+{
+    if (m_submitting.remove(id) && !m_live.contains(id)) Q_EMIT jobRemoved(id);
+}
+
+void JobTracker::onRayJob(const QJsonObject &rayJob)
+{
+    JobRecord record = JobRecord::fromRayJob(rayJob);
+    if (record.id.isEmpty() || m_done.contains(record.id)) {
+        return;   // not one of ours, or archived and about to disappear
+    }
+    Live &live = m_live[record.id];
+    const bool changed = live.rayJob.isEmpty() || live.record.state != record.state || live.record.message != record.message;
+    live.rayJob = rayJob;
+    if (!live.archiving) live.record = record;
+    m_submitting.remove(record.id);
+    if (changed && !live.archiving) Q_EMIT jobChanged(live.record);
+    if (isTerminal(record.state) && !live.archiving && !live.retryAt.isValid()) {
+        archive(record.id, record, false);
+    }
+}
+
+void JobTracker::onRayJobDeleted(const QJsonObject &rayJob)
+{
+    const JobRecord record = JobRecord::fromRayJob(rayJob);
+    if (record.id.isEmpty()) return;
+    const auto it = m_live.find(record.id);
+    if (it == m_live.end() || m_done.contains(record.id) || it->archiving) {
+        return;   // our own delete after the archive (or the archive will see it gone)
+    }
+    // Deleted behind the app's back (kubectl, another tool): keep what is known.
+    JobRecord outcome = it->record;
+    if (!isTerminal(outcome.state)) {
+        outcome.state = JobState::Stopped;
+        outcome.reason = QStringLiteral("DeletedOutsideStarforge");
+        outcome.message = tr("The RayJob %1 was deleted outside Starforge while it was %2.").arg(outcome.rayJobName, jobStateName(it->record.state).toLower());
+    }
+    outcome.lost << tr("The RayJob %1 was deleted outside Starforge before it was archived; what its pods still had was kept.").arg(outcome.rayJobName);
+    it->rayJob = rayJob;
+    archive(record.id, outcome, true);
+}
+
+void JobTracker::check()
+{
+    if (!m_informer->hasSynced()) return;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    for (auto it = m_live.begin(); it != m_live.end(); ++it) {
+        Live &live = *it;
+        if (live.archiving || live.archived) continue;
+        if (live.retryAt.isValid()) {
+            if (now >= live.retryAt) {
+                live.retryAt = {};
+                archive(it.key(), live.record, false);
+            }
+            continue;
+        }
+        if (live.record.state != JobState::Pending || m_options.preRunningDeadlineSeconds <= 0 || !live.record.created.isValid()) continue;
+        const qint64 limit = m_options.preRunningDeadlineSeconds + (m_options.operatorEnforcesDeadline ? m_options.deadlineGraceSeconds : 0);
+        if (live.record.created.secsTo(now) < limit) continue;
+        JobRecord outcome = live.record;
+        outcome.state = JobState::Failed;
+        outcome.reason = QStringLiteral("PreRunningDeadlineExceeded");
+        outcome.message = tr("Not running %1 s after it was submitted (the pre-running deadline, FORGE_KUBERAY_PRERUNNING_DEADLINE_S = %2 s); Starforge failed it.")
+                              .arg(live.record.created.secsTo(now))
+                              .arg(m_options.preRunningDeadlineSeconds);
+        outcome.ended = now;
+        archive(it.key(), outcome, false);
+    }
+}
+
+void JobTracker::archive(const QString &id, JobRecord outcome, bool rayJobGone)
+{
+    Live &live = m_live[id];
+    live.archiving = true;
+    live.record = outcome;
+    if (!rayJobGone) Q_EMIT jobChanged(live.record);
+    m_archiveQueue.append([this, id, outcome, rayJobGone] {
+        SnapshotRequest request;
+        request.ns = m_options.ns;
+        request.job = id;
+        request.rayJobName = outcome.rayJobName;
+        request.withSubmitterLog = true;
+        fetchJobSnapshot(m_kube, request, this, [this, id, outcome, rayJobGone](Result<JobSnapshot> snapshot) mutable {
+            if (!snapshot) {
+                Live &failed = m_live[id];
+                failed.archiving = false;
+                scheduleRetry(failed);
+                --m_archivesRunning;
+                Q_EMIT archiveFailed(id, snapshot.error().message);
+                pumpArchives();
+                return;
+            }
+            JobSnapshot taken = std::move(*snapshot);
+            if (rayJobGone || !taken.rayJob) {
+                // Archive from the last state seen; nothing left to delete.
+                taken.rayJob = m_live.value(id).rayJob;
+                taken.rayJobName = outcome.rayJobName;
+            }
+            // A job that ended without ever running: say why, from its events and pods.
+            if (outcome.state == JobState::Failed && !outcome.started.isValid()) {
+                const Cluster::Diagnosis d = Cluster::diagnose(taken.diagnosisInput(m_options.capacity, m_options.seriesLabel));
+                if (d.cause != Cluster::Cause::Unknown || outcome.cause.isEmpty()) {
+                    outcome.cause = d.causeId();
+                    if (!d.message.isEmpty() && !outcome.message.contains(d.message)) {
+                        outcome.message = outcome.message.isEmpty() ? d.message : outcome.message + u' ' + d.message;
+                    }
+                }
+            }
+            if (!outcome.ended.isValid()) outcome.ended = QDateTime::currentDateTimeUtc();
+            ArchiveRequest work;
+            work.record = outcome;
+            work.snapshot = std::move(taken);
+            work.ns = m_options.ns;
+            work.deleteRayJob = !rayJobGone;
+            auto *archiver = new JobArchiver(m_kube, m_s3, std::move(work), this);
+            connect(archiver, &JobArchiver::finished, this, [this, id, archiver] { archiveFinished(id, archiver); });
+            archiver->start();
+        });
+    });
+    pumpArchives();
+}
+
+void JobTracker::scheduleRetry(Live &live)
+{
+    const qint64 delay = std::min<qint64>(static_cast<qint64>(m_options.archiveRetryMs) << std::min(live.failedArchives, 16), m_options.archiveRetryMaxMs);
+    ++live.failedArchives;
+    live.retryAt = QDateTime::currentDateTimeUtc().addMSecs(delay);
+}
+
+void JobTracker::pumpArchives()
+{
+    while (m_archivesRunning < std::max(1, m_options.maxParallelArchives) && !m_archiveQueue.isEmpty()) {
+        ++m_archivesRunning;
+        m_archiveQueue.takeFirst()();
+    }
+}
+
+void JobTracker::archiveFinished(const QString &id, JobArchiver *archiver)
+{
+    archiver->deleteLater();
+    --m_archivesRunning;
+    const Result<JobRecord> &result = archiver->result();
+    auto it = m_live.find(id);
+    std::function<void(Result<JobRecord>)> done;
+    if (it != m_live.end()) {
+        done = std::move(it->onArchived);
+        it->onArchived = {};
+    }
+    if (result) {
+        m_done.insert(id);
+        m_live.remove(id);
+        Q_EMIT jobArchived(*result);
+        Q_EMIT jobRemoved(id);
+    } else if (it != m_live.end()) {
+        it->archiving = false;
+        scheduleRetry(*it);
+        Q_EMIT archiveFailed(id, result.error().message);
+    }
+    if (done) done(result);
+    pumpArchives();
+}
+
+void JobTracker::stopJob(const QString &id, std::function<void(Result<JobRecord>)> done)
+{
+    const auto it = m_live.find(id);
+    if (it == m_live.end()) {
+        if (done) done(Error::notFound(tr("No job %1 is on the cluster; it may have ended and been archived already (see the job history).").arg(id)));
+        return;
+    }
+    if (it->archiving || isTerminal(it->record.state)) {
+        // Already ending: report when its archive is done.
+        it->onArchived = std::move(done);
+        if (!it->archiving) archive(id, it->record, false);
+        return;
+    }
+    it->onArchived = std::move(done);
+    JobRecord outcome = it->record;
+    outcome.state = JobState::Stopped;
+    outcome.reason = QStringLiteral("StoppedByUser");
+    outcome.message = tr("Stopped from Starforge while it was %1.").arg(jobStateName(it->record.state).toLower());
+    outcome.ended = QDateTime::currentDateTimeUtc();
+    archive(id, outcome, false);
+}
+
+} // namespace Starforge::Job

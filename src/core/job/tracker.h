@@ -1,0 +1,123 @@
+#pragma once
+
+// Follows the app's jobs on the cluster and ends them properly (DESIGN.md, "Tracking"):
+//  - an informer on the namespace's RayJobs that Starforge made (managed-by label) gives each
+//    job's state as the user sees it (JobRecord, stateOfRayJob);
+//  - a job that reaches Succeeded, Failed or Stopped is archived to jobs/<id>/ in the bucket
+//    and its RayJob deleted (JobArchiver); a job that failed before it ran gets the diagnosis
+//    of why in its record;
+//  - the pre-running deadline is enforced here as well: a job still Pending that long after it
+//    was submitted is failed, diagnosed, archived and deleted. When the operator enforces it
+//    too (KubeRay >= 1.6 and the field set), the app waits a grace period so the operator's
+//    own verdict usually comes first;
+//  - on start, jobs that ended while nobody watched are archived as far as the cluster still
+//    has them (the record names what was lost); a RayJob deleted behind the app's back is
+//    archived from its last known state, with the loss recorded;
+//  - a failed archive keeps the RayJob and is tried again later, backing off.
+// Several trackers (the GUI and a `starforge-cli submit --wait`) may archive the same job: the
+// keys are the same and the delete tolerates a job already gone.
+
+#include "core/job/jobrecord.h"
+
+#include <QDateTime>
+#include <QHash>
+#include <QObject>
+#include <QSet>
+#include <QTimer>
+
+#include <functional>
+#include <memory>
+
+namespace Starforge::Kube {
+class Informer;
+class KubeClient;
+}
+namespace Starforge::S3 {
+class S3Client;
+}
+namespace Starforge::Cluster {
+class CapacityModel;
+}
+
+namespace Starforge::Job {
+
+class JobArchiver;
+
+struct TrackerOptions
+{
+    QString ns;
+    QString onlyJobId;                     // follow one job only (`submit --wait`)
+    int preRunningDeadlineSeconds = 1800;  // FORGE_KUBERAY_PRERUNNING_DEADLINE_S; <= 0: none
+    bool operatorEnforcesDeadline = true;  // KubeRay >= 1.6 sets Failed itself
+    int deadlineGraceSeconds = 30;         // the operator's turn first, when it enforces it
+    int checkIntervalMs = 2000;            // deadline checks and archive retries
+    int maxParallelArchives = 2;
+    int archiveRetryMs = 5000;             // doubling after each failed archive ...
+    int archiveRetryMaxMs = 300000;        // ... up to this
+    QString seriesLabel;                   // for the diagnosis' numbers
+    const Cluster::CapacityModel *capacity = nullptr;
+};
+
+class JobTracker final : public QObject
+{
+    Q_OBJECT
+public:
+    JobTracker(Kube::KubeClient *kube, S3::S3Client *s3, TrackerOptions options, QObject *parent = nullptr);
+    ~JobTracker() override;
+
+    void start();
+    bool hasSynced() const;
+
+    // The jobs on the cluster (and those being submitted), newest first.
+    QList<JobRecord> jobs() const;
+    std::optional<JobRecord> job(const QString &id) const;
+
+    // A submission in progress, shown as Submitting until its RayJob appears.
+    void addSubmitting(const JobRecord &record);
+    void removeSubmitting(const QString &id);
+
+    // The user's stop: the job's logs are archived as Stopped, then its RayJob is deleted (the
+    // operator stops the Ray job on deletion). done reports the archive's outcome.
+    void stopJob(const QString &id, std::function<void(Result<JobRecord>)> done = {});
+
+Q_SIGNALS:
+    void synced();
+    void jobChanged(const Starforge::Job::JobRecord &record);   // added, or its state changed
+    void jobArchived(const Starforge::Job::JobRecord &record);   // in the bucket, RayJob deleted
+    void jobRemoved(const QString &id);                         // no longer on the cluster
+    void archiveFailed(const QString &id, const QString &message);
+
+private:
+    struct Live
+    {
+        JobRecord record;
+        QJsonObject rayJob;
+        bool archiving = false;
+        bool archived = false;
+        int failedArchives = 0;
+        QDateTime retryAt;
+        std::function<void(Result<JobRecord>)> onArchived;
+    };
+
+    void onRayJob(const QJsonObject &rayJob);
+    void onRayJobDeleted(const QJsonObject &rayJob);
+    void check();
+    // outcome: the record to archive (state, reason, message set by the caller).
+    void archive(const QString &id, JobRecord outcome, bool rayJobGone);
+    void archiveFinished(const QString &id, JobArchiver *archiver);
+    void pumpArchives();
+    void scheduleRetry(Live &live);
+
+    Kube::KubeClient *m_kube;
+    S3::S3Client *m_s3;
+    TrackerOptions m_options;
+    std::unique_ptr<Kube::Informer> m_informer;
+    QHash<QString, Live> m_live;                 // by job id
+    QHash<QString, JobRecord> m_submitting;
+    QSet<QString> m_done;                        // archived by this tracker (their delete echoes back)
+    QList<std::function<void()>> m_archiveQueue;
+    int m_archivesRunning = 0;
+    QTimer m_timer;
+};
+
+} // namespace Starforge::Job

@@ -1,0 +1,395 @@
+// The tracker and its archive on the sandbox: real RayJobs run by the sandbox's KubeRay
+// controller and kubelet, logs read over pods/log, the archive written to the sandbox's S3.
+// Each case checks the states the user sees, what lands under jobs/<id>/ in the bucket, and
+// that the RayJob is gone afterwards (or kept, when the archive could not be written).
+
+#include "core/job/archiver.h"
+#include "core/job/history.h"
+#include "core/job/jobrecord.h"
+#include "core/job/jobsnapshot.h"
+#include "core/job/rayjobbuilder.h"
+#include "core/job/tracker.h"
+#include "core/kube/kubeclient.h"
+#include "core/s3/s3client.h"
+#include "sandbox/sandbox.h"
+#include "support/sandboxfixture.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Starforge;
+using namespace Starforge::Job;
+
+namespace {
+
+const QString Image = QStringLiteral("rayproject/ray:2.55.1");
+
+// A RayJob as the app makes them (its labels and annotations), small enough for the sandbox.
+QJsonObject rayJob(const QString &id, const QString &entrypoint, const QJsonObject &headExtra = {}, int ttlSeconds = 30)
+{
+    QJsonObject head{{QStringLiteral("containers"),
+                      QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("ray-head")}, {QStringLiteral("image"), Image}}}}};
+    for (auto it = headExtra.begin(); it != headExtra.end(); ++it) head.insert(it.key(), it.value());
+    const QJsonObject podLabels{{QLatin1String(Labels::ManagedBy), QLatin1String(Labels::ManagedByValue)}, {QLatin1String(Labels::JobId), id}};
+    const QJsonObject cluster{
+        {QStringLiteral("rayVersion"), QStringLiteral("2.55.1")},
+        {QStringLiteral("headGroupSpec"),
+         QJsonObject{{QStringLiteral("rayStartParams"), QJsonObject()},
+                     {QStringLiteral("template"), QJsonObject{{QStringLiteral("metadata"), QJsonObject{{QStringLiteral("labels"), podLabels}}},
+                                                              {QStringLiteral("spec"), head}}}}}};
+    const QJsonObject spec{{QStringLiteral("entrypoint"), entrypoint},
+                           {QStringLiteral("shutdownAfterJobFinishes"), true},
+                           {QStringLiteral("ttlSecondsAfterFinished"), ttlSeconds},
+                           {QStringLiteral("backoffLimit"), 0},
+                           {QStringLiteral("rayClusterSpec"), cluster}};
+    const QJsonObject meta{
+        {QStringLiteral("name"), QString(QStringLiteral("track-") + id)},
+        {QStringLiteral("labels"), QJsonObject{{QLatin1String(Labels::ManagedBy), QLatin1String(Labels::ManagedByValue)},
+                                               {QLatin1String(Labels::JobId), id},
+                                               {QLatin1String(Labels::JobName), QStringLiteral("track")}}},
+        {QStringLiteral("annotations"), QJsonObject{{QLatin1String(Labels::CapsuleSha256), QStringLiteral("ab").repeated(32)},
+                                                    {QLatin1String(Labels::JobSpec), QStringLiteral("{\"name\":\"track\",\"version\":1}")}}}};
+    return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")},
+                       {QStringLiteral("kind"), QStringLiteral("RayJob")},
+                       {QStringLiteral("metadata"), meta},
+                       {QStringLiteral("spec"), spec}};
+}
+
+} // namespace
+
+class TestTracker : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<Sandbox::Sandbox> m_sandbox;
+    std::unique_ptr<Testing::SandboxHttp> m_http;
+    std::unique_ptr<Kube::KubeClient> m_kube;
+    std::unique_ptr<S3::S3Client> m_s3;
+    const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+    int m_scripts = 0;
+
+    // The driver as a script file: containers are host processes on the sandbox, and an
+    // entrypoint goes through a shell and `ray job submit -- ...`, which loses inner quoting.
+    QString script(const QString &code)
+    {
+        const QString path = m_dir.filePath(QStringLiteral("driver-%1.py").arg(++m_scripts));
+        QFile file(path);
+        if (!file.open(QIODevice::WriteOnly) || file.write(code.toUtf8()) < 0) qFatal("cannot write %s", qPrintable(path));
+        return QStringLiteral("python3 ") + path;
+    }
+
+    void create(const QJsonObject &job) { QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201); }
+    int rayJobStatus(const QString &id) { return m_http->get(m_rayjobs + QStringLiteral("/track-") + id).status; }
+
+    std::unique_ptr<JobTracker> tracker(TrackerOptions options = {}, S3::S3Client *s3 = nullptr)
+    {
+        options.ns = QStringLiteral("starforge");
+        options.checkIntervalMs = 200;
+        auto t = std::make_unique<JobTracker>(m_kube.get(), s3 ? s3 : m_s3.get(), options);
+        t->start();
+        return t;
+    }
+
+    QByteArray object(const QString &key)
+    {
+        std::unique_ptr<S3::S3Reply> reply(m_s3->getObject(key));
+        (void)QTest::qWaitFor([&] { return reply->isFinished(); }, 10000);
+        return reply->isFinished() && reply->result() ? reply->data() : QByteArray();
+    }
+
+    JobRecord archivedRecord(const QString &id)
+    {
+        const auto record = JobRecord::fromJson(QJsonDocument::fromJson(object(ArchiveKeys::status(id))).object());
+        return record ? *record : JobRecord{};
+    }
+
+    // Waits for the tracker to archive id; the record from jobArchived.
+    JobRecord waitArchived(JobTracker *t, const QString &id, int timeoutMs = 60000)
+    {
+        JobRecord archived;
+        auto connection = connect(t, &JobTracker::jobArchived, this, [&](const JobRecord &r) {
+            if (r.id == id) archived = r;
+        });
+        (void)QTest::qWaitFor([&] { return archived.archived; }, timeoutMs);
+        disconnect(connection);
+        qInfo().noquote() << id << QJsonDocument(archived.toJson()).toJson(QJsonDocument::Compact).left(1500);
+        return archived;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
+        options.fleet = QStringLiteral("h100:1x8,cpu:1x0");
+        options.presentImages = {Image};
+        QString error;
+        QVERIFY2(Testing::startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
+        const auto ca = Net::TlsSettings::loadCertificates(m_sandbox->caCertificatePem(), QStringLiteral("the sandbox CA"));
+        QVERIFY(ca);
+        Kube::ClientConfig kube;
+        kube.server = m_sandbox->apiServerUrl();
+        kube.token = m_sandbox->token();
+        kube.tls.caCertificates = *ca;
+        kube.ns = QStringLiteral("starforge");
+        m_kube = std::make_unique<Kube::KubeClient>(kube);
+        S3::ClientConfig s3;
+        s3.endpoint = m_sandbox->s3Endpoint();
+        s3.bucket = m_sandbox->bucket();
+        s3.credentials = {m_sandbox->s3AccessKey(), m_sandbox->s3SecretKey(), {}};
+        s3.policy = Net::RequestPolicy(Net::TlsSettings{*ca, false}, 30000);
+        m_s3 = std::make_unique<S3::S3Client>(s3);
+    }
+
+    void cleanupTestCase()
+    {
+        m_s3.reset();
+        m_kube.reset();
+        m_http.reset();
+        m_sandbox.reset();
+    }
+
+    void stateNames()
+    {
+        Kube::RayJob j;
+        QCOMPARE(stateOfRayJob(j), JobState::Pending);
+        j.jobDeploymentStatus = QStringLiteral("Initializing");
+        QCOMPARE(stateOfRayJob(j), JobState::Pending);
+        j.jobDeploymentStatus = QStringLiteral("Running");
+        QCOMPARE(stateOfRayJob(j), JobState::Pending);   // the submitter has not started the driver
+        j.jobStatus = QStringLiteral("RUNNING");
+        QCOMPARE(stateOfRayJob(j), JobState::Running);
+        j.jobDeploymentStatus = QStringLiteral("Complete");
+        j.jobStatus = QStringLiteral("SUCCEEDED");
+        QCOMPARE(stateOfRayJob(j), JobState::Succeeded);
+        j.jobStatus = QStringLiteral("STOPPED");
+        QCOMPARE(stateOfRayJob(j), JobState::Stopped);
+        j.jobDeploymentStatus = QStringLiteral("ValidationFailed");
+        QCOMPARE(stateOfRayJob(j), JobState::Failed);
+        for (JobState s : {JobState::Submitting, JobState::Pending, JobState::Running, JobState::Succeeded, JobState::Failed, JobState::Stopped}) {
+            QCOMPARE(jobStateFromName(jobStateName(s)), s);
+        }
+        QCOMPARE(ArchiveKeys::jobIdOfStatusKey(QStringLiteral("jobs/k2x7pq/status.json")), QStringLiteral("k2x7pq"));
+        QVERIFY(ArchiveKeys::jobIdOfStatusKey(QStringLiteral("jobs/k2x7pq/logs/status.json")).isEmpty());
+        QVERIFY(ArchiveKeys::jobIdOfStatusKey(QStringLiteral("capsules/x.zip")).isEmpty());
+        // A record survives its JSON form, and garbage is refused with a reason.
+        JobRecord r;
+        r.id = QStringLiteral("k2x7pq");
+        r.state = JobState::Failed;
+        r.archived = true;
+        r.created = QDateTime::fromString(QStringLiteral("2026-12-03T10:00:00Z"), Qt::ISODate);
+        r.logs.append({QStringLiteral("p"), QStringLiteral("c"), QStringLiteral("head"), QStringLiteral("jobs/k2x7pq/logs/p/c.log"), 12});
+        r.lost << QStringLiteral("something");
+        const auto back = JobRecord::fromJson(r.toJson());
+        QVERIFY(back);
+        QCOMPARE(back->toJson(), r.toJson());
+        QVERIFY(!JobRecord::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("other")}}));
+        QVERIFY(!JobRecord::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("starforge-job/1")}, {QStringLiteral("state"), QStringLiteral("Bogus")}}));
+    }
+
+    void succeededJobIsArchivedAndDeleted()
+    {
+        auto t = tracker();
+        QList<JobState> seen;
+        connect(t.get(), &JobTracker::jobChanged, this, [&](const JobRecord &r) {
+            if (r.id == u"bcdf22" && (seen.isEmpty() || seen.last() != r.state)) seen << r.state;
+        });
+        QTRY_VERIFY(t->hasSynced());
+        create(rayJob(QStringLiteral("bcdf22"), script(QStringLiteral("import time\nprint('step 1', flush=True)\ntime.sleep(1.5)\nprint('the end')\n"))));
+        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf22"));
+        QVERIFY2(archived.archived, "the job was not archived");
+        QCOMPARE(archived.state, JobState::Succeeded);
+        QVERIFY2(seen.mid(0, 2) == (QList<JobState>{JobState::Pending, JobState::Running}), qPrintable(QString::number(seen.size())));
+        QCOMPARE(seen.last(), JobState::Succeeded);
+        QCOMPARE(archived.name, QStringLiteral("track"));
+        QCOMPARE(archived.capsuleSha256, QStringLiteral("ab").repeated(32));
+        QVERIFY(archived.started.isValid());
+        QVERIFY(archived.ended >= archived.started);
+        // The driver's output and the head's log are in the bucket, the record last.
+        QStringList roles;
+        QString submitterKey;
+        for (const ArchivedLog &l : archived.logs) {
+            roles << l.role;
+            if (l.role == u"submitter") submitterKey = l.key;
+        }
+        QVERIFY2(roles.contains(QStringLiteral("head")) && roles.contains(QStringLiteral("submitter")), qPrintable(roles.join(u',')));
+        const QByteArray driver = object(submitterKey);
+        QVERIFY2(driver.contains("step 1") && driver.contains("the end"), driver.constData());
+        QCOMPARE(archivedRecord(QStringLiteral("bcdf22")).state, JobState::Succeeded);
+        const QJsonArray events = QJsonDocument::fromJson(object(ArchiveKeys::events(QStringLiteral("bcdf22")))).array();
+        QStringList reasons;
+        for (const QJsonValue &e : events) reasons << e[QStringLiteral("reason")].toString();
+        QVERIFY2(reasons.contains(QStringLiteral("CreatedRayCluster")), qPrintable(reasons.join(u',')));
+        const QJsonObject objects = QJsonDocument::fromJson(object(ArchiveKeys::objects(QStringLiteral("bcdf22")))).object();
+        QCOMPARE(objects[QStringLiteral("rayJob")][QStringLiteral("status")][QStringLiteral("jobStatus")].toString(), QStringLiteral("SUCCEEDED"));
+        // And the RayJob is gone, with the tracker's list.
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf22")), 404);
+        QVERIFY(!t->job(QStringLiteral("bcdf22")));
+    }
+
+    void failedJobKeepsItsTraceback()
+    {
+        auto t = tracker();
+        QTRY_VERIFY(t->hasSynced());
+        create(rayJob(QStringLiteral("bcdf33"), script(QStringLiteral("raise SystemExit('loss is nan at step 2')\n"))));
+        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf33"));
+        QCOMPARE(archived.state, JobState::Failed);
+        QCOMPARE(archived.reason, QStringLiteral("AppFailed"));
+        QString submitterKey;
+        for (const ArchivedLog &l : archived.logs) {
+            if (l.role == u"submitter") submitterKey = l.key;
+        }
+        QVERIFY(object(submitterKey).contains("loss is nan at step 2"));
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf33")), 404);
+    }
+
+    void preRunningDeadlineFailsDiagnosesAndDeletes()
+    {
+        // The operator is taken to be older than 1.6: the app enforces the deadline alone.
+        TrackerOptions options;
+        options.preRunningDeadlineSeconds = 3;
+        options.operatorEnforcesDeadline = false;
+        auto t = tracker(options);
+        QTRY_VERIFY(t->hasSynced());
+        create(rayJob(QStringLiteral("bcdf44"), script(QStringLiteral("pass\n")),
+                      QJsonObject{{QStringLiteral("nodeSelector"), QJsonObject{{QStringLiteral("starforge/gpu-series"), QStringLiteral("b200")}}}}));
+        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf44"), 30000);
+        QCOMPARE(archived.state, JobState::Failed);
+        QCOMPARE(archived.reason, QStringLiteral("PreRunningDeadlineExceeded"));
+        QCOMPARE(archived.cause, QStringLiteral("NoNodeMatchesSelector"));
+        QVERIFY2(archived.message.contains(QStringLiteral("pre-running deadline")) && archived.message.contains(QStringLiteral("b200")), qPrintable(archived.message));
+        // The events that explain it are kept; the head never started, which is recorded.
+        const QByteArray events = object(ArchiveKeys::events(QStringLiteral("bcdf44")));
+        QVERIFY2(events.contains("FailedScheduling"), events.left(400).constData());
+        QVERIFY2(archived.lost.join(u' ').contains(QStringLiteral("never scheduled (Unschedulable)")), qPrintable(archived.lost.join(u'\n')));
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf44")), 404);
+    }
+
+    void stopArchivesWhatRan()
+    {
+        auto t = tracker();
+        QTRY_VERIFY(t->hasSynced());
+        create(rayJob(QStringLiteral("bcdf55"), script(QStringLiteral("import time\nprint('started', flush=True)\ntime.sleep(60)\n"))));
+        QTRY_VERIFY_WITH_TIMEOUT(t->job(QStringLiteral("bcdf55")) && t->job(QStringLiteral("bcdf55"))->state == JobState::Running, 30000);
+        // Running means the driver was started; wait until it has said something.
+        const QString pods = QStringLiteral("/api/v1/namespaces/starforge/pods");
+        QTRY_VERIFY_WITH_TIMEOUT(!m_http->get(pods + QStringLiteral("?labelSelector=job-name%3Dtrack-bcdf55")).json()[QStringLiteral("items")].toArray().isEmpty(), 10000);
+        const QString submitter = m_http->get(pods + QStringLiteral("?labelSelector=job-name%3Dtrack-bcdf55")).json()[QStringLiteral("items")][0][QStringLiteral("metadata")][QStringLiteral("name")].toString();
+        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(pods + u'/' + submitter + QStringLiteral("/log")).body.contains("started"), 10000);
+        std::optional<Result<JobRecord>> stopped;
+        t->stopJob(QStringLiteral("bcdf55"), [&](Result<JobRecord> r) { stopped = std::move(r); });
+        QTRY_VERIFY_WITH_TIMEOUT(stopped.has_value(), 30000);
+        QVERIFY2(*stopped, stopped->ok() ? "" : qPrintable(stopped->error().message));
+        QCOMPARE((*stopped)->state, JobState::Stopped);
+        QCOMPARE((*stopped)->reason, QStringLiteral("StoppedByUser"));
+        QCOMPARE(archivedRecord(QStringLiteral("bcdf55")).state, JobState::Stopped);
+        QString submitterKey;
+        for (const ArchivedLog &l : (*stopped)->logs) {
+            if (l.role == u"submitter") submitterKey = l.key;
+        }
+        QVERIFY(object(submitterKey).contains("started"));
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf55")), 404);
+        // Stopping what is not there says so.
+        std::optional<Result<JobRecord>> missing;
+        t->stopJob(QStringLiteral("zzzzzz"), [&](Result<JobRecord> r) { missing = std::move(r); });
+        QVERIFY(missing && !*missing);
+    }
+
+    void jobsThatEndedWhileClosedAreArchivedWithTheLoss()
+    {
+        // Nobody watches: the job ends and its cluster is shut down a second later.
+        create(rayJob(QStringLiteral("bcdf66"), script(QStringLiteral("print('done while closed')\n")), {}, 1));
+        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(m_rayjobs + QStringLiteral("/track-bcdf66")).json()[QStringLiteral("status")][QStringLiteral("jobDeploymentStatus")]
+                                         .toString() == u"Complete",
+                                 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters")).json()[QStringLiteral("items")].toArray().isEmpty(), 30000);
+        // The app starts: the job is archived from what is left, and the loss is named.
+        auto t = tracker();
+        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf66"));
+        QCOMPARE(archived.state, JobState::Succeeded);
+        QVERIFY2(archived.lost.join(u' ').contains(QStringLiteral("Head and worker logs")), qPrintable(archived.lost.join(u'\n')));
+        QString submitterKey;
+        for (const ArchivedLog &l : archived.logs) {
+            if (l.role == u"submitter") submitterKey = l.key;
+        }
+        QVERIFY2(object(submitterKey).contains("done while closed"), "the submitter's log outlives the cluster");
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf66")), 404);
+    }
+
+    void deletedBehindTheAppsBackIsRecorded()
+    {
+        auto t = tracker();
+        QTRY_VERIFY(t->hasSynced());
+        create(rayJob(QStringLiteral("bcdf77"), script(QStringLiteral("pass\n")),
+                      QJsonObject{{QStringLiteral("nodeSelector"), QJsonObject{{QStringLiteral("starforge/gpu-series"), QStringLiteral("b200")}}}}));
+        QTRY_VERIFY(t->job(QStringLiteral("bcdf77")).has_value());
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bcdf77")).status, 200);
+        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf77"));
+        QCOMPARE(archived.state, JobState::Stopped);
+        QCOMPARE(archived.reason, QStringLiteral("DeletedOutsideStarforge"));
+        QVERIFY2(archived.lost.join(u' ').contains(QStringLiteral("deleted outside Starforge")), qPrintable(archived.lost.join(u'\n')));
+    }
+
+    void aStoreThatFailsKeepsTheRayJobAndRetries()
+    {
+        // A bucket that does not exist yet: every archive write fails.
+        S3::ClientConfig config = m_s3->config();
+        config.bucket = QStringLiteral("late-bucket");
+        S3::S3Client late(config);
+        TrackerOptions options;
+        options.archiveRetryMs = 300;
+        auto t = tracker(options, &late);
+        QSignalSpy failures(t.get(), &JobTracker::archiveFailed);
+        create(rayJob(QStringLiteral("bcdf88"), script(QStringLiteral("print('kept')\n"))));
+        QTRY_VERIFY_WITH_TIMEOUT(failures.size() >= 2, 60000);
+        QVERIFY2(failures.first().at(1).toString().contains(QStringLiteral("jobs/bcdf88/")), qPrintable(failures.first().at(1).toString()));
+        QCOMPARE(rayJobStatus(QStringLiteral("bcdf88")), 200);   // nothing deleted
+        std::unique_ptr<S3::S3Reply> made(late.createBucket());
+        QTRY_VERIFY(made->isFinished());
+        QVERIFY(made->result());
+        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf88"));
+        QCOMPARE(archived.state, JobState::Succeeded);
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf88")), 404);
+    }
+
+    void historyListsTheArchives()
+    {
+        std::optional<Result<History>> read;
+        readHistory(m_s3.get(), this, [&](Result<History> h) { read = std::move(h); });
+        QTRY_VERIFY(read.has_value());
+        QVERIFY2(*read, read->ok() ? "" : qPrintable(read->error().message));
+        QStringList ids;
+        for (const JobRecord &r : (*read)->jobs) ids << r.id;
+        for (const char *id : {"bcdf22", "bcdf33", "bcdf44", "bcdf55", "bcdf66", "bcdf77"}) {
+            QVERIFY2(ids.contains(QLatin1String(id)), qPrintable(ids.join(u',')));
+        }
+        // Newest end first.
+        for (qsizetype i = 1; i < (*read)->jobs.size(); ++i) QVERIFY((*read)->jobs.at(i - 1).ended >= (*read)->jobs.at(i).ended);
+        // A damaged record is reported, not fatal.
+        std::unique_ptr<S3::S3Reply> put(m_s3->putObject(QStringLiteral("jobs/zzzzzz/status.json"), "{not json"));
+        QTRY_VERIFY(put->isFinished());
+        read.reset();
+        readHistory(m_s3.get(), this, [&](Result<History> h) { read = std::move(h); });
+        QTRY_VERIFY(read.has_value());
+        QVERIFY(*read);
+        QCOMPARE((*read)->unreadable.size(), 1);
+        QVERIFY((*read)->unreadable.first().startsWith(QStringLiteral("jobs/zzzzzz/status.json")));
+        std::optional<Result<JobRecord>> one;
+        readArchivedJob(m_s3.get(), QStringLiteral("bcdf22"), this, [&](Result<JobRecord> r) { one = std::move(r); });
+        QTRY_VERIFY(one.has_value());
+        QVERIFY(*one);
+        QCOMPARE((*one)->state, JobState::Succeeded);
+        one.reset();
+        readArchivedJob(m_s3.get(), QStringLiteral("xxxxxx"), this, [&](Result<JobRecord> r) { one = std::move(r); });
+        QTRY_VERIFY(one.has_value());
+        QVERIFY(!*one);
+        QCOMPARE(one->error().code, Error::Code::NotFound);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTracker)
+#include "tst_tracker.moc"
