@@ -1,7 +1,7 @@
 // The diagnosis engine on fixtures written from the exact scheduler and kubelet texts of
 // reference/notes/kubernetes-api.md §3 (tests/data/diagnosis/*.json, each saying what it
 // expects): every cause, the priority between causes, stale events, pods that are gone, both
-// event shapes; the FailedScheduling parser on the regression strings of the notes; the JSON
+// event shapes, a series no node has beside tainted nodes; the FailedScheduling parser on the regression strings of the notes; the JSON
 // that `diagnose --json` prints.
 
 #include "core/cluster/diagnosis.h"
@@ -65,7 +65,7 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("file");
         const QStringList files = QDir(dataDir()).entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
-        QVERIFY(files.size() >= 18);
+        QVERIFY(files.size() >= 20);
         for (const QString &f : files) QTest::newRow(qPrintable(f)) << f;
     }
 
@@ -100,6 +100,50 @@ private Q_SLOTS:
         for (const Cause c : allCauses()) {
             QVERIFY2(seen.contains(causeId(c)), qPrintable(causeId(c)));
         }
+    }
+
+    // A series no node has is NoNodeMatchesSelector even when tainted nodes tie with it (kind's
+    // control-plane node); it takes the capacity model and the pod's selector to tell, so
+    // without either the histogram decides, as before.
+    void seriesNobodyHasNeedsTheModel()
+    {
+        Loaded loaded;
+        load(readFixture(QStringLiteral("series-nobody-has-beside-a-tainted-node.json")), loaded);
+        QCOMPARE(diagnose(loaded.input).cause, Cause::NoNodeMatchesSelector);
+
+        DiagnosisInput noModel = loaded.input;
+        noModel.capacity = nullptr;
+        Diagnosis d = diagnose(noModel);
+        QCOMPARE(d.cause, Cause::UntoleratedTaint);
+        QVERIFY2(!d.message.contains(QStringLiteral("series b200")), qPrintable(d.message));
+
+        // A model that knows no node yet (informers not synced) cannot say a series is missing.
+        const CapacityModel empty;
+        DiagnosisInput emptyModel = loaded.input;
+        emptyModel.capacity = &empty;
+        QCOMPARE(diagnose(emptyModel).cause, Cause::UntoleratedTaint);
+
+        // The selector does not use the series label the app is configured with.
+        DiagnosisInput otherLabel = loaded.input;
+        otherLabel.seriesLabel = QStringLiteral("example.com/gpu-series");
+        QCOMPARE(diagnose(otherLabel).cause, Cause::UntoleratedTaint);
+
+        // The pod is gone: only its FailedScheduling event is left, without the selector.
+        DiagnosisInput gone = loaded.input;
+        gone.pods.clear();
+        QCOMPARE(diagnose(gone).cause, Cause::UntoleratedTaint);
+
+        // The series appears on a node: the histogram decides again.
+        Loaded withSeries;
+        load(readFixture(QStringLiteral("series-nobody-has-beside-a-tainted-node.json")), withSeries);
+        Kube::Node b200;
+        b200.name = QStringLiteral("b200-00");
+        b200.series = QStringLiteral("b200");
+        b200.gpuCapacity = 8;
+        b200.gpuAllocatable = 8;
+        b200.ready = true;
+        withSeries.capacity.setNode(b200);
+        QCOMPARE(diagnose(withSeries.input).cause, Cause::UntoleratedTaint);
     }
 
     void causeIdsAreStable()

@@ -1,7 +1,7 @@
 // Each diagnosis cause from a real situation on the sandbox cluster: RayJobs that cannot be
-// scheduled (GPUs short, a series nobody has, a taint, a cordon, memory), images that cannot be
-// pulled, a failing capsule download (init container and Ray's working_dir), a missing Secret,
-// a crash loop and the pre-running deadline. The job's RayJob, RayCluster, pods, events and
+// scheduled (GPUs short, a series nobody has, alone and beside a tainted and a cordoned node, a
+// taint, a cordon, memory), images that cannot be pulled, a failing capsule download (init
+// container and Ray's working_dir), a missing Secret, a crash loop and the pre-running deadline. The job's RayJob, RayCluster, pods, events and
 // submitter log are read back over HTTP as the app reads them; capacity comes from the engine
 // fed by real informers. ImagePullUnauthorized is covered by fixtures only (tst_diagnosis):
 // the sandbox's kubelet fails a pull of an absent image with "not found" and has no registry
@@ -245,6 +245,28 @@ private Q_SLOTS:
                 QStringLiteral("node(s) were unschedulable")});
         remove(QStringLiteral("cordon"));
         patchNode(QStringLiteral("h100-00"), R"({"spec":{"unschedulable":false}})");
+        QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().node(QStringLiteral("h100-00"))->block, Block::None, 10000);
+    }
+
+    // The control-plane node of a kind cluster (tainted, no series) and a cordoned node: the
+    // scheduler counts them under their taint and cordon, not the selector, so only the capacity
+    // model tells that no node has the series asked.
+    void noNodeMatchesSelectorBesideTaintedAndCordonedNodes()
+    {
+        patchNode(QStringLiteral("cpu-00"), R"({"spec":{"taints":[{"key":"node-role.kubernetes.io/control-plane","effect":"NoSchedule"}]}})");
+        patchNode(QStringLiteral("h100-00"), R"({"spec":{"unschedulable":true}})");
+        QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().node(QStringLiteral("cpu-00"))->block, Block::Tainted, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().node(QStringLiteral("h100-00"))->block, Block::Cordoned, 10000);
+        submit(rayJob(QStringLiteral("nobody"), headOnly(),
+                      QJsonArray{workers(QStringLiteral("policy"), 1, podSpec(QJsonArray{container(QStringLiteral("ray-worker"), RayImage, 8)}, QStringLiteral("b200")))}));
+        expect(QStringLiteral("nobody"), Cause::NoNodeMatchesSelector,
+               {QStringLiteral("asks for starforge/gpu-series=b200"), QStringLiteral("none of the 5 nodes has it"),
+                QStringLiteral("known series: a100, h100, h200"), QStringLiteral("the scheduler's other reasons matter only once a node has series b200"),
+                QStringLiteral("1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"), QStringLiteral("1 node(s) were unschedulable")});
+        remove(QStringLiteral("nobody"));
+        patchNode(QStringLiteral("cpu-00"), R"({"spec":{"taints":null}})");
+        patchNode(QStringLiteral("h100-00"), R"({"spec":{"unschedulable":false}})");
+        QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().node(QStringLiteral("cpu-00"))->block, Block::None, 10000);
         QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().node(QStringLiteral("h100-00"))->block, Block::None, 10000);
     }
 

@@ -341,9 +341,24 @@ struct Unschedulable
     QList<Kube::Event> evidence;
 };
 
-Cause classifySchedulingFailure(const SchedulingFailure &f)
+// The series the pod's nodeSelector asks for when the capacity model knows every node and none
+// of them has it; empty when that cannot be told (no model, an empty one, a pod that is gone, no
+// series asked) or some node has the series, whatever state that node is in.
+QString seriesNobodyHas(const Unschedulable &u, const Context &c)
+{
+    const CapacityModel *cap = c.in.capacity;
+    if (!cap || cap->nodeCount() == 0 || !u.info) return {};
+    const QString series = c.series(*u.info);
+    return !series.isEmpty() && cap->nodesOf(series).isEmpty() ? series : QString();
+}
+
+// The scheduler's filters run NodeUnschedulable and TaintToleration before NodeAffinity, so a
+// node that is cordoned or tainted is counted under that reason even when it lacks the series
+// too: only the capacity model can tell that no node at all has the series asked.
+Cause classifySchedulingFailure(const SchedulingFailure &f, const QString &missingSeries)
 {
     if (!f.valid || f.reasons.isEmpty()) return Cause::Unknown;
+    if (!missingSeries.isEmpty()) return Cause::NoNodeMatchesSelector;
     if (f.totalNodes > 0 && f.count(SelectorReason) >= f.totalNodes) return Cause::NoNodeMatchesSelector;
     const int gpu = f.count(GpuReason);
     const int taint = f.count(TaintReason) + f.count(OldTaintReason);
@@ -391,12 +406,18 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
         break;
     }
     case Cause::NoNodeMatchesSelector: {
-        const QString selector = u.info ? selectorText(u.info->nodeSelector) : QString();
+        // When the model shows no node has the series, that label is the one to name (other
+        // labels of the selector may match); otherwise the whole selector.
+        const QString missing = seriesNobodyHas(u, c);
+        const QString selector = !missing.isEmpty() ? c.in.seriesLabel + u'=' + missing : u.info ? selectorText(u.info->nodeSelector) : QString();
         s = QStringLiteral("No node matches the selector: %1 asks for %2, and none of the %3 has it")
                 .arg(who, selector.isEmpty() ? QStringLiteral("a node affinity") : selector, plural(f.totalNodes, "node", "nodes"));
         if (cap) {
             const QStringList known = cap->seriesNames();
             s += QStringLiteral("; known series: %1").arg(known.isEmpty() ? QStringLiteral("none") : known.join(QStringLiteral(", ")));
+        }
+        if (!missing.isEmpty() && f.count(SelectorReason) < f.totalNodes) {
+            s += QStringLiteral("; the scheduler's other reasons matter only once a node has series %1").arg(missing);
         }
         if (asked > 0) s += QStringLiteral("; %1 asked").arg(plural(asked, "GPU", "GPUs"));
         break;
@@ -470,7 +491,7 @@ std::optional<Candidate> scheduling(const Context &c, Candidate *unknown)
     SchedulingFailure leadFailure;
     for (const Unschedulable &u : std::as_const(stuck)) {
         const SchedulingFailure f = SchedulingFailure::parse(u.text);
-        const Cause cause = classifySchedulingFailure(f);
+        const Cause cause = classifySchedulingFailure(f, seriesNobodyHas(u, c));
         if (!lead || rank.indexOf(cause) < rank.indexOf(leadCause)) {
             lead = &u;
             leadCause = cause;
@@ -479,7 +500,7 @@ std::optional<Candidate> scheduling(const Context &c, Candidate *unknown)
     }
     QList<Kube::Event> evidence;
     for (const Unschedulable &u : std::as_const(stuck)) {
-        if (classifySchedulingFailure(SchedulingFailure::parse(u.text)) == leadCause) evidence += u.evidence;
+        if (classifySchedulingFailure(SchedulingFailure::parse(u.text), seriesNobodyHas(u, c)) == leadCause) evidence += u.evidence;
     }
     const QString message = schedulingSentence(leadCause, *lead, leadFailure, int(stuck.size()), c);
     if (leadCause == Cause::Unknown) {

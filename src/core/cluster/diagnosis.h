@@ -30,11 +30,21 @@
 // earliest step in a pod's life (pull, then init, then config, then run) is the one to fix
 // first, since the later ones cannot be seen until it is.
 //
-// Among scheduling reasons of one FailedScheduling message, nodes that did not match the
-// selector are ignored unless they are all the nodes (NoNodeMatchesSelector); otherwise the
-// reason holding back the most nodes wins, ties going InsufficientGpu, UntoleratedTaint,
-// NodesCordoned. A message whose winning reason is none of these (Insufficient memory, Too many
-// pods, a volume conflict) is Unknown, with the scheduler's words in the sentence. When several
+// Among scheduling reasons of one FailedScheduling message (its "0/N nodes are available"
+// histogram): when the pod's nodeSelector asks for a series (the value of seriesLabel) that no
+// node of the capacity model has, the cause is NoNodeMatchesSelector whatever the histogram
+// says, and the sentence names the value asked, that none of the nodes has it and the series
+// that exist. The scheduler runs NodeUnschedulable and TaintToleration before NodeAffinity, so a
+// tainted control-plane node or a cordoned CPU node is counted under its taint or cordon though
+// it lacks the series too ("1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had
+// untolerated taint {node-role.kubernetes.io/control-plane: }"); only the model can tell that no
+// node has the series. When some node has the series (tainted, cordoned or full as it may be),
+// or there is no model (null or empty) or no pod spec (a pod that is gone), the histogram
+// decides: nodes that did not match the selector are ignored unless they are all the nodes
+// (NoNodeMatchesSelector); otherwise the reason holding back the most nodes wins, ties going
+// InsufficientGpu, UntoleratedTaint, NodesCordoned. A message whose winning reason is none of
+// these (Insufficient memory, Too many pods, a volume conflict) or that has no histogram (a
+// PreFilter rejection) is Unknown, with the scheduler's words in the sentence. When several
 // pods cannot be scheduled, the cause waiting will not cure leads: NoNodeMatchesSelector,
 // UntoleratedTaint, NodesCordoned, then InsufficientGpu.
 //
@@ -114,7 +124,7 @@ struct DiagnosisInput
     QList<PodInfo> pods;           // head, workers, submitter
     QList<Kube::Event> events;     // about the RayJob, the RayCluster, the pods, the submitter Job
     QString submitterLog;          // the submitter's (driver's) log tail, if read
-    const CapacityModel *capacity = nullptr;   // for the numbers; may be null
+    const CapacityModel *capacity = nullptr;   // for the numbers and the series that exist; may be null
     QString seriesLabel = QString::fromLatin1(DefaultSeriesLabel);
 };
 
