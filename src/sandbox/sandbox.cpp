@@ -8,9 +8,11 @@
 #include "sandbox/cluster/fleet.h"
 #include "sandbox/cluster/kubelet.h"
 #include "sandbox/cluster/scheduler.h"
+#include "sandbox/controllers/controllerutil.h"
 #include "sandbox/controllers/jobcontroller.h"
 #include "sandbox/controllers/rayclustercontroller.h"
 #include "sandbox/controllers/rayjobcontroller.h"
+#include "sandbox/crds/kuberaycrds.h"
 #include "sandbox/http/httpserver.h"
 #include "sandbox/s3/s3server.h"
 #include "sandbox/store/objectstore.h"
@@ -72,28 +74,26 @@ QString nemoRlStandInDir()
     return QDir::cleanPath(toolsDir() + QStringLiteral("/../nemo-rl"));
 }
 
-// A CRD's v1 schema, parsed once per process (about 0.1 s each) on first use.
-const StructuralSchema *crdSchema(const QString &resource)
+// A CRD's v1 schema as a KubeRay release serves it, built once per process and release.
+const StructuralSchema *crdSchema(const QString &resource, const QVersionNumber &kuberay)
 {
     static QHash<QString, std::optional<StructuralSchema>> schemas;
-    auto it = schemas.find(resource);
+    const QString key = resource + u'@' + kuberay.toString();
+    auto it = schemas.find(key);
     if (it == schemas.end()) {
-        QFile file(QStringLiteral(":/sandbox/crds/ray.io_%1.yaml").arg(resource));
         std::optional<StructuralSchema> schema;
-        if (file.open(QIODevice::ReadOnly)) {
-            if (auto parsed = StructuralSchema::fromCrd(file.readAll(), QStringLiteral("v1"))) {
-                schema = *parsed;
-            }
+        if (auto parsed = StructuralSchema::fromCrd(KubeRayCrds::crd(resource, kuberay), QStringLiteral("v1"))) {
+            schema = *parsed;
         }
-        it = schemas.insert(resource, schema);
+        it = schemas.insert(key, schema);
     }
     return it->has_value() ? &**it : nullptr;
 }
 
 std::optional<QJsonObject> admitCustomResource(const ResourceType &type, QJsonObject &object, const QString &fieldValidation,
-                                               QStringList &warnings)
+                                               QStringList &warnings, const QVersionNumber &kuberay)
 {
-    const StructuralSchema *schema = crdSchema(type.plural);
+    const StructuralSchema *schema = crdSchema(type.plural, kuberay);
     if (!schema) {
         return Status::internalError(QStringLiteral("the sandbox has no schema for %1").arg(type.qualifiedName()));
     }
@@ -145,6 +145,10 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     if (!options.address.isLoopback()) {
         return Error::invalid(QStringLiteral("the sandbox listens on loopback addresses only (127.0.0.1 or ::1), not %1")
                                   .arg(options.address.toString()));
+    }
+    if (!KubeRayCrds::isSupported(options.kuberayVersion)) {
+        return Error::invalid(QStringLiteral("the sandbox can be KubeRay %1 to %2, not %3")
+                                  .arg(KubeRayCrds::Oldest.toString(), KubeRayCrds::Newest.toString(), options.kuberayVersion.toString()));
     }
     if (options.connectionFile.isEmpty()) {
         return Error::invalid(QStringLiteral("the sandbox needs --connection-file FILE to tell clients where it is"));
@@ -207,6 +211,13 @@ Result<void> Sandbox::start(const SandboxOptions &options)
         (void)m_store->create(*namespaces, namespaceObject(ns));
     }
     createFleet(*m_store, *fleet, options.seriesLabel, QStringLiteral("background"));
+    // KubeRay's CRDs, installed as the chosen release installs them.
+    m_kuberayVersion = QVersionNumber(options.kuberayVersion.majorVersion(), options.kuberayVersion.minorVersion());
+    const ResourceType *crds = ResourceTypes::find(QStringLiteral("apiextensions.k8s.io"), QStringLiteral("v1"),
+                                                   QStringLiteral("customresourcedefinitions"));
+    for (const char *plural : {"rayjobs", "rayclusters"}) {
+        (void)m_store->create(*crds, KubeRayCrds::served(QLatin1String(plural), m_kuberayVersion, nowRfc3339()));
+    }
     m_events = std::make_unique<EventRecorder>(m_store.get());
     m_scheduler = std::make_unique<Scheduler>(m_store.get(), m_events.get());
 
@@ -243,11 +254,14 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
     m_rayClusters = std::make_unique<RayClusterController>(m_store.get(), m_events.get(), options.seed);
     m_rayJobs = std::make_unique<RayJobController>(m_store.get(), m_events.get(), options.seed);
-    m_api->setAdmission(QStringLiteral("rayjobs.ray.io"), admitCustomResource);
-    m_api->setAdmission(QStringLiteral("rayclusters.ray.io"), admitCustomResource);
     for (const char *plural : {"rayjobs", "rayclusters"}) {
-        m_api->setPrinterColumns(QStringLiteral("%1.ray.io").arg(QLatin1String(plural)), [plural] {
-            const StructuralSchema *schema = crdSchema(QString::fromLatin1(plural));
+        const QString storage = QStringLiteral("%1.ray.io").arg(QLatin1String(plural));
+        m_api->setAdmission(storage, [kuberay = m_kuberayVersion](const ResourceType &type, QJsonObject &object,
+                                                                   const QString &fieldValidation, QStringList &warnings) {
+            return admitCustomResource(type, object, fieldValidation, warnings, kuberay);
+        });
+        m_api->setPrinterColumns(storage, [plural, kuberay = m_kuberayVersion] {
+            const StructuralSchema *schema = crdSchema(QString::fromLatin1(plural), kuberay);
             return schema ? schema->printerColumns() : QJsonArray();
         });
     }

@@ -11,6 +11,7 @@
 #include <QObject>
 #include <QString>
 #include <QUrl>
+#include <QVersionNumber>
 
 #include <memory>
 
@@ -49,6 +50,10 @@ struct SandboxOptions
     QStringList vllmImages;      // besides the FORGE_IMAGE_VLLM default
     double tokenRate = 50;       // the vLLM stand-in's generation speed
     QString bucket = QStringLiteral("starforge");
+    // The KubeRay release to be (1.4 to 1.7): the RayJob CRD it serves and admits against, see
+    // crds/kuberaycrds.h. Older releases lack fields, so e.g. preRunningDeadlineSeconds is pruned
+    // below 1.6 and the controller never sees it.
+    QVersionNumber kuberayVersion = QVersionNumber(1, 7);
 };
 
 class Sandbox final : public QObject
@@ -77,6 +82,7 @@ public:
     // (examples/run_<algorithm>.py) and the storage root inside the state directory.
     QString nemoRlDir() const { return m_nemoRlDir; }
     QString storageRoot() const { return m_storageRoot; }
+    QVersionNumber kuberayVersion() const { return m_kuberayVersion; }
 
 private:
     Result<void> writeFiles(const SandboxOptions &options);
@@ -104,6 +110,7 @@ private:
     QString m_stateDir;
     QString m_storageRoot;
     QString m_nemoRlDir;
+    QVersionNumber m_kuberayVersion;
     QStringList m_presentImages;
 };
 

@@ -1,6 +1,9 @@
 // RayJobs admitted against KubeRay v1.7's CRD schema, as the API server admits custom
 // resources: KubeRay's own samples pass, broken ones get 422 with the apiextensions causes,
-// unknown fields are pruned with a warning or refused under fieldValidation=Strict.
+// unknown fields are pruned with a warning or refused under fieldValidation=Strict. The CRDs
+// themselves are served (apiextensions.k8s.io/v1, read-only), and a sandbox pretending to be an
+// older KubeRay serves and admits that release's RayJob schema: below 1.6 no
+// preRunningDeadlineSeconds, so the field is pruned and no deadline is enforced.
 
 #include "sandbox/sandbox.h"
 #include "sandbox/util/yaml.h"
@@ -158,6 +161,139 @@ private Q_SLOTS:
         const HttpReply created = m_http->send("POST", m_rayjobs + QStringLiteral("?fieldValidation=Ignore"), QJsonDocument(withStatus).toJson());
         QCOMPARE(created.status, 201);
         QVERIFY(created.json().value(QStringLiteral("status")).toObject().value(QStringLiteral("jobStatus")).toString() != QLatin1String("SUCCEEDED"));
+    }
+
+    void crdsAreServed()
+    {
+        const QString crds = QStringLiteral("/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+        const HttpReply list = m_http->get(crds);
+        QCOMPARE(list.status, 200);
+        QCOMPARE(list.json().value(QStringLiteral("kind")).toString(), QStringLiteral("CustomResourceDefinitionList"));
+        QStringList names;
+        for (const QJsonValue &item : list.json().value(QStringLiteral("items")).toArray()) {
+            names << item.toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+        }
+        QCOMPARE(names, (QStringList{QStringLiteral("rayclusters.ray.io"), QStringLiteral("rayjobs.ray.io")}));
+
+        const QJsonObject crd = m_http->get(crds + QStringLiteral("/rayjobs.ray.io")).json();
+        QCOMPARE(crd.value(QStringLiteral("kind")).toString(), QStringLiteral("CustomResourceDefinition"));
+        QCOMPARE(crd.value(QStringLiteral("apiVersion")).toString(), QStringLiteral("apiextensions.k8s.io/v1"));
+        const QJsonObject meta = crd.value(QStringLiteral("metadata")).toObject();
+        QVERIFY(!meta.value(QStringLiteral("uid")).toString().isEmpty());
+        QVERIFY(!meta.value(QStringLiteral("resourceVersion")).toString().isEmpty());
+        QCOMPARE(meta.value(QStringLiteral("generation")).toInt(), 1);
+        QVERIFY(!meta.contains(QStringLiteral("namespace")));
+        const QJsonObject spec = crd.value(QStringLiteral("spec")).toObject();
+        QCOMPARE(spec.value(QStringLiteral("group")).toString(), QStringLiteral("ray.io"));
+        QCOMPARE(spec.value(QStringLiteral("names")).toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("RayJob"));
+        QCOMPARE(spec.value(QStringLiteral("conversion")).toObject().value(QStringLiteral("strategy")).toString(), QStringLiteral("None"));
+        const QJsonObject status = crd.value(QStringLiteral("status")).toObject();
+        QCOMPARE(status.value(QStringLiteral("storedVersions")).toArray(), QJsonArray{QStringLiteral("v1")});
+        QCOMPARE(status.value(QStringLiteral("acceptedNames")).toObject().value(QStringLiteral("plural")).toString(), QStringLiteral("rayjobs"));
+        QCOMPARE(status.value(QStringLiteral("conditions")).toArray().at(1).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("Established"));
+        // v1.7's schema, as embedded.
+        const QStringList fields = schemaFields(crd);
+        QVERIFY(fields.contains(QStringLiteral("status.jobStatusCheckFailureStartTime")));
+        QVERIFY(fields.contains(QStringLiteral("spec.preRunningDeadlineSeconds")));
+        QVERIFY(fields.contains(QStringLiteral("spec.deletionStrategy")));
+
+        const HttpReply missing = m_http->get(crds + QStringLiteral("/nothing.ray.io"));
+        QCOMPARE(missing.status, 404);
+        QCOMPARE(missing.message(), QStringLiteral("customresourcedefinitions.apiextensions.k8s.io \"nothing.ray.io\" not found"));
+        // Read-only: the sandbox's KubeRay is installed once.
+        QCOMPARE(m_http->send("DELETE", crds + QStringLiteral("/rayjobs.ray.io")).status, 405);
+        // Discovery lists the group and the resource.
+        const QJsonArray resources = m_http->get(QStringLiteral("/apis/apiextensions.k8s.io/v1")).json().value(QStringLiteral("resources")).toArray();
+        QVERIFY(std::any_of(resources.begin(), resources.end(), [](const QJsonValue &r) {
+            return r.toObject().value(QStringLiteral("name")).toString() == QLatin1String("customresourcedefinitions")
+                && !r.toObject().value(QStringLiteral("namespaced")).toBool();
+        }));
+    }
+
+    void olderReleasesServeAndAdmitTheirSchema_data()
+    {
+        QTest::addColumn<QString>("version");
+        QTest::addColumn<bool>("preRunningDeadline");
+        QTest::addColumn<bool>("deletionStrategy");
+        QTest::newRow("1.6") << "1.6" << true << true;
+        QTest::newRow("1.5") << "1.5" << false << true;
+        QTest::newRow("1.4") << "1.4" << false << false;
+    }
+
+    void olderReleasesServeAndAdmitTheirSchema()
+    {
+        QFETCH(QString, version);
+        QFETCH(bool, preRunningDeadline);
+        QFETCH(bool, deletionStrategy);
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn-%1.json").arg(version));
+        options.fleet = QStringLiteral("cpu:1x0");
+        options.kuberayVersion = QVersionNumber::fromString(version);
+        std::unique_ptr<Sandbox::Sandbox> sandbox;
+        std::unique_ptr<SandboxHttp> http;
+        QString error;
+        QVERIFY2(startSandbox(sandbox, http, options, &error), qPrintable(error));
+
+        const QStringList fields = schemaFields(http->get(QStringLiteral("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/rayjobs.ray.io")).json());
+        QVERIFY(!fields.contains(QStringLiteral("status.jobStatusCheckFailureStartTime")));
+        QCOMPARE(fields.contains(QStringLiteral("spec.preRunningDeadlineSeconds")), preRunningDeadline);
+        QCOMPARE(fields.contains(QStringLiteral("spec.deletionStrategy")), deletionStrategy);
+        QCOMPARE(fields.contains(QStringLiteral("spec.deletionPolicy")), !deletionStrategy);
+
+        // The sample's image is not on the nodes, so the cluster never becomes ready: only the
+        // pre-running deadline can end the job, and only where the schema kept the field.
+        QJsonObject job = with(sample(QStringLiteral("ray-job.sample.yaml")), {QStringLiteral("spec"), QStringLiteral("preRunningDeadlineSeconds")}, 1);
+        job = with(job, {QStringLiteral("metadata"), QStringLiteral("name")}, QStringLiteral("deadline"));
+        const HttpReply strict = http->send("POST", m_rayjobs + QStringLiteral("?fieldValidation=Strict"), QJsonDocument(job).toJson());
+        QCOMPARE(strict.status, preRunningDeadline ? 201 : 400);
+        if (!preRunningDeadline) {
+            QCOMPARE(strict.message(), QStringLiteral("RayJob in version \"ray.io/v1\" cannot be handled as a RayJob: strict decoding error: "
+                                                      "unknown field \"spec.preRunningDeadlineSeconds\""));
+            const HttpReply pruned = http->send("POST", m_rayjobs, QJsonDocument(job).toJson());
+            QCOMPARE(pruned.status, 201);
+            QCOMPARE(pruned.headers.value("warning"), QByteArray("299 - \"unknown field \\\"spec.preRunningDeadlineSeconds\\\"\""));
+            QVERIFY(!pruned.json().value(QStringLiteral("spec")).toObject().contains(QStringLiteral("preRunningDeadlineSeconds")));
+        }
+        const auto deployment = [&http, this] {
+            return http->get(m_rayjobs + QStringLiteral("/deadline")).json().value(QStringLiteral("status")).toObject()
+                .value(QStringLiteral("jobDeploymentStatus")).toString();
+        };
+        if (preRunningDeadline) {
+            QTRY_COMPARE_WITH_TIMEOUT(deployment(), QStringLiteral("Failed"), 10000);
+        } else {
+            QTRY_COMPARE_WITH_TIMEOUT(deployment(), QStringLiteral("Initializing"), 10000);
+            QTest::qWait(2500);
+            QCOMPARE(deployment(), QStringLiteral("Initializing"));
+        }
+    }
+
+    void unsupportedReleaseIsRefused()
+    {
+        Sandbox::Sandbox sandbox;
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn-old.json"));
+        options.kuberayVersion = QVersionNumber(1, 3);
+        const auto started = sandbox.start(options);
+        QVERIFY(!started.ok());
+        QCOMPARE(started.error().message, QStringLiteral("the sandbox can be KubeRay 1.4 to 1.7, not 1.3"));
+    }
+
+private:
+    // "spec.x", "status.y": the top-level fields of the CRD's v1 schema.
+    static QStringList schemaFields(const QJsonObject &crd)
+    {
+        QStringList out;
+        for (const QJsonValue &v : crd.value(QStringLiteral("spec")).toObject().value(QStringLiteral("versions")).toArray()) {
+            if (v.toObject().value(QStringLiteral("name")).toString() != QLatin1String("v1")) continue;
+            const QJsonObject properties = v.toObject().value(QStringLiteral("schema")).toObject().value(QStringLiteral("openAPIV3Schema")).toObject()
+                                               .value(QStringLiteral("properties")).toObject();
+            for (const QString &section : {QStringLiteral("spec"), QStringLiteral("status")}) {
+                for (const QString &key : properties.value(section).toObject().value(QStringLiteral("properties")).toObject().keys()) {
+                    out << section + u'.' + key;
+                }
+            }
+        }
+        return out;
     }
 };
 

@@ -3,6 +3,7 @@
 
 #include "core/logging/logging.h"
 #include "core/util/quitonsignals.h"
+#include "sandbox/crds/kuberaycrds.h"
 #include "sandbox/sandbox.h"
 
 #include <QCommandLineParser>
@@ -42,7 +43,11 @@ int main(int argc, char *argv[])
                                     QStringLiteral("Images present on the nodes, comma-separated (default: the FORGE_IMAGE_* defaults); "
                                                    "others fail to pull."),
                                     QStringLiteral("list"));
-    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images});
+    const QCommandLineOption kuberay(QStringLiteral("kuberay-version"),
+                                     QStringLiteral("The KubeRay release to be, 1.4 to 1.7: its RayJob CRD is served and admitted against "
+                                                    "(1.5 and older prune preRunningDeadlineSeconds)."),
+                                     QStringLiteral("version"), QStringLiteral("1.7"));
+    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, kuberay});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -73,6 +78,11 @@ int main(int argc, char *argv[])
     options.rbacFile = parser.value(rbac);
     options.ns = parser.value(ns);
     options.presentImages = parser.value(images).split(u',', Qt::SkipEmptyParts);
+    auto kuberayVersion = Sandbox::KubeRayCrds::parseVersion(parser.value(kuberay));
+    if (!kuberayVersion) {
+        return fail(QStringLiteral("--kuberay-version: ") + kuberayVersion.error().message);
+    }
+    options.kuberayVersion = *kuberayVersion;
     if (parser.isSet(faults)) {
         auto parsed = Sandbox::Faults::parse(parser.value(faults));
         if (!parsed) {

@@ -178,7 +178,11 @@ Result<StructuralSchema> StructuralSchema::fromCrd(const QByteArray &crdYaml, co
     if (!parsed) {
         return Error::invalid(QStringLiteral("the CRD is not valid YAML: %1").arg(parsed.error().message));
     }
-    const QJsonObject crd = parsed->toObject();
+    return fromCrd(parsed->toObject(), version);
+}
+
+Result<StructuralSchema> StructuralSchema::fromCrd(const QJsonObject &crd, const QString &version)
+{
     for (const QJsonValue &v : crd.value(QStringLiteral("spec")).toObject().value(QStringLiteral("versions")).toArray()) {
         if (v.toObject().value(QStringLiteral("name")).toString() == version) {
             StructuralSchema s;

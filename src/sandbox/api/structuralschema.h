@@ -20,6 +20,8 @@ class StructuralSchema
 public:
     // The openAPIV3Schema of one served version of a CustomResourceDefinition (YAML).
     static Result<StructuralSchema> fromCrd(const QByteArray &crdYaml, const QString &version);
+    // The same from the CRD already parsed (YAML read as JSON).
+    static Result<StructuralSchema> fromCrd(const QJsonObject &crd, const QString &version);
 
     struct Outcome
     {

@@ -201,6 +201,10 @@ QJsonObject build(const ResourceType &type, const std::vector<QJsonObject> &obje
     } else if (plural == QLatin1String("namespaces")) {
         columns.insert(columns.end(), {Column{QStringLiteral("Status"), QStringLiteral("string"), {}, 0, QStringLiteral("The status of the namespace")}, ageColumn});
         cells = [=](const QJsonObject &o) { return QJsonArray{name(o), str(o, QStringLiteral("status.phase")), created(o)}; };
+    } else if (plural == QLatin1String("customresourcedefinitions")) {
+        // The API server's default table convertor: the creation time itself, not an age.
+        columns.push_back(Column{QStringLiteral("Created At"), QStringLiteral("date"), {}, 0, ageColumn.description});
+        cells = [=](const QJsonObject &o) { return QJsonArray{name(o), str(o, QStringLiteral("metadata.creationTimestamp"))}; };
     } else {
         columns.push_back(ageColumn);
         cells = [=](const QJsonObject &o) { return QJsonArray{name(o), created(o)}; };

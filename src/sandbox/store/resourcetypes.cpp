@@ -79,6 +79,14 @@ QList<ResourceType> buildTypes()
     rayclusters.builtin = false;
     rayclusters.categories = {QStringLiteral("all")};
     types << rayclusters;
+    // KubeRay's CRDs, read-only: what the sandbox's KubeRay release installed (clients read the
+    // schema to tell the release).
+    auto crds = make(QStringLiteral("apiextensions.k8s.io"), QStringLiteral("v1"), QStringLiteral("customresourcedefinitions"),
+                     QStringLiteral("customresourcedefinition"), QStringLiteral("CustomResourceDefinition"), false,
+                     {QStringLiteral("crd"), QStringLiteral("crds")}, {}, {QStringLiteral("status")});
+    crds.verbs = {QStringLiteral("get"), QStringLiteral("list"), QStringLiteral("watch")};
+    crds.categories = {QStringLiteral("api-extensions")};
+    types << crds;
     auto ssar = make(QStringLiteral("authorization.k8s.io"), QStringLiteral("v1"), QStringLiteral("selfsubjectaccessreviews"),
                      QString(), QStringLiteral("SelfSubjectAccessReview"), false);
     ssar.verbs = {QStringLiteral("create")};
