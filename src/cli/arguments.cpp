@@ -8,7 +8,9 @@ const QSet<QString> &valueOptions()
 {
     static const QSet<QString> options{QStringLiteral("profile"), QStringLiteral("config"), QStringLiteral("context"),
                                        QStringLiteral("name"), QStringLiteral("kubeconfig"),
-                                       QStringLiteral("spec"), QStringLiteral("out")};
+                                       QStringLiteral("spec"), QStringLiteral("out"), QStringLiteral("connection-file"),
+                                       QStringLiteral("pod"), QStringLiteral("container"), QStringLiteral("tail"),
+                                       QStringLiteral("kuberay-version")};
     return options;
 }
 
@@ -16,7 +18,7 @@ const QSet<QString> &flagOptions()
 {
     static const QSet<QString> options{QStringLiteral("json"),     QStringLiteral("stdin"), QStringLiteral("from-env"),
                                        QStringLiteral("markdown"), QStringLiteral("force"), QStringLiteral("help"),
-                                       QStringLiteral("version")};
+                                       QStringLiteral("version"), QStringLiteral("wait"), QStringLiteral("follow")};
     return options;
 }
 
@@ -38,6 +40,10 @@ Result<Arguments> Arguments::parse(const QStringList &arguments)
         }
         if (argument == u"-h") {
             parsed.flags.insert(QStringLiteral("help"));
+            continue;
+        }
+        if (argument == u"-f") {
+            parsed.flags.insert(QStringLiteral("follow"));
             continue;
         }
         if (!argument.startsWith(QStringLiteral("--"))) {

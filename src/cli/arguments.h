@@ -15,8 +15,8 @@ namespace Starforge::Cli {
 struct Arguments
 {
     QStringList positionals;     // e.g. {"profile", "set", "dev", "FORGE_K8S_NAMESPACE=ml"}
-    QMap<QString, QString> values; // options with a value: profile, config, context, name
-    QSet<QString> flags;           // options without one: json, stdin, from-env, markdown, force, help, version
+    QMap<QString, QString> values; // options with a value: profile, config, connection-file, context, name, spec, out, pod, ...
+    QSet<QString> flags;           // options without one: json, stdin, from-env, markdown, force, help, version, wait, follow (-f)
 
     bool flag(const QString &name) const { return flags.contains(name); }
     QString value(const QString &name) const { return values.value(name); }

@@ -1,5 +1,6 @@
 #include "cli/cliapplication.h"
 
+#include "cli/clustersession.h"
 #include "cli/output.h"
 #include "core/config/profilemanager.h"
 #include "core/config/settingsschema.h"
@@ -12,6 +13,24 @@
 #include <QTimer>
 
 namespace Starforge::Cli {
+
+namespace {
+
+using Command = void (CliApplication::*)();
+
+} // namespace
+
+const QMap<QString, void (CliApplication::*)()> &CliApplication::jobCommands()
+{
+    static const QMap<QString, Command> commands{
+        {QStringLiteral("manifest"), &CliApplication::runManifest}, {QStringLiteral("submit"), &CliApplication::runSubmit},
+        {QStringLiteral("jobs"), &CliApplication::runJobs},         {QStringLiteral("status"), &CliApplication::runStatus},
+        {QStringLiteral("events"), &CliApplication::runEvents},     {QStringLiteral("diagnose"), &CliApplication::runDiagnose},
+        {QStringLiteral("logs"), &CliApplication::runLogs},         {QStringLiteral("capacity"), &CliApplication::runCapacity},
+        {QStringLiteral("stop"), &CliApplication::runStop},         {QStringLiteral("delete"), &CliApplication::runDelete},
+        {QStringLiteral("history"), &CliApplication::runHistory}};
+    return commands;
+}
 
 CliApplication::CliApplication(QStringList arguments, QProcessEnvironment environment, Secrets::SecretStore *secrets,
                                QTextStream &out, QTextStream &err, QObject *parent)
@@ -113,15 +132,18 @@ void CliApplication::start()
         runProfile();
     } else if (command == u"capsule") {
         runCapsule();
+    } else if (const auto job = jobCommands().constFind(command); job != jobCommands().cend()) {
+        (this->*job.value())();
     } else {
-        fail(Error::invalid(QStringLiteral("unknown command '%1'; commands: profile, settings, capsule (see --help)").arg(command)));
+        fail(Error::invalid(QStringLiteral("unknown command '%1'; commands: profile, settings, capsule, %2 (see --help)")
+                                .arg(command, jobCommands().keys().join(QStringLiteral(", ")))));
     }
 }
 
 void CliApplication::printUsage()
 {
     m_out << QStringLiteral(
-        "usage: starforge-cli [--profile NAME] [--config FILE] [--json] COMMAND ...\n"
+        "usage: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...\n"
         "\n"
         "Commands:\n"
         "  profile list                         the profiles, the active one marked\n"
@@ -139,10 +161,27 @@ void CliApplication::printUsage()
         "                                       its SHA-256, size and file count\n"
         "  settings [--markdown]                every setting: type, default, meaning\n"
         "\n"
+        "Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;\n"
+        "JOB is a job id or its RayJob name):\n"
+        "  manifest SPEC [--kuberay-version V]  the RayJob SPEC would make, as JSON; nothing is submitted\n"
+        "  submit SPEC [--wait]                 build, upload and create the job; --wait follows it until it\n"
+        "                                       is archived (exit 0 Succeeded, 3 Failed or Stopped)\n"
+        "  jobs                                 the jobs on the cluster and their states\n"
+        "  status JOB                           state, times, pods, and why it is not running yet\n"
+        "  events JOB                           the job's Kubernetes events, oldest first\n"
+        "  diagnose JOB                         the cause of a job that is not running, with evidence\n"
+        "  logs JOB [-f] [--pod P] [--container C] [--tail N]\n"
+        "                                       the driver's log (P: a pod, submitter, head or worker);\n"
+        "                                       from the archive once the job has ended\n"
+        "  capacity                             GPUs per series: total, used, free, blocked, largest free node\n"
+        "  stop JOB                             stop a job; its logs and events are archived first\n"
+        "  delete JOB                           remove a job and its archive (the Capsule stays)\n"
+        "  history                              archived jobs, newest first\n"
+        "\n"
         "Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only\n"
         "and are never taken as KEY=VALUE arguments. Environment variables FORGE_* override profile values.\n"
         "The profile is --profile, else $STARFORGE_PROFILE, else the active one. Exit codes: 0 ok,\n"
-        "1 user error, 2 internal error.\n");
+        "1 user error, 2 internal error, 3 the job followed by submit --wait ended Failed or Stopped.\n");
 }
 
 void CliApplication::runSettings()

@@ -8,11 +8,14 @@
 #include "core/config/profilestore.h"
 #include "core/util/result.h"
 
+#include <QMap>
 #include <QObject>
 #include <QProcessEnvironment>
 #include <QTextStream>
 
+#include <functional>
 #include <memory>
+#include <optional>
 
 namespace Starforge::Secrets {
 class SecretStore;
@@ -23,11 +26,14 @@ class ProfileManager;
 
 namespace Starforge::Cli {
 
+struct ClusterSession;
+
 class CliApplication final : public QObject
 {
     Q_OBJECT
 public:
-    enum ExitCode { Ok = 0, UserError = 1, InternalError = 2 };
+    // JobFailed: `submit --wait` followed a job that ended Failed or Stopped.
+    enum ExitCode { Ok = 0, UserError = 1, InternalError = 2, JobFailed = 3 };
 
     CliApplication(QStringList arguments, QProcessEnvironment environment, Secrets::SecretStore *secrets,
                    QTextStream &out, QTextStream &err, QObject *parent = nullptr);
@@ -50,6 +56,26 @@ private:
     void runSettings();
     void runProfile();
     void runCapsule();
+
+    // Job commands (jobcommands.cpp, clustercommands.cpp). openSession reads the settings in
+    // force (the profile and its keychain secrets, or --connection-file) and makes the clients.
+    void openSession(std::function<void()> then);
+    void runManifest();
+    void runSubmit();
+    void waitForJob(const QString &jobId);
+    void runStop();
+    void runDelete();
+    void runJobs();
+    void runStatus();
+    void runEvents();
+    void runDiagnose();
+    void runLogs();
+    void printArchivedLog(const QString &jobId);
+    void runCapacity();
+    void runHistory();
+    static const QMap<QString, void (CliApplication::*)()> &jobCommands();
+    // The one JOB argument of a job command, or fails with the usage.
+    std::optional<QString> jobArgument(const QString &usage);
     void profileList();
     void profileShow();
     void profileSet();
@@ -68,6 +94,8 @@ private:
     std::unique_ptr<Config::ProfileStore> m_store;
     std::unique_ptr<Config::ProfileManager> m_profiles; // every change goes through it, as in the GUI
     Config::MigrationReport m_migration;
+    std::unique_ptr<ClusterSession> m_session;
+    std::unique_ptr<QObject> m_work;    // the command's long-lived parts (submitter, tracker, stream)
     bool m_finished = false;
 };
 

@@ -1,15 +1,31 @@
-// starforge-cli's job commands. So far: capsule build.
+// starforge-cli's commands that make or end jobs: capsule build, manifest, submit [--wait],
+// stop, delete; and the session they share with the read-only commands (clustercommands.cpp).
 
 #include "cli/cliapplication.h"
+#include "cli/clustersession.h"
 #include "cli/output.h"
+#include "core/config/embeddedsandbox.h"
+#include "core/config/profilemanager.h"
 #include "core/job/capsule.h"
+#include "core/job/history.h"
+#include "core/job/jobsnapshot.h"
 #include "core/job/jobspec.h"
+#include "core/job/rayjobbuilder.h"
+#include "core/job/submitter.h"
+#include "core/job/tracker.h"
+#include "core/kube/kubeclient.h"
+#include "core/kube/resourcekind.h"
+#include "core/s3/s3client.h"
+#include "core/secrets/secretstore.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonObject>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QRegularExpression>
+#include <QTemporaryDir>
 
 namespace Starforge::Cli {
 
@@ -32,7 +48,92 @@ Job::JobSpec minimalSpec(const QString &dir)
     return spec;
 }
 
+QString runnerPexPath()
+{
+    return QCoreApplication::applicationDirPath() + QStringLiteral("/../share/starforge/runner.pex");
+}
+
+QString stageName(Job::Submitter::Stage stage)
+{
+    switch (stage) {
+    case Job::Submitter::Stage::Building: return QStringLiteral("building the Capsule");
+    case Job::Submitter::Stage::Checking: return QStringLiteral("checking the bucket");
+    case Job::Submitter::Stage::Uploading: return QStringLiteral("uploading");
+    case Job::Submitter::Stage::Creating: return QStringLiteral("creating the RayJob");
+    case Job::Submitter::Stage::Done: return QStringLiteral("submitted");
+    default: return {};
+    }
+}
+
+QJsonObject recordSummary(const Job::JobRecord &record)
+{
+    return QJsonObject{{QStringLiteral("id"), record.id},
+                       {QStringLiteral("name"), record.rayJobName},
+                       {QStringLiteral("state"), Job::jobStateName(record.state)},
+                       {QStringLiteral("archived"), record.archived},
+                       {QStringLiteral("reason"), record.reason},
+                       {QStringLiteral("message"), record.message},
+                       {QStringLiteral("cause"), record.cause},
+                       {QStringLiteral("endedAt"), record.ended.isValid() ? record.ended.toUTC().toString(Qt::ISODate) : QString()},
+                       {QStringLiteral("lost"), QJsonArray::fromStringList(record.lost)}};
+}
+
 } // namespace
+
+std::optional<QString> CliApplication::jobArgument(const QString &usage)
+{
+    if (m_args.positionals.size() != 2) {
+        fail(Error::invalid(QStringLiteral("usage: starforge-cli %1").arg(usage)));
+        return std::nullopt;
+    }
+    return m_args.positionals.at(1);
+}
+
+void CliApplication::openSession(std::function<void()> then)
+{
+    auto open = [this, then](const Config::EffectiveConfig &config) {
+        auto session = ClusterSession::open(config);
+        if (!session) {
+            fail(session.error());
+            return;
+        }
+        m_session = std::move(session).value();
+        then();
+    };
+    const QString connectionFile = m_args.value(QStringLiteral("connection-file"));
+    if (!connectionFile.isEmpty()) {
+        if (m_args.values.contains(QStringLiteral("profile"))) {
+            fail(Error::invalid(QStringLiteral("give --profile or --connection-file, not both")));
+            return;
+        }
+        auto connection = Config::SandboxConnection::read(connectionFile);
+        if (!connection) {
+            fail(connection.error());
+            return;
+        }
+        open(Config::EffectiveConfig::resolve(Config::Profile{QStringLiteral("sandbox"), connection->settings}, m_environment, connection->secrets));
+        return;
+    }
+    if (auto loaded = loadStore(); !loaded) {
+        fail(loaded.error());
+        return;
+    }
+    const QString name = selectedProfile();
+    const auto profile = m_store->profile(name);
+    if (name.isEmpty() || !profile) {
+        fail(Error::invalid(name.isEmpty() ? QStringLiteral("no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), "
+                                                            "or make one with `starforge-cli profile import-kubeconfig`")
+                                           : QStringLiteral("there is no profile '%1' (see `starforge-cli profile list`)").arg(name)));
+        return;
+    }
+    m_secrets->readAll(name, this, [this, profile, open](Result<QMap<QString, QString>> secrets) {
+        if (!secrets) {
+            fail(secrets.error());
+            return;
+        }
+        open(Config::EffectiveConfig::resolve(profile, m_environment, *secrets));
+    });
+}
 
 void CliApplication::runCapsule()
 {
@@ -66,10 +167,12 @@ void CliApplication::runCapsule()
     options.outputPath = QFileInfo(m_args.values.contains(QStringLiteral("out")) ? m_args.value(QStringLiteral("out"))
                                                                                  : QStringLiteral("capsule.zip")).absoluteFilePath();
     options.jobSpecJson = spec.canonicalJson();
-    options.runnerPexPath = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/starforge/runner.pex");
+    options.runnerPexPath = runnerPexPath();
     options.excludePatterns = spec.excludes;
-    // A JobSpec kept in the code folder travels as the canonical jobspec.json instead.
+    // A JobSpec kept in the code folder travels as the canonical jobspec.json instead, as on
+    // submit (Job::capsuleOptionsFor); a top-level jobspec.json is a JobSpec too.
     if (!spec.sourcePath.isEmpty()) {
+        options.excludePatterns << QStringLiteral("/jobspec.json");
         const QString relative = QDir(dir).relativeFilePath(spec.sourcePath);
         if (!relative.startsWith(QLatin1String("../"))) options.excludePatterns << QLatin1Char('/') + relative;
     }
@@ -95,6 +198,282 @@ void CliApplication::runCapsule()
         }
     }
     finish(Ok);
+}
+
+
+void CliApplication::runManifest()
+{
+    const auto specPath = jobArgument(QStringLiteral("manifest SPEC [--kuberay-version X.Y]"));
+    if (!specPath) return;
+    auto spec = Job::JobSpec::load(*specPath);
+    if (!spec) {
+        fail(spec.error());
+        return;
+    }
+    openSession([this, spec = *spec] {
+        const auto version = QVersionNumber::fromString(m_args.value(QStringLiteral("kuberay-version")));
+        // The Capsule is built to show its true content address; nothing is uploaded.
+        QTemporaryDir work;
+        const auto built = Job::CapsuleBuilder::build(Job::capsuleOptionsFor(spec, work.filePath(QStringLiteral("capsule.zip")), runnerPexPath()));
+        if (!built) {
+            fail(built.error());
+            return;
+        }
+        Job::RayJobInput input;
+        input.spec = spec;
+        input.jobId = Job::RayJobBuilder::newJobId();
+        input.settings = m_session->settings;
+        if (!version.isNull()) input.operatorVersion = version;
+        input.capsule.sha256 = QString::fromLatin1(built->sha256);
+        if (auto s3 = m_session->bucket()) {
+            auto url = (*s3)->presignedGetUrl(built->objectKey(), std::clamp(m_session->settings.preRunningDeadlineSeconds + 3600, 3600, 7 * 24 * 3600));
+            if (!url) {
+                fail(url.error());
+                return;
+            }
+            input.capsule.url = *url;
+        } else {
+            fail(s3.error());
+            return;
+        }
+        const auto rayJob = Job::RayJobBuilder::build(input);
+        if (!rayJob) {
+            fail(rayJob.error());
+            return;
+        }
+        printJson(m_out, *rayJob);
+        finish(Ok);
+    });
+}
+
+void CliApplication::runSubmit()
+{
+    const auto specPath = jobArgument(QStringLiteral("submit SPEC [--wait] [--json]"));
+    if (!specPath) return;
+    auto spec = Job::JobSpec::load(*specPath);
+    if (!spec) {
+        fail(spec.error());
+        return;
+    }
+    openSession([this, spec = *spec] {
+        auto s3 = m_session->bucket();
+        if (!s3) {
+            fail(s3.error());
+            return;
+        }
+        Job::SubmitOptions options;
+        options.spec = spec;
+        options.settings = m_session->settings;
+        options.runnerPexPath = runnerPexPath();
+        if (const auto version = QVersionNumber::fromString(m_args.value(QStringLiteral("kuberay-version"))); !version.isNull()) {
+            options.operatorVersion = version;
+        }
+        const bool json = m_args.flag(QStringLiteral("json"));
+        auto *submitter = new Job::Submitter(m_session->kube.get(), *s3, options);
+        m_work.reset(submitter);
+        connect(submitter, &Job::Submitter::stageChanged, this, [this, json](Job::Submitter::Stage stage) {
+            if (!json && !stageName(stage).isEmpty() && stage != Job::Submitter::Stage::Done) m_err << stageName(stage) << "..." << Qt::endl;
+        });
+        connect(submitter, &Job::Submitter::finished, this, [this, submitter, json] {
+            const Result<Job::Submission> &result = submitter->result();
+            if (!result) {
+                fail(result.error());
+                return;
+            }
+            const Job::Submission &s = *result;
+            if (json) {
+                printJsonLine(m_out, QJsonObject{{QStringLiteral("id"), s.jobId},
+                                                 {QStringLiteral("name"), s.rayJobName},
+                                                 {QStringLiteral("namespace"), m_session->ns()},
+                                                 {QStringLiteral("capsuleSha256"), s.capsuleSha256},
+                                                 {QStringLiteral("capsuleSize"), static_cast<double>(s.capsuleSize)},
+                                                 {QStringLiteral("uploadedBytes"), static_cast<double>(s.uploadedBytes)}});
+            } else {
+                m_out << "submitted job " << s.jobId << " (RayJob " << s.rayJobName << " in " << m_session->ns() << ")" << Qt::endl
+                      << "capsule  " << s.capsuleSha256 << ", " << s.capsuleSize << " bytes, "
+                      << (s.uploadedBytes == 0 ? QStringLiteral("already in the bucket") : QStringLiteral("%1 bytes uploaded").arg(s.uploadedBytes)) << Qt::endl;
+            }
+            if (m_args.flag(QStringLiteral("wait"))) {
+                waitForJob(s.jobId);
+            } else {
+                finish(Ok);
+            }
+        });
+        submitter->start();
+    });
+}
+
+// Follows one job until it is archived, printing its state changes; the exit code says how it
+// ended. The tracker enforces the pre-running deadline as the app does.
+void CliApplication::waitForJob(const QString &jobId)
+{
+    const bool json = m_args.flag(QStringLiteral("json"));
+    Job::TrackerOptions options;
+    options.ns = m_session->ns();
+    options.onlyJobId = jobId;
+    options.preRunningDeadlineSeconds = m_session->settings.preRunningDeadlineSeconds;
+    options.seriesLabel = m_session->settings.gpuNodeLabel;
+    auto s3 = m_session->bucket();
+    auto *tracker = new Job::JobTracker(m_session->kube.get(), *s3, options);
+    m_work.reset(tracker);
+    connect(tracker, &Job::JobTracker::jobChanged, this, [this, json](const Job::JobRecord &record) {
+        if (!json) m_err << record.id << ": " << Job::jobStateName(record.state) << (record.message.isEmpty() ? QString() : QStringLiteral(" - ") + record.message) << Qt::endl;
+    });
+    connect(tracker, &Job::JobTracker::archiveFailed, this, [this](const QString &id, const QString &message) {
+        m_err << "starforge-cli: " << id << ": " << message << Qt::endl;
+    });
+    connect(tracker, &Job::JobTracker::jobArchived, this, [this, json](const Job::JobRecord &record) {
+        if (json) {
+            printJsonLine(m_out, recordSummary(record));
+        } else {
+            m_out << record.id << " " << record.displayState() << (record.message.isEmpty() ? QString() : QStringLiteral(": ") + record.message) << Qt::endl;
+            for (const QString &lost : record.lost) m_out << "  not archived: " << lost << Qt::endl;
+        }
+        finish(record.state == Job::JobState::Succeeded ? Ok : JobFailed);
+    });
+    tracker->start();
+}
+
+void CliApplication::runStop()
+{
+    const auto job = jobArgument(QStringLiteral("stop JOB"));
+    if (!job) return;
+    openSession([this, job = *job] {
+        auto s3 = m_session->bucket();
+        if (!s3) {
+            fail(s3.error());
+            return;
+        }
+        // The job's id first (JOB may be its RayJob name), then a tracker on that job alone.
+        const auto request = Job::SnapshotRequest::of(m_session->ns(), job);
+        Job::fetchJobSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
+            if (!snapshot) {
+                fail(snapshot.error());
+                return;
+            }
+            if (!snapshot->rayJob || snapshot->jobId.isEmpty()) {
+                fail(Error::notFound(QStringLiteral("job %1 is not on the cluster (already ended and archived? see `starforge-cli history`)").arg(job)));
+                return;
+            }
+            Job::TrackerOptions options;
+            options.ns = m_session->ns();
+            options.onlyJobId = snapshot->jobId;
+            options.preRunningDeadlineSeconds = 0;   // this tracker only stops
+            auto *tracker = new Job::JobTracker(m_session->kube.get(), *m_session->bucket(), options);
+            m_work.reset(tracker);
+            const QString id = snapshot->jobId;
+            connect(tracker, &Job::JobTracker::synced, this, [this, tracker, id] {
+                tracker->stopJob(id, [this](Result<Job::JobRecord> stopped) {
+                    if (!stopped) {
+                        fail(stopped.error());
+                        return;
+                    }
+                    if (m_args.flag(QStringLiteral("json"))) {
+                        printJson(m_out, recordSummary(*stopped));
+                    } else {
+                        m_out << "job " << stopped->id << " " << stopped->displayState() << "; its logs and events are in jobs/" << stopped->id << "/" << Qt::endl;
+                    }
+                    finish(Ok);
+                });
+            });
+            tracker->start();
+        });
+    });
+}
+
+void CliApplication::runDelete()
+{
+    const auto job = jobArgument(QStringLiteral("delete JOB"));
+    if (!job) return;
+    openSession([this, job = *job] {
+        auto s3 = m_session->bucket();
+        if (!s3) {
+            fail(s3.error());
+            return;
+        }
+        const auto request = Job::SnapshotRequest::of(m_session->ns(), job);
+        Job::fetchJobSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
+            if (!snapshot) {
+                fail(snapshot.error());
+                return;
+            }
+            const QString id = !snapshot->jobId.isEmpty() ? snapshot->jobId : job;
+            auto removeArchive = [this, id](bool hadRayJob) {
+                S3::S3Reply *listing = m_session->s3->listAllObjects(Job::ArchiveKeys::prefix(id));
+                connect(listing, &S3::S3Reply::finished, this, [this, listing, id, hadRayJob] {
+                    listing->deleteLater();
+                    if (const auto listed = listing->result(); !listed) {
+                        fail(listed.error());
+                        return;
+                    }
+                    // status.json last, so a history reader never sees a record without its logs.
+                    QStringList keys;
+                    for (const auto &object : listing->listing().objects) keys << object.key;
+                    keys.removeAll(Job::ArchiveKeys::status(id));
+                    const bool hadArchive = !listing->listing().objects.isEmpty();
+                    if (hadArchive) keys << Job::ArchiveKeys::status(id);
+                    if (!hadRayJob && !hadArchive) {
+                        fail(Error::notFound(QStringLiteral("job %1 is neither on the cluster nor in the job history").arg(id)));
+                        return;
+                    }
+                    auto next = std::make_shared<std::function<void()>>();
+                    *next = [this, keys, id, hadRayJob, hadArchive, next, index = qsizetype(0)]() mutable {
+                        if (index == keys.size()) {
+                            QStringList what;
+                            if (hadRayJob) what << QStringLiteral("its RayJob");
+                            if (hadArchive) what << QStringLiteral("its archive (%1 objects)").arg(keys.size());
+                            m_out << "deleted job " << id << ": " << what.join(QStringLiteral(" and ")) << Qt::endl;
+                            finish(Ok);
+                            return;
+                        }
+                        S3::S3Reply *gone = m_session->s3->deleteObject(keys.at(index++));
+                        connect(gone, &S3::S3Reply::finished, this, [this, gone, next] {
+                            gone->deleteLater();
+                            if (const auto deleted = gone->result(); !deleted) {
+                                fail(deleted.error());
+                                return;
+                            }
+                            (*next)();
+                        });
+                    };
+                    (*next)();
+                });
+            };
+            if (!snapshot->rayJob) {
+                removeArchive(false);
+                return;
+            }
+            // A live job goes without an archive: delete means gone, logs included. The mark
+            // first tells trackers (the GUI's) not to archive what looks like a lost job.
+            Kube::ApiRequest mark;
+            mark.method = "PATCH";
+            mark.path = Kube::ResourceKind::rayJobs().path(m_session->ns(), snapshot->rayJobName);
+            mark.contentType = "application/merge-patch+json";
+            mark.body = QJsonDocument(QJsonObject{{QStringLiteral("metadata"),
+                                                   QJsonObject{{QStringLiteral("annotations"), QJsonObject{{QLatin1String(Job::Labels::DeleteRequested), QStringLiteral("true")}}}}}})
+                            .toJson(QJsonDocument::Compact);
+            mark.what = QStringLiteral("mark RayJob %1 for deletion").arg(snapshot->rayJobName);
+            const QString name = snapshot->rayJobName;
+            m_session->kube->send(mark, this, [this, removeArchive, name](const Kube::ApiResult &marked) {
+                if (!marked.ok() && marked.status != 404) {
+                    fail(marked.error->toError());
+                    return;
+                }
+                Kube::ApiRequest remove;
+                remove.method = "DELETE";
+                remove.path = Kube::ResourceKind::rayJobs().path(m_session->ns(), name);
+                remove.body = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+                remove.what = QStringLiteral("delete RayJob %1").arg(name);
+                m_session->kube->send(remove, this, [this, removeArchive](const Kube::ApiResult &result) {
+                    if (!result.ok() && result.status != 404) {
+                        fail(result.error->toError());
+                        return;
+                    }
+                    removeArchive(true);
+                });
+            });
+        });
+    });
 }
 
 } // namespace Starforge::Cli

@@ -45,4 +45,27 @@ void printJson(QTextStream &out, const QJsonValue &value)
     out.flush();
 }
 
+void printJsonLine(QTextStream &out, const QJsonObject &object)
+{
+    out << QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact)) << '\n';
+    out.flush();
+}
+
+QString formatAge(qint64 seconds)
+{
+    if (seconds < 0) {
+        return QStringLiteral("-");
+    }
+    if (seconds < 60) {
+        return QStringLiteral("%1s").arg(seconds);
+    }
+    if (seconds < 3600) {
+        return QStringLiteral("%1m%2s").arg(seconds / 60).arg(seconds % 60, 2, 10, QLatin1Char('0'));
+    }
+    if (seconds < 86400) {
+        return QStringLiteral("%1h%2m").arg(seconds / 3600).arg((seconds % 3600) / 60, 2, 10, QLatin1Char('0'));
+    }
+    return QStringLiteral("%1d%2h").arg(seconds / 86400).arg((seconds % 86400) / 3600, 2, 10, QLatin1Char('0'));
+}
+
 } // namespace Starforge::Cli

@@ -133,7 +133,10 @@ JobRecord JobRecord::fromRayJob(const QJsonObject &json)
     // Ray's own start of the driver when the operator has it; KubeRay's startTime is when the
     // cluster was asked for, which is not when the job began to run.
     const QJsonObject info = json.value(QStringLiteral("status")).toObject().value(QStringLiteral("rayJobInfo")).toObject();
-    record.started = record.state == JobState::Pending ? QDateTime() : rayJob.startTime;
+    // Ray's job status says the driver ran; a job failed before that (a deadline, a validation
+    // error) has a KubeRay startTime but never started.
+    const bool driverRan = !rayJob.jobStatus.isEmpty() && rayJob.jobStatus != QLatin1String("PENDING");
+    record.started = driverRan ? rayJob.startTime : QDateTime();
     if (const QDateTime rayStart = readTime(info, QStringLiteral("startTime")); rayStart.isValid()) {
         record.started = rayStart;
     }

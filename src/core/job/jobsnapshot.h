@@ -43,6 +43,15 @@ struct SnapshotRequest
     QString rayJobName;          // when known: read by name, whatever job looks like
     bool withSubmitterLog = false;
     int submitterLogTailLines = 400;
+
+    static SnapshotRequest of(const QString &ns, const QString &job, bool withSubmitterLog = false)
+    {
+        SnapshotRequest request;
+        request.ns = ns;
+        request.job = job;
+        request.withSubmitterLog = withSubmitterLog;
+        return request;
+    }
 };
 
 // Gathers a snapshot; done runs once, on context's thread, unless context goes first. A job

@@ -27,6 +27,8 @@ inline constexpr char JobName[] = "starforge.dev/job-name";
 inline constexpr char Pool[] = "starforge.dev/pool";
 inline constexpr char CapsuleSha256[] = "starforge.dev/capsule-sha256";
 inline constexpr char JobSpec[] = "starforge.dev/jobspec";
+// Set just before a user's delete: the job goes without an archive, and trackers let it go.
+inline constexpr char DeleteRequested[] = "starforge.dev/delete-requested";
 } // namespace Labels
 
 // The FORGE_* settings the manifest depends on.

@@ -25,6 +25,26 @@ int presignSeconds(const ClusterSettings &settings)
 
 } // namespace
 
+CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath, const QString &runnerPexPath)
+{
+    CapsuleOptions capsule;
+    capsule.sourceDir = spec.codePath();
+    capsule.outputPath = outputPath;
+    capsule.jobSpecJson = spec.canonicalJson();
+    capsule.runnerPexPath = runnerPexPath;
+    capsule.excludePatterns = spec.excludes;
+    // A jobspec.json at the folder's top is a JobSpec (this one or another of the folder's):
+    // the Capsule's own jobspec.json takes its place.
+    capsule.excludePatterns << QStringLiteral("/jobspec.json");
+    if (!spec.sourcePath.isEmpty()) {
+        const QString relative = QDir(spec.codePath()).relativeFilePath(spec.sourcePath);
+        if (!relative.startsWith(QLatin1String("../"))) {
+            capsule.excludePatterns << QLatin1Char('/') + relative;
+        }
+    }
+    return capsule;
+}
+
 Submitter::Submitter(Kube::KubeClient *kube, S3::S3Client *s3, SubmitOptions options, QObject *parent)
     : QObject(parent)
     , m_kube(kube)
@@ -72,20 +92,7 @@ void Submitter::start()
     if (m_result) {
         return;
     }
-    CapsuleOptions capsule;
-    capsule.sourceDir = spec.codePath();
-    capsule.outputPath = m_workDir->filePath(QStringLiteral("capsule.zip"));
-    capsule.jobSpecJson = spec.canonicalJson();
-    capsule.runnerPexPath = m_options.runnerPexPath;
-    capsule.excludePatterns = spec.excludes;
-    // The JobSpec file often sits in the code folder; the Capsule carries its canonical form
-    // as jobspec.json instead, so the file itself stays out.
-    if (!spec.sourcePath.isEmpty()) {
-        const QString relative = QDir(spec.codePath()).relativeFilePath(spec.sourcePath);
-        if (!relative.startsWith(QLatin1String("../"))) {
-            capsule.excludePatterns << QLatin1Char('/') + relative;
-        }
-    }
+    const CapsuleOptions capsule = capsuleOptionsFor(spec, m_workDir->filePath(QStringLiteral("capsule.zip")), m_options.runnerPexPath);
     m_builder = std::make_unique<CapsuleBuilder>();
     connect(m_builder.get(), &CapsuleBuilder::progress, this, [this](const CapsuleProgress &p) { Q_EMIT progress(p.bytesDone, p.bytesTotal); });
     connect(m_builder.get(), &CapsuleBuilder::finished, this, &Submitter::onCapsuleBuilt);

@@ -41,6 +41,12 @@ class QNetworkReply;
 
 namespace Starforge::Job {
 
+// The Capsule of a JobSpec: its code folder, excludes and canonical jobspec.json. The JobSpec
+// file often sits in the code folder, beside others (jobspec.json, a debug variant); the
+// Capsule carries the canonical form of the one submitted instead, so that file and a
+// top-level jobspec.json stay out.
+CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath, const QString &runnerPexPath);
+
 struct SubmitOptions
 {
     JobSpec spec;

@@ -108,6 +108,11 @@ void JobTracker::onRayJobDeleted(const QJsonObject &rayJob)
     if (it == m_live.end() || m_done.contains(record.id) || it->archiving) {
         return;   // our own delete after the archive (or the archive will see it gone)
     }
+    if (rayJob[QStringLiteral("metadata")][QStringLiteral("annotations")][QLatin1String(Labels::DeleteRequested)].toString() == u"true") {
+        m_live.erase(it);   // the user deleted it, archive and all (`starforge-cli delete`)
+        Q_EMIT jobRemoved(record.id);
+        return;
+    }
     // Deleted behind the app's back (kubectl, another tool): keep what is known.
     JobRecord outcome = it->record;
     if (!isTerminal(outcome.state)) {
@@ -181,7 +186,9 @@ void JobTracker::archive(const QString &id, JobRecord outcome, bool rayJobGone)
                 const Cluster::Diagnosis d = Cluster::diagnose(taken.diagnosisInput(m_options.capacity, m_options.seriesLabel));
                 if (d.cause != Cluster::Cause::Unknown || outcome.cause.isEmpty()) {
                     outcome.cause = d.causeId();
-                    if (!d.message.isEmpty() && !outcome.message.contains(d.message)) {
+                    if (d.cause == Cluster::Cause::PreRunningDeadlineExceeded) {
+                        outcome.message = d.message;   // the operator's verdict, retold with its cause
+                    } else if (!d.message.isEmpty() && !outcome.message.contains(d.message)) {
                         outcome.message = outcome.message.isEmpty() ? d.message : outcome.message + u' ' + d.message;
                     }
                 }

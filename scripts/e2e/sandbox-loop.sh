@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# The closed loop on the embedded sandbox cluster, through starforge-cli as a user runs it
+# (docs/e2e.md). A NeMo-RL-shaped job (the sandbox's NeMo-RL stand-in fakes the training
+# steps) is submitted, runs, and ends archived: its logs in the bucket, its RayJob gone.
+# Then: a resubmit of the same tree uploads nothing; a failing job is archived Failed with its
+# traceback; a job asking for a GPU series nobody has is diagnosed, stopped, and its events
+# kept; the pre-running deadline fails a stuck job; delete removes an archive.
+#
+#   bash scripts/e2e/sandbox-loop.sh [BUILD_BIN_DIR]     (default: build/bin)
+#
+# kubectl, when present, checks from outside that no RayJob is left behind.
+set -euo pipefail
+
+bin_dir=$(cd "${1:-${STARFORGE_BIN_DIR:-build/bin}}" && pwd)
+cli_bin="$bin_dir/starforge-cli"
+sandbox_bin="$bin_dir/starforge-sandbox"
+for tool in "$cli_bin" "$sandbox_bin"; do
+    [ -x "$tool" ] || { echo "sandbox-loop: $tool is missing; build the project first" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+sandbox_pid=""
+cleanup() {
+    if [ -n "$sandbox_pid" ]; then
+        kill "$sandbox_pid" 2>/dev/null || true
+        wait "$sandbox_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+step() { printf '\n== %s\n' "$*"; }
+die() { echo "sandbox-loop: FAILED: $*" >&2; exit 1; }
+# json FILE EXPR: evaluates a Python expression over the JSON document(s) in FILE (one per line
+# or one indented document), bound to `d` (the last line's document) and `docs` (all of them).
+json() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+try:
+    docs = [json.loads(text)]
+except ValueError:
+    docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+d = docs[-1]
+print(eval(sys.argv[2]))
+PY
+}
+
+# Every FORGE_* value comes from the connection file; nothing from the caller's environment.
+for name in $(env | sed -n 's/^\(FORGE_[A-Z0-9_]*\)=.*/\1/p'); do unset "$name"; done
+export STARFORGE_CONFIG_FILE="$work/profiles.json"   # never the user's own profiles
+
+step "start the sandbox"
+# One h100 node of 8 GPUs and one CPU node; the stand-in trains for real in seconds.
+"$sandbox_bin" --connection-file "$work/conn.json" --fleet 'h100:1x8,cpu:1x0' >"$work/sandbox.log" 2>&1 &
+sandbox_pid=$!
+for _ in $(seq 1 200); do
+    [ -s "$work/conn.json" ] && break
+    kill -0 "$sandbox_pid" 2>/dev/null || { cat "$work/sandbox.log" >&2; die "starforge-sandbox stopped"; }
+    sleep 0.05
+done
+[ -s "$work/conn.json" ] || die "no connection file after 10 s"
+cli() { "$cli_bin" --connection-file "$work/conn.json" "$@"; }
+kubeconfig=$(json "$work/conn.json" 'd["kubeconfig"]')
+
+step "capacity"
+cli capacity | tee "$work/capacity.txt"
+grep -q '^h100 ' "$work/capacity.txt" || die "capacity has no h100 row"
+
+step "a NeMo-RL-shaped job folder"
+job="$work/grpo-tiny"
+mkdir -p "$job/configs" "$job/src"
+cat >"$job/configs/grpo.yaml" <<'YAML'
+grpo:
+  max_num_steps: 100
+  num_prompts_per_step: 8
+checkpointing:
+  enabled: true
+  save_period: 2
+cluster:
+  gpus_per_node: 1
+  num_nodes: 1
+YAML
+printf 'def reward(x):\n    return len(x)\n' >"$job/src/reward.py"
+printf '__pycache__/\n*.log\n' >"$job/.gitignore"
+write_spec() {   # write_spec FILE NAME SERIES OVERRIDES_JSON
+    cat >"$1" <<JSON
+{
+  "version": 1,
+  "name": "$2",
+  "code": ".",
+  "recipe": {"algorithm": "grpo", "config": "configs/grpo.yaml", "overrides": $4},
+  "env": {"WANDB_MODE": "offline"},
+  "pools": [{"name": "train", "series": "$3", "nodes": 1, "gpusPerNode": 1}],
+  "storage": true,
+  "corpus": false
+}
+JSON
+}
+write_spec "$job/jobspec.json" grpo-tiny h100 '["grpo.max_num_steps=3"]'
+
+step "manifest: the RayJob, nothing submitted"
+cli manifest "$job/jobspec.json" >"$work/manifest.json"
+[ "$(json "$work/manifest.json" 'd["kind"]')" = RayJob ] || die "manifest is not a RayJob"
+[ "$(cli jobs --json | tr -d ' \n')" = "[]" ] || die "manifest submitted something"
+
+step "submit --wait: the job runs and is archived"
+set +e
+cli submit "$job/jobspec.json" --wait --json >"$work/submit.json"
+code=$?
+set -e
+cat "$work/submit.json"
+[ "$code" = 0 ] || die "submit --wait exited $code (expected 0: Succeeded)"
+id=$(json "$work/submit.json" 'docs[0]["id"]')
+name=$(json "$work/submit.json" 'docs[0]["name"]')
+[ "$(json "$work/submit.json" 'docs[0]["uploadedBytes"] > 0')" = True ] || die "the first submit uploaded nothing"
+[ "$(json "$work/submit.json" 'd["state"]')" = Succeeded ] || die "the job did not succeed"
+[ "$(json "$work/submit.json" 'd["archived"]')" = True ] || die "the job was not archived"
+
+step "history, archived logs, no RayJob left"
+cli history --json >"$work/history.json"
+[ "$(json "$work/history.json" "[j['state'] for j in d if j['id'] == '$id']")" = "['Succeeded']" ] || die "history lacks $id as Succeeded"
+cli logs "$id" >"$work/driver.log"
+grep -q 'Step 3/3' "$work/driver.log" || { cat "$work/driver.log"; die "the archived driver log lacks Step 3/3"; }
+grep -q 'STARFORGE_PROGRESS' "$work/driver.log" || die "the runner's progress lines are missing"
+cli logs "$id" --pod head >"$work/head.log" || die "no archived head log"
+cli status "$id" | tee "$work/status.txt"
+grep -q 'Archived (Succeeded)' "$work/status.txt" || die "status does not say Archived (Succeeded)"
+if command -v kubectl >/dev/null; then
+    left=$(kubectl --kubeconfig "$kubeconfig" get rayjobs -n starforge -o name)
+    [ -z "$left" ] || die "RayJobs left on the cluster: $left"
+else
+    [ "$(cli jobs --json | tr -d ' \n')" = "[]" ] || die "jobs left on the cluster"
+fi
+# The checkpoint the runner saved, where the playground's vLLM would find it.
+storage=$(json "$work/conn.json" 'd["forge"]["FORGE_STORAGE_ROOT"]')
+[ -d "$storage/jobs/$id" ] || die "no $storage/jobs/$id from the runner"
+
+step "resubmit the same tree: nothing uploaded"
+cli submit "$job/jobspec.json" --wait --json >"$work/resubmit.json"
+[ "$(json "$work/resubmit.json" 'docs[0]["uploadedBytes"]')" = 0 ] || die "the resubmit uploaded bytes"
+[ "$(json "$work/resubmit.json" 'docs[0]["capsuleSha256"]')" = "$(json "$work/submit.json" 'docs[0]["capsuleSha256"]')" ] || die "same tree, other Capsule"
+[ "$(json "$work/resubmit.json" 'd["state"]')" = Succeeded ] || die "the resubmitted job did not succeed"
+
+step "a failing job: archived Failed, traceback kept"
+write_spec "$job/failing.json" grpo-fails h100 '["grpo.max_num_steps=3", "+starforge.fake_fail_at_step=2"]'
+set +e
+cli submit "$job/failing.json" --wait --json >"$work/fail.json"
+code=$?
+set -e
+[ "$code" = 3 ] || die "submit --wait of a failing job exited $code (expected 3)"
+fail_id=$(json "$work/fail.json" 'docs[0]["id"]')
+[ "$(json "$work/fail.json" 'd["state"]')" = Failed ] || die "the failing job is not Failed"
+cli logs "$fail_id" >"$work/fail.log"
+grep -q 'Traceback' "$work/fail.log" || { cat "$work/fail.log"; die "no traceback in the failing job's archived log"; }
+
+step "a job for a series nobody has: diagnosed, stopped, events kept"
+write_spec "$job/stuck.json" grpo-stuck b200 '["grpo.max_num_steps=3"]'
+cli submit "$job/stuck.json" --json >"$work/stuck.json"
+stuck_id=$(json "$work/stuck.json" 'd["id"]')
+cause=""
+for _ in $(seq 1 60); do
+    cli diagnose "$stuck_id" --json >"$work/diagnose.json" || true
+    cause=$(json "$work/diagnose.json" 'd["cause"]' 2>/dev/null || true)
+    [ "$cause" = NoNodeMatchesSelector ] && break
+    sleep 0.5
+done
+cat "$work/diagnose.json"
+[ "$cause" = NoNodeMatchesSelector ] || die "diagnosis is '$cause', expected NoNodeMatchesSelector"
+grep -q 'b200' "$work/diagnose.json" || die "the diagnosis does not name the series asked for"
+cli jobs | tee "$work/jobs.txt"
+grep -q "$stuck_id .*Pending" "$work/jobs.txt" || die "jobs does not list $stuck_id as Pending"
+cli stop "$stuck_id" | tee "$work/stop.txt"
+grep -q 'Archived (Stopped)' "$work/stop.txt" || die "stop did not archive the job as Stopped"
+cli events "$stuck_id" >"$work/events.txt"
+grep -q 'FailedScheduling' "$work/events.txt" || die "the archived events lack FailedScheduling"
+
+step "the pre-running deadline fails a stuck job"
+set +e
+FORGE_KUBERAY_PRERUNNING_DEADLINE_S=4 cli submit "$job/stuck.json" --wait --json >"$work/deadline.json"
+code=$?
+set -e
+cat "$work/deadline.json"
+[ "$code" = 3 ] || die "a job past its deadline exited $code (expected 3)"
+[ "$(json "$work/deadline.json" 'd["reason"]')" = PreRunningDeadlineExceeded ] || die "not failed by the pre-running deadline"
+[ "$(json "$work/deadline.json" 'd["cause"]')" = PreRunningDeadlineExceeded ] || die "the deadline's record has the wrong cause"
+[ "$(json "$work/deadline.json" '"b200" in d["message"] and "No node matches" in d["message"]')" = True ] || die "the deadline's record does not say why"
+
+step "delete removes an archive"
+cli delete "$fail_id"
+cli history --json >"$work/history2.json"
+[ "$(json "$work/history2.json" "[j for j in d if j['id'] == '$fail_id']")" = "[]" ] || die "$fail_id is still in the history"
+if cli status "$fail_id" >/dev/null 2>&1; then die "status still finds the deleted job"; fi
+
+echo
+echo "sandbox-loop: all checks passed (job $id, RayJob $name)"
