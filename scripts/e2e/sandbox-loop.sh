@@ -4,7 +4,8 @@
 # steps) is submitted, runs, and ends archived: its logs in the bucket, its RayJob gone.
 # Then: a resubmit of the same tree uploads nothing; a failing job is archived Failed with its
 # traceback; a job asking for a GPU series nobody has is diagnosed, stopped, and its events
-# kept; the pre-running deadline fails a stuck job; delete removes an archive.
+# kept; the pre-running deadline fails a stuck job; delete removes an archive; and on a
+# sandbox posing as KubeRay 1.5 (no preRunningDeadlineSeconds) the app enforces the deadline.
 #
 #   bash scripts/e2e/sandbox-loop.sh [BUILD_BIN_DIR]     (default: build/bin)
 #
@@ -50,17 +51,27 @@ PY
 for name in $(env | sed -n 's/^\(FORGE_[A-Z0-9_]*\)=.*/\1/p'); do unset "$name"; done
 export STARFORGE_CONFIG_FILE="$work/profiles.json"   # never the user's own profiles
 
-step "start the sandbox"
-# One h100 node of 8 GPUs and one CPU node; the stand-in trains for real in seconds.
-"$sandbox_bin" --connection-file "$work/conn.json" --fleet 'h100:1x8,cpu:1x0' >"$work/sandbox.log" 2>&1 &
-sandbox_pid=$!
-for _ in $(seq 1 200); do
-    [ -s "$work/conn.json" ] && break
-    kill -0 "$sandbox_pid" 2>/dev/null || { cat "$work/sandbox.log" >&2; die "starforge-sandbox stopped"; }
-    sleep 0.05
-done
-[ -s "$work/conn.json" ] || die "no connection file after 10 s"
+start_sandbox() {   # start_sandbox [EXTRA OPTIONS]: a fresh sandbox, its connection file in $work/conn.json
+    if [ -n "$sandbox_pid" ]; then
+        kill "$sandbox_pid" 2>/dev/null || true
+        wait "$sandbox_pid" 2>/dev/null || true
+    fi
+    rm -f "$work/conn.json"
+    # One h100 node of 8 GPUs and one CPU node; the stand-in trains for real in seconds.
+    "$sandbox_bin" --connection-file "$work/conn.json" --fleet 'h100:1x8,cpu:1x0' "$@" >"$work/sandbox.log" 2>&1 &
+    sandbox_pid=$!
+    for _ in $(seq 1 200); do
+        [ -s "$work/conn.json" ] && break
+        kill -0 "$sandbox_pid" 2>/dev/null || { cat "$work/sandbox.log" >&2; die "starforge-sandbox stopped"; }
+        sleep 0.05
+    done
+    [ -s "$work/conn.json" ] || die "no connection file after 10 s"
+}
+
 cli() { "$cli_bin" --connection-file "$work/conn.json" "$@"; }
+
+step "start the sandbox (KubeRay 1.7)"
+start_sandbox
 kubeconfig=$(json "$work/conn.json" 'd["kubeconfig"]')
 
 step "capacity"
@@ -192,5 +203,18 @@ cli history --json >"$work/history2.json"
 [ "$(json "$work/history2.json" "[j for j in d if j['id'] == '$fail_id']")" = "[]" ] || die "$fail_id is still in the history"
 if cli status "$fail_id" >/dev/null 2>&1; then die "status still finds the deleted job"; fi
 
+step "an older operator (KubeRay 1.5): no preRunningDeadlineSeconds, the app enforces the deadline"
+start_sandbox --kuberay-version 1.5
+cli manifest "$job/stuck.json" >"$work/manifest15.json"
+[ "$(json "$work/manifest15.json" '"preRunningDeadlineSeconds" in d["spec"]')" = False ] || die "a RayJob for KubeRay 1.5 has preRunningDeadlineSeconds"
+set +e
+FORGE_KUBERAY_PRERUNNING_DEADLINE_S=3 cli submit "$job/stuck.json" --wait --json >"$work/deadline15.json"
+code=$?
+set -e
+cat "$work/deadline15.json"
+[ "$code" = 3 ] || die "a job past its deadline on KubeRay 1.5 exited $code (expected 3)"
+[ "$(json "$work/deadline15.json" 'd["reason"]')" = PreRunningDeadlineExceeded ] || die "the app did not fail the job at its deadline"
+[ "$(json "$work/deadline15.json" 'd["cause"]')" = NoNodeMatchesSelector ] || die "the app's deadline record lacks the cause"
+[ "$(json "$work/deadline15.json" '"Starforge failed it" in d["message"]')" = True ] || die "the record does not say the app failed it"
 echo
 echo "sandbox-loop: all checks passed (job $id, RayJob $name)"

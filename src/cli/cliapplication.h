@@ -12,6 +12,7 @@
 #include <QObject>
 #include <QProcessEnvironment>
 #include <QTextStream>
+#include <QVersionNumber>
 
 #include <functional>
 #include <memory>
@@ -62,7 +63,9 @@ private:
     void openSession(std::function<void()> then);
     void runManifest();
     void runSubmit();
-    void waitForJob(const QString &jobId);
+    void waitForJob(const QString &jobId, bool operatorEnforcesDeadline);
+    // The KubeRay release RayJobs are built for: --kuberay-version, else the cluster's CRD.
+    void withOperatorVersion(std::function<void(QVersionNumber)> then);
     void runStop();
     void runDelete();
     void runJobs();

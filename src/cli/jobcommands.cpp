@@ -14,6 +14,7 @@
 #include "core/job/submitter.h"
 #include "core/job/tracker.h"
 #include "core/kube/kubeclient.h"
+#include "core/kube/operatorprobe.h"
 #include "core/kube/resourcekind.h"
 #include "core/s3/s3client.h"
 #include "core/secrets/secretstore.h"
@@ -201,6 +202,37 @@ void CliApplication::runCapsule()
 }
 
 
+void CliApplication::withOperatorVersion(std::function<void(QVersionNumber)> then)
+{
+    // --kuberay-version wins; else the cluster's CRD says which release runs there.
+    if (m_args.values.contains(QStringLiteral("kuberay-version"))) {
+        const auto version = QVersionNumber::fromString(m_args.value(QStringLiteral("kuberay-version")));
+        if (version.isNull() || version.majorVersion() < 1) {
+            fail(Error::invalid(QStringLiteral("--kuberay-version takes a KubeRay release, e.g. --kuberay-version 1.7")));
+            return;
+        }
+        then(version);
+        return;
+    }
+    auto *probe = new Kube::OperatorProbe(m_session->kube.get(), this);
+    connect(probe, &Kube::OperatorProbe::finished, this, [this, probe, then](const Kube::OperatorVersion &found) {
+        probe->deleteLater();
+        switch (found.outcome) {
+        case Kube::OperatorVersion::Outcome::Detected:
+            then(found.version);
+            return;
+        case Kube::OperatorVersion::Outcome::Unknown:
+            if (!m_args.flag(QStringLiteral("json"))) m_err << "starforge-cli: note: " << found.message << Qt::endl;
+            then(found.assumed());
+            return;
+        default:
+            fail(Error::unavailable(found.message));
+            return;
+        }
+    });
+    probe->start();
+}
+
 void CliApplication::runManifest()
 {
     const auto specPath = jobArgument(QStringLiteral("manifest SPEC [--kuberay-version X.Y]"));
@@ -210,8 +242,7 @@ void CliApplication::runManifest()
         fail(spec.error());
         return;
     }
-    openSession([this, spec = *spec] {
-        const auto version = QVersionNumber::fromString(m_args.value(QStringLiteral("kuberay-version")));
+    openSession([this, spec = *spec] { withOperatorVersion([this, spec](const QVersionNumber &version) {
         // The Capsule is built to show its true content address; nothing is uploaded.
         QTemporaryDir work;
         const auto built = Job::CapsuleBuilder::build(Job::capsuleOptionsFor(spec, work.filePath(QStringLiteral("capsule.zip")), runnerPexPath()));
@@ -223,7 +254,7 @@ void CliApplication::runManifest()
         input.spec = spec;
         input.jobId = Job::RayJobBuilder::newJobId();
         input.settings = m_session->settings;
-        if (!version.isNull()) input.operatorVersion = version;
+        input.operatorVersion = version;
         input.capsule.sha256 = QString::fromLatin1(built->sha256);
         if (auto s3 = m_session->bucket()) {
             auto url = (*s3)->presignedGetUrl(built->objectKey(), std::clamp(m_session->settings.preRunningDeadlineSeconds + 3600, 3600, 7 * 24 * 3600));
@@ -243,7 +274,7 @@ void CliApplication::runManifest()
         }
         printJson(m_out, *rayJob);
         finish(Ok);
-    });
+    }); });
 }
 
 void CliApplication::runSubmit()
@@ -255,7 +286,7 @@ void CliApplication::runSubmit()
         fail(spec.error());
         return;
     }
-    openSession([this, spec = *spec] {
+    openSession([this, spec = *spec] { withOperatorVersion([this, spec](const QVersionNumber &version) {
         auto s3 = m_session->bucket();
         if (!s3) {
             fail(s3.error());
@@ -265,16 +296,14 @@ void CliApplication::runSubmit()
         options.spec = spec;
         options.settings = m_session->settings;
         options.runnerPexPath = runnerPexPath();
-        if (const auto version = QVersionNumber::fromString(m_args.value(QStringLiteral("kuberay-version"))); !version.isNull()) {
-            options.operatorVersion = version;
-        }
+        options.operatorVersion = version;
         const bool json = m_args.flag(QStringLiteral("json"));
         auto *submitter = new Job::Submitter(m_session->kube.get(), *s3, options);
         m_work.reset(submitter);
         connect(submitter, &Job::Submitter::stageChanged, this, [this, json](Job::Submitter::Stage stage) {
             if (!json && !stageName(stage).isEmpty() && stage != Job::Submitter::Stage::Done) m_err << stageName(stage) << "..." << Qt::endl;
         });
-        connect(submitter, &Job::Submitter::finished, this, [this, submitter, json] {
+        connect(submitter, &Job::Submitter::finished, this, [this, submitter, json, version] {
             const Result<Job::Submission> &result = submitter->result();
             if (!result) {
                 fail(result.error());
@@ -294,24 +323,25 @@ void CliApplication::runSubmit()
                       << (s.uploadedBytes == 0 ? QStringLiteral("already in the bucket") : QStringLiteral("%1 bytes uploaded").arg(s.uploadedBytes)) << Qt::endl;
             }
             if (m_args.flag(QStringLiteral("wait"))) {
-                waitForJob(s.jobId);
+                waitForJob(s.jobId, version >= QVersionNumber(1, 6));
             } else {
                 finish(Ok);
             }
         });
         submitter->start();
-    });
+    }); });
 }
 
 // Follows one job until it is archived, printing its state changes; the exit code says how it
 // ended. The tracker enforces the pre-running deadline as the app does.
-void CliApplication::waitForJob(const QString &jobId)
+void CliApplication::waitForJob(const QString &jobId, bool operatorEnforcesDeadline)
 {
     const bool json = m_args.flag(QStringLiteral("json"));
     Job::TrackerOptions options;
     options.ns = m_session->ns();
     options.onlyJobId = jobId;
     options.preRunningDeadlineSeconds = m_session->settings.preRunningDeadlineSeconds;
+    options.operatorEnforcesDeadline = operatorEnforcesDeadline;
     options.seriesLabel = m_session->settings.gpuNodeLabel;
     auto s3 = m_session->bucket();
     auto *tracker = new Job::JobTracker(m_session->kube.get(), *s3, options);
