@@ -157,8 +157,9 @@ void JobTracker::archive(const QString &id, JobRecord outcome, bool rayJobGone)
 {
     Live &live = m_live[id];
     live.archiving = true;
+    const bool changed = live.record.state != outcome.state || live.record.message != outcome.message;
     live.record = outcome;
-    if (!rayJobGone) Q_EMIT jobChanged(live.record);
+    if (!rayJobGone && changed) Q_EMIT jobChanged(live.record);   // the app's own verdict (deadline, stop)
     m_archiveQueue.append([this, id, outcome, rayJobGone] {
         SnapshotRequest request;
         request.ns = m_options.ns;
