@@ -4,8 +4,9 @@
 # steps) is submitted, runs, and ends archived: its logs in the bucket, its RayJob gone.
 # Then: a resubmit of the same tree uploads nothing; a failing job is archived Failed with its
 # traceback; a job asking for a GPU series nobody has is diagnosed, stopped, and its events
-# kept; the pre-running deadline fails a stuck job; delete removes an archive; and on a
-# sandbox posing as KubeRay 1.5 (no preRunningDeadlineSeconds) the app enforces the deadline.
+# kept; the pre-running deadline fails a stuck job; Ctrl-C cancels a submission; delete
+# removes an archive; and on a sandbox posing as KubeRay 1.5 (no preRunningDeadlineSeconds)
+# the app enforces the deadline.
 #
 #   bash scripts/e2e/sandbox-loop.sh [BUILD_BIN_DIR]     (default: build/bin)
 #
@@ -196,6 +197,31 @@ cat "$work/deadline.json"
 [ "$(json "$work/deadline.json" 'd["reason"]')" = PreRunningDeadlineExceeded ] || die "not failed by the pre-running deadline"
 [ "$(json "$work/deadline.json" 'd["cause"]')" = PreRunningDeadlineExceeded ] || die "the deadline's record has the wrong cause"
 [ "$(json "$work/deadline.json" '"b200" in d["message"] and "No node matches" in d["message"]')" = True ] || die "the deadline's record does not say why"
+
+step "Ctrl-C during a submission cancels it and leaves no job"
+big="$work/big-job"
+mkdir -p "$big/configs"
+cp "$job/configs/grpo.yaml" "$big/configs/"
+truncate -s 2G "$big/weights.bin"      # 2 GiB to hash: the build takes a few seconds
+write_spec "$big/jobspec.json" grpo-big h100 '["grpo.max_num_steps=3"]'
+# The binary itself in the background (a backgrounded shell function would be a subshell that
+# ignores SIGINT).
+"$cli_bin" --connection-file "$work/conn.json" submit "$big/jobspec.json" 2>"$work/interrupted.err" &
+submit_pid=$!
+for _ in $(seq 1 100); do
+    grep -q 'building the Capsule' "$work/interrupted.err" 2>/dev/null && break
+    sleep 0.05
+done
+kill -INT "$submit_pid"
+set +e
+wait "$submit_pid"
+code=$?
+set -e
+cat "$work/interrupted.err"
+[ "$code" = 130 ] || die "an interrupted submit exited $code (expected 130)"
+grep -q 'cancelled' "$work/interrupted.err" || die "the interrupted submit did not say it was cancelled"
+[ "$(cli jobs --json | tr -d ' \n')" = "[]" ] || die "an interrupted submit left a job"
+rm -rf "$big"
 
 step "delete removes an archive"
 cli delete "$fail_id"

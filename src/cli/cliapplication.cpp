@@ -181,7 +181,8 @@ void CliApplication::printUsage()
         "Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only\n"
         "and are never taken as KEY=VALUE arguments. Environment variables FORGE_* override profile values.\n"
         "The profile is --profile, else $STARFORGE_PROFILE, else the active one. Exit codes: 0 ok,\n"
-        "1 user error, 2 internal error, 3 the job followed by submit --wait ended Failed or Stopped.\n");
+        "1 user error, 2 internal error, 3 the job followed by submit --wait ended Failed or Stopped,\n"
+        "130 interrupted (Ctrl-C cancels a submission in progress and removes what it made).\n");
 }
 
 void CliApplication::runSettings()

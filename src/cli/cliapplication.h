@@ -34,7 +34,7 @@ class CliApplication final : public QObject
     Q_OBJECT
 public:
     // JobFailed: `submit --wait` followed a job that ended Failed or Stopped.
-    enum ExitCode { Ok = 0, UserError = 1, InternalError = 2, JobFailed = 3 };
+    enum ExitCode { Ok = 0, UserError = 1, InternalError = 2, JobFailed = 3, Interrupted = 130 };
 
     CliApplication(QStringList arguments, QProcessEnvironment environment, Secrets::SecretStore *secrets,
                    QTextStream &out, QTextStream &err, QObject *parent = nullptr);
@@ -42,6 +42,9 @@ public:
 
     // Runs the command; finished() follows, possibly later from the event loop.
     void start();
+    // Ctrl-C: a submission is cancelled and cleaned up (finished() follows when it is); a
+    // wait or a log follow stops, leaving the job as it is. A second interrupt quits at once.
+    void interrupt();
 
 Q_SIGNALS:
     void finished(int exitCode);
@@ -100,6 +103,7 @@ private:
     std::unique_ptr<ClusterSession> m_session;
     std::unique_ptr<QObject> m_work;    // the command's long-lived parts (submitter, tracker, stream)
     bool m_finished = false;
+    bool m_interrupted = false;
 };
 
 } // namespace Starforge::Cli

@@ -202,6 +202,28 @@ void CliApplication::runCapsule()
 }
 
 
+void CliApplication::interrupt()
+{
+    if (m_finished) {
+        return;
+    }
+    if (m_interrupted) {
+        m_err << "starforge-cli: interrupted again; quitting without cleaning up" << Qt::endl;
+        finish(Interrupted);
+        return;
+    }
+    m_interrupted = true;
+    if (auto *submitter = qobject_cast<Job::Submitter *>(m_work.get()); submitter && submitter->stage() != Job::Submitter::Stage::Done) {
+        m_err << "starforge-cli: cancelling the submission (Ctrl-C again to quit at once)..." << Qt::endl;
+        submitter->cancel();   // its finished() reports Cancelled once the leftovers are removed
+        return;
+    }
+    if (qobject_cast<Job::JobTracker *>(m_work.get())) {
+        m_err << "starforge-cli: stopped waiting; the job goes on (see starforge-cli status)" << Qt::endl;
+    }
+    finish(Interrupted);
+}
+
 void CliApplication::withOperatorVersion(std::function<void(QVersionNumber)> then)
 {
     // --kuberay-version wins; else the cluster's CRD says which release runs there.
@@ -306,6 +328,11 @@ void CliApplication::runSubmit()
         connect(submitter, &Job::Submitter::finished, this, [this, submitter, json, version] {
             const Result<Job::Submission> &result = submitter->result();
             if (!result) {
+                if (submitter->stage() == Job::Submitter::Stage::Cancelled) {
+                    m_err << "starforge-cli: " << result.error().message << Qt::endl;
+                    finish(Interrupted);
+                    return;
+                }
                 fail(result.error());
                 return;
             }
