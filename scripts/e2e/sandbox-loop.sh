@@ -111,6 +111,15 @@ JSON
 }
 write_spec "$job/jobspec.json" grpo-tiny h100 '["grpo.max_num_steps=3"]'
 
+step "the fit verdict"
+cli capacity --spec "$job/jobspec.json" --json >"$work/fit.json"
+[ "$(json "$work/fit.json" 'd["fit"]')" = FitsNow ] || die "a 1-GPU h100 job does not fit an idle h100 node"
+write_spec "$job/huge.json" grpo-huge h100 '[]'
+sed -i 's/"gpusPerNode": 1/"gpusPerNode": 16/' "$job/huge.json"
+cli capacity --spec "$job/huge.json" | tee "$work/fit-huge.txt"
+grep -q '^NeverFits' "$work/fit-huge.txt" || die "16 GPUs per node on 8-GPU nodes is not NeverFits"
+rm "$job/huge.json"
+
 step "manifest: the RayJob, nothing submitted"
 cli manifest "$job/jobspec.json" >"$work/manifest.json"
 [ "$(json "$work/manifest.json" 'd["kind"]')" = RayJob ] || die "manifest is not a RayJob"

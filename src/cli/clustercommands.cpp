@@ -10,6 +10,7 @@
 #include "core/cluster/diagnosis.h"
 #include "core/job/history.h"
 #include "core/job/jobsnapshot.h"
+#include "core/job/jobspec.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/logstream.h"
 #include "core/kube/resourcekind.h"
@@ -419,13 +420,44 @@ void CliApplication::printArchivedLog(const QString &jobId)
 void CliApplication::runCapacity()
 {
     if (m_args.positionals.size() != 1) {
-        fail(Error::invalid(QStringLiteral("usage: starforge-cli capacity [--json]")));
+        fail(Error::invalid(QStringLiteral("usage: starforge-cli capacity [--spec SPEC] [--json]")));
         return;
     }
-    openSession([this] {
-        fetchCapacity(m_session->kube.get(), m_session->settings.gpuNodeLabel, this, [this](Result<Cluster::CapacityModel> model) {
+    // With a JobSpec: the fit verdict for its pools, from the same numbers.
+    std::optional<Job::JobSpec> spec;
+    if (m_args.values.contains(QStringLiteral("spec"))) {
+        auto loaded = Job::JobSpec::load(m_args.value(QStringLiteral("spec")));
+        if (!loaded) {
+            fail(loaded.error());
+            return;
+        }
+        spec = *loaded;
+    }
+    openSession([this, spec] {
+        fetchCapacity(m_session->kube.get(), m_session->settings.gpuNodeLabel, this, [this, spec](Result<Cluster::CapacityModel> model) {
             if (!model) {
                 fail(model.error());
+                return;
+            }
+            if (spec) {
+                Cluster::FitRequest request;
+                for (const Job::Pool &pool : spec->pools) request.pools.append({pool.name, pool.series, pool.nodes, pool.gpusPerNode});
+                const Cluster::FitVerdict verdict = model->fit(request);
+                if (m_args.flag(QStringLiteral("json"))) {
+                    QJsonArray pools;
+                    for (const Cluster::PoolVerdict &p : verdict.pools) {
+                        pools.append(QJsonObject{{QStringLiteral("pool"), p.request.name}, {QStringLiteral("series"), p.request.series},
+                                                 {QStringLiteral("fit"), Cluster::fitName(p.fit)}, {QStringLiteral("freeNow"), p.freeNow},
+                                                 {QStringLiteral("busy"), p.busy}, {QStringLiteral("blocked"), p.blocked},
+                                                 {QStringLiteral("placement"), QJsonArray::fromStringList(p.placement)},
+                                                 {QStringLiteral("sentence"), p.sentence}});
+                    }
+                    printJson(m_out, QJsonObject{{QStringLiteral("fit"), Cluster::fitName(verdict.fit)}, {QStringLiteral("sentence"), verdict.sentence},
+                                                 {QStringLiteral("pools"), pools}});
+                } else {
+                    m_out << Cluster::fitName(verdict.fit) << ": " << verdict.sentence << Qt::endl;
+                }
+                finish(Ok);
                 return;
             }
             const QList<Cluster::SeriesSummary> all = model->allSeries();
