@@ -16,22 +16,22 @@ int signalPipe[2] = {-1, -1};
 void onSignal(int)
 {
     const char byte = 1;
-    // write() is async-signal-safe; the event loop reads the byte and quits.
+    // write() is async-signal-safe; the event loop reads the byte and runs the handler.
     [[maybe_unused]] const auto n = ::write(signalPipe[1], &byte, 1);
 }
 
 } // namespace
 
-void quitOnTerminationSignals(QCoreApplication &app)
+void onTerminationSignals(QObject *context, std::function<void()> handler)
 {
     if (signalPipe[0] >= 0 || ::socketpair(AF_UNIX, SOCK_STREAM, 0, signalPipe) != 0) {
         return;
     }
-    auto *notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, &app);
-    QObject::connect(notifier, &QSocketNotifier::activated, &app, [&app] {
+    auto *notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, context);
+    QObject::connect(notifier, &QSocketNotifier::activated, context, [handler = std::move(handler)] {
         char byte = 0;
         [[maybe_unused]] const auto n = ::read(signalPipe[0], &byte, 1);
-        app.quit();
+        handler();
     });
     struct sigaction action = {};
     action.sa_handler = onSignal;
@@ -39,6 +39,11 @@ void quitOnTerminationSignals(QCoreApplication &app)
     action.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &action, nullptr);
     sigaction(SIGINT, &action, nullptr);
+}
+
+void quitOnTerminationSignals(QCoreApplication &app)
+{
+    onTerminationSignals(&app, [&app] { app.quit(); });
 }
 
 } // namespace Starforge
