@@ -121,6 +121,34 @@ std::optional<QJsonObject> admitCustomResource(const ResourceType &type, QJsonOb
     return std::nullopt;
 }
 
+// The API server's handling of a Secret: stringData merged into data (base64) and dropped, the
+// type defaulted to Opaque, and the docker config types' required key.
+std::optional<QJsonObject> admitSecret(QJsonObject &object)
+{
+    QJsonObject data = object.value(QStringLiteral("data")).toObject();
+    const QJsonObject stringData = object.value(QStringLiteral("stringData")).toObject();
+    for (auto it = stringData.begin(); it != stringData.end(); ++it) {
+        data.insert(it.key(), QString::fromLatin1(it.value().toString().toUtf8().toBase64()));
+    }
+    object.remove(QStringLiteral("stringData"));
+    if (!data.isEmpty()) {
+        object.insert(QStringLiteral("data"), data);
+    }
+    const QString type = object.value(QStringLiteral("type")).toString();
+    if (type.isEmpty()) {
+        object.insert(QStringLiteral("type"), QStringLiteral("Opaque"));
+    }
+    const QString name = object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+    for (const auto &[secretType, key] : {std::pair{"kubernetes.io/dockerconfigjson", ".dockerconfigjson"}, std::pair{"kubernetes.io/dockercfg", ".dockercfg"}}) {
+        if (type == QLatin1String(secretType) && !data.contains(QLatin1String(key))) {
+            return Status::invalid(QStringLiteral("Secret"), QString(), name,
+                                   QJsonArray{Status::cause(QStringLiteral("FieldValueRequired"), QStringLiteral("data[%1]").arg(QLatin1String(key)),
+                                                            QStringLiteral("Required value"))});
+        }
+    }
+    return std::nullopt;
+}
+
 QJsonObject namespaceObject(const QString &name)
 {
     return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("v1")},
@@ -249,6 +277,7 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     for (const QString &image : options.vllmImages) {
         kubelet.vllmImages.insert(image);
     }
+    kubelet.privateRegistry = options.privateRegistry;
     kubelet.caFile = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".ca.pem");
     m_kubelet = std::make_unique<Kubelet>(m_store.get(), m_events.get(), kubelet);
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
@@ -265,6 +294,9 @@ Result<void> Sandbox::start(const SandboxOptions &options)
             return schema ? schema->printerColumns() : QJsonArray();
         });
     }
+    m_api->setAdmission(QStringLiteral("secrets"), [](const ResourceType &, QJsonObject &object, const QString &, QStringList &) {
+        return admitSecret(object);
+    });
     m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("log"),
                                  [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
                                      m_kubelet->serveLogs(info, request, responder);
@@ -333,6 +365,7 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                                  {QLatin1String(ConnectionFile::SecretKey), QString::fromLatin1(m_s3SecretKey)},
                                  {QLatin1String(ConnectionFile::Forge), forge},
                                  {QStringLiteral("presentImages"), QJsonArray::fromStringList(m_presentImages)},
+                                 {QStringLiteral("privateRegistry"), options.privateRegistry},
                                  {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
     // Written last and atomically: a client that sees the file can connect.
     if (auto ok = writeFile(info.absoluteFilePath(), QJsonDocument(connection).toJson()); !ok) {

@@ -48,6 +48,9 @@ struct SandboxOptions
     int imagePullBackoffMs = 10000;
     int jobRetryBackoffMs = 10000;
     QStringList vllmImages;      // besides the FORGE_IMAGE_VLLM default
+    // Images under this prefix need an imagePullSecrets Secret (kubernetes.io/dockerconfigjson)
+    // with credentials for its host, else the pull fails with the runtime's 401; empty: none.
+    QString privateRegistry = QStringLiteral("registry.sandbox.internal/private/");
     double tokenRate = 50;       // the vLLM stand-in's generation speed
     QString bucket = QStringLiteral("starforge");
     // The KubeRay release to be (1.4 to 1.7): the RayJob CRD it serves and admits against, see

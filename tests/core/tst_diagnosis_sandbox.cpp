@@ -1,11 +1,10 @@
 // Each diagnosis cause from a real situation on the sandbox cluster: RayJobs that cannot be
 // scheduled (GPUs short, a series nobody has, alone and beside a tainted and a cordoned node, a
-// taint, a cordon, memory), images that cannot be pulled, a failing capsule download (init
-// container and Ray's working_dir), a missing Secret, a crash loop and the pre-running deadline. The job's RayJob, RayCluster, pods, events and
-// submitter log are read back over HTTP as the app reads them; capacity comes from the engine
-// fed by real informers. ImagePullUnauthorized is covered by fixtures only (tst_diagnosis):
-// the sandbox's kubelet fails a pull of an absent image with "not found" and has no registry
-// that asks for credentials.
+// taint, a cordon, memory), images that cannot be pulled (absent, private without a pull
+// secret, pull policy Never), a failing capsule download (init container and Ray's
+// working_dir), a missing Secret, a crash loop and the pre-running deadline: all twelve causes.
+// The job's RayJob, RayCluster, pods, events and submitter log are read back over HTTP as the
+// app reads them; capacity comes from the engine fed by real informers.
 
 #include "core/cluster/capacity.h"
 #include "core/cluster/diagnosis.h"
@@ -17,6 +16,8 @@
 #include <QJsonArray>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 
 using namespace Starforge;
 using namespace Starforge::Cluster;
@@ -277,6 +278,44 @@ private Q_SLOTS:
                {QStringLiteral("Image \"registry.example/nemo-rl:absent\" cannot be pulled for container ray-head of the head pod pull-"),
                 QStringLiteral("the registry does not have it"), QStringLiteral("registry.example/nemo-rl:absent: not found")});
         remove(QStringLiteral("pull"));
+    }
+
+    void imagePullUnauthorized()
+    {
+        // An image of the sandbox's private registry and no imagePullSecrets: the registry's 401.
+        const QString image = QStringLiteral("registry.sandbox.internal/private/nemo-rl:2");
+        submit(rayJob(QStringLiteral("private"), podSpec(QJsonArray{container(QStringLiteral("ray-head"), image)})));
+        expect(QStringLiteral("private"), Cause::ImagePullUnauthorized,
+               {QStringLiteral("Image \"registry.sandbox.internal/private/nemo-rl:2\" cannot be pulled for container ray-head of the head pod private-"),
+                QStringLiteral("the registry refuses access without credentials the cluster has"),
+                QStringLiteral("failed to fetch anonymous token: unexpected status from GET request to "
+                               "https://registry.sandbox.internal/token?scope=repository%3Aprivate%2Fnemo-rl%3Apull&service=registry.sandbox.internal: "
+                               "401 Unauthorized")});
+        // The evidence: the kubelet's pull failure, ErrImagePull and the back-off, all about that container.
+        const auto evidence = [this]() -> QStringList {
+            QStringList out;
+            for (const Kube::Event &e : diagnoseJob(QStringLiteral("private")).evidence) {
+                out << QStringLiteral("%1 %2 %3: %4").arg(e.regardingKind, e.regardingFieldPath, e.reason, e.message);
+            }
+            return out;
+        };
+        const QString field = QStringLiteral("Pod spec.containers{ray-head} ");
+        const QStringList expected{
+            field + QStringLiteral("Failed: Failed to pull image \"%1\": rpc error: code = Unknown desc = failed to pull and unpack image \"%1\": "
+                                   "failed to resolve reference \"%1\": failed to authorize: failed to fetch anonymous token: "
+                                   "unexpected status from GET request to https://registry.sandbox.internal/token?"
+                                   "scope=repository%3Aprivate%2Fnemo-rl%3Apull&service=registry.sandbox.internal: 401 Unauthorized").arg(image),
+            field + QStringLiteral("Failed: Error: ErrImagePull"),
+            field + QStringLiteral("BackOff: Back-off pulling image \"%1\"").arg(image),
+            field + QStringLiteral("Failed: Error: ImagePullBackOff")};
+        const auto hasAll = [&] {
+            const QStringList seen = evidence();
+            return std::all_of(expected.cbegin(), expected.cend(), [&](const QString &x) { return seen.contains(x); });
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(hasAll(), qPrintable(evidence().join(u'\n')), 10000);
+        const QStringList seen = evidence();
+        QCOMPARE(seen.size(), expected.size());
+        remove(QStringLiteral("private"));
     }
 
     void imagePullFailed()

@@ -1,4 +1,5 @@
-// The sandbox kubelet: containers as local processes, init containers, image pull failures,
+// The sandbox kubelet: containers as local processes, init containers, image pull failures
+// (absent images, and the private registry without and with a pull secret), env from Secrets,
 // restart policies and CrashLoopBackOff, activeDeadlineSeconds, deletion, and pods/log with its
 // options, all through the API over TLS.
 
@@ -45,6 +46,43 @@ QByteArray pod(const QString &name, const QString &script, const QString &restar
                                      {QStringLiteral("spec"), spec}}).toJson();
 }
 
+const QString Private = QStringLiteral("registry.sandbox.internal/private/trainer:3");
+
+// A pod's JSON with one more env entry on its container.
+QByteArray withEnv(const QByteArray &podJson, const QJsonObject &var)
+{
+    QJsonObject body = QJsonDocument::fromJson(podJson).object();
+    QJsonObject spec = body.value(QStringLiteral("spec")).toObject();
+    QJsonArray containers = spec.value(QStringLiteral("containers")).toArray();
+    QJsonObject c = containers.first().toObject();
+    QJsonArray env = c.value(QStringLiteral("env")).toArray();
+    env.append(var);
+    c.insert(QStringLiteral("env"), env);
+    containers.replace(0, c);
+    spec.insert(QStringLiteral("containers"), containers);
+    body.insert(QStringLiteral("spec"), spec);
+    return QJsonDocument(body).toJson();
+}
+
+QJsonObject secretEnv(const QString &var, const QString &secret, const QString &key, bool optional = false)
+{
+    QJsonObject ref{{QStringLiteral("name"), secret}, {QStringLiteral("key"), key}};
+    if (optional) ref.insert(QStringLiteral("optional"), true);
+    return QJsonObject{{QStringLiteral("name"), var}, {QStringLiteral("valueFrom"), QJsonObject{{QStringLiteral("secretKeyRef"), ref}}}};
+}
+
+// A Secret as `kubectl create secret docker-registry` makes it, or of another type.
+QByteArray pullSecret(const QString &name, const QString &server, const QString &type = QStringLiteral("kubernetes.io/dockerconfigjson"))
+{
+    const QJsonObject auths{{server, QJsonObject{{QStringLiteral("username"), QStringLiteral("robot")}, {QStringLiteral("password"), QStringLiteral("s3cret")},
+                                                 {QStringLiteral("auth"), QStringLiteral("cm9ib3Q6czNjcmV0")}}}};
+    const QByteArray config = QJsonDocument(QJsonObject{{QStringLiteral("auths"), auths}}).toJson(QJsonDocument::Compact);
+    return QJsonDocument(QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("v1")}, {QStringLiteral("kind"), QStringLiteral("Secret")},
+                                     {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name}}},
+                                     {QStringLiteral("type"), type},
+                                     {QStringLiteral("data"), QJsonObject{{QStringLiteral(".dockerconfigjson"), QString::fromLatin1(config.toBase64())}}}}).toJson();
+}
+
 } // namespace
 
 class TestKubelet : public QObject
@@ -73,6 +111,11 @@ class TestKubelet : public QObject
         return out;
     }
     void create(const QByteArray &body) { QCOMPARE(m_http->send("POST", m_pods, body).status, 201); }
+    void createSecret(const QByteArray &body) { QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/secrets"), body).status, 201); }
+    QJsonObject waiting(const QString &name)
+    {
+        return containerStatus(name).value(QStringLiteral("state")).toObject().value(QStringLiteral("waiting")).toObject();
+    }
 
 private Q_SLOTS:
     void init()
@@ -157,6 +200,106 @@ private Q_SLOTS:
                                      .json().value(QStringLiteral("items")).toArray().first().toObject().value(QStringLiteral("count")).toInt() >= 2, 10000);
         QCOMPARE(Sandbox::Kubelet::normalizeImage(QStringLiteral("busybox")), QStringLiteral("docker.io/library/busybox:latest"));
         QCOMPARE(Sandbox::Kubelet::normalizeImage(QStringLiteral("vllm/vllm-openai:v0.20.0")), QStringLiteral("docker.io/vllm/vllm-openai:v0.20.0"));
+    }
+
+    void privateImageNeedsAPullSecret()
+    {
+        // No imagePullSecrets: the registry's 401, in the runtime's words, then the back-off.
+        create(pod(QStringLiteral("anon"), QStringLiteral("true"), QStringLiteral("Never"), Private));
+        QTRY_COMPARE_WITH_TIMEOUT(waiting(QStringLiteral("anon")).value(QStringLiteral("reason")).toString(), QStringLiteral("ImagePullBackOff"), 10000);
+        const QString unauthorized = QStringLiteral(
+            "rpc error: code = Unknown desc = failed to pull and unpack image \"registry.sandbox.internal/private/trainer:3\": "
+            "failed to resolve reference \"registry.sandbox.internal/private/trainer:3\": failed to authorize: failed to fetch anonymous token: "
+            "unexpected status from GET request to "
+            "https://registry.sandbox.internal/token?scope=repository%3Aprivate%2Ftrainer%3Apull&service=registry.sandbox.internal: 401 Unauthorized");
+        QStringList seen = events(QStringLiteral("anon"));
+        for (const QString &expected : QStringList{QStringLiteral("Pulling: Pulling image \"registry.sandbox.internal/private/trainer:3\""),
+                                        QStringLiteral("Failed: Failed to pull image \"registry.sandbox.internal/private/trainer:3\": ") + unauthorized,
+                                        QStringLiteral("Failed: Error: ErrImagePull"),
+                                        QStringLiteral("BackOff: Back-off pulling image \"registry.sandbox.internal/private/trainer:3\""),
+                                        QStringLiteral("Failed: Error: ImagePullBackOff")}) {
+            QVERIFY2(seen.contains(expected), qPrintable(expected + QStringLiteral("\n  not in:\n") + seen.join(u'\n')));
+        }
+        QCOMPARE(phase(QStringLiteral("anon")), QStringLiteral("Pending"));
+        // Between attempts the waiting state is the back-off; right after one, the runtime's error.
+        const auto state = [this]() -> QString {
+            const QJsonObject w = waiting(QStringLiteral("anon"));
+            return w.value(QStringLiteral("reason")).toString() + QStringLiteral(": ") + w.value(QStringLiteral("message")).toString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(state(), QStringLiteral("ErrImagePull: ") + unauthorized, 10000);
+
+        // Credentials for another registry, or the right ones in an Opaque Secret, do not count.
+        createSecret(pullSecret(QStringLiteral("elsewhere"), QStringLiteral("other.example")));
+        createSecret(pullSecret(QStringLiteral("opaque"), QStringLiteral("registry.sandbox.internal"), QStringLiteral("Opaque")));
+        create(pod(QStringLiteral("wrong"), QStringLiteral("true"), QStringLiteral("Never"), Private,
+                   QStringLiteral(R"({"imagePullSecrets":[{"name":"elsewhere"},{"name":"opaque"}]})")));
+        QTRY_VERIFY_WITH_TIMEOUT(events(QStringLiteral("wrong")).contains(QStringLiteral("Failed: Error: ImagePullBackOff")), 10000);
+        seen = events(QStringLiteral("wrong"));
+        QVERIFY2(seen.contains(QStringLiteral("Failed: Failed to pull image \"registry.sandbox.internal/private/trainer:3\": ") + unauthorized),
+                 qPrintable(seen.join(u'\n')));
+        QVERIFY(!seen.join(u'\n').contains(QStringLiteral("FailedToRetrieveImagePullSecret")));
+
+        // A pull secret named but not there yet: the kubelet says so and pulls without it; once
+        // the Secret exists, the next attempt pulls the image and the container runs.
+        create(pod(QStringLiteral("late"), QStringLiteral("exec sleep 4244"), QStringLiteral("Never"), Private,
+                   QStringLiteral(R"({"imagePullSecrets":[{"name":"regcred"}]})")));
+        QTRY_VERIFY_WITH_TIMEOUT(events(QStringLiteral("late")).contains(QStringLiteral("Failed: Error: ErrImagePull")), 10000);
+        seen = events(QStringLiteral("late"));
+        QVERIFY2(seen.contains(QStringLiteral("FailedToRetrieveImagePullSecret: Unable to retrieve some image pull secrets (regcred); "
+                                              "attempting to pull the image may not succeed.")),
+                 qPrintable(seen.join(u'\n')));
+        QVERIFY(seen.contains(QStringLiteral("Failed: Failed to pull image \"registry.sandbox.internal/private/trainer:3\": ") + unauthorized));
+        createSecret(pullSecret(QStringLiteral("regcred"), QStringLiteral("registry.sandbox.internal")));
+        QTRY_COMPARE_WITH_TIMEOUT(phase(QStringLiteral("late")), QStringLiteral("Running"), 10000);
+        seen = events(QStringLiteral("late"));
+        QVERIFY2(seen.contains(QStringLiteral("Pulled: Successfully pulled image \"registry.sandbox.internal/private/trainer:3\" in 412ms "
+                                              "(412ms including waiting). Image size: 52428800 bytes.")),
+                 qPrintable(seen.join(u'\n')));
+        QVERIFY(seen.contains(QStringLiteral("Started: Started container main")));
+        QVERIFY(containerStatus(QStringLiteral("late")).value(QStringLiteral("imageID")).toString()
+                    .startsWith(QStringLiteral("registry.sandbox.internal/private/trainer@sha256:")));
+
+        // With the secret from the start (its key in the https://host/v1/ form): pulled at once.
+        createSecret(pullSecret(QStringLiteral("regcred-v1"), QStringLiteral("https://registry.sandbox.internal/v1/")));
+        create(pod(QStringLiteral("authed"), QStringLiteral("exec sleep 4244"), QStringLiteral("Never"), Private,
+                   QStringLiteral(R"({"imagePullSecrets":[{"name":"regcred-v1"}]})")));
+        QTRY_COMPARE_WITH_TIMEOUT(phase(QStringLiteral("authed")), QStringLiteral("Running"), 10000);
+        seen = events(QStringLiteral("authed"));
+        QVERIFY2(!seen.join(u'\n').contains(QStringLiteral("Failed")), qPrintable(seen.join(u'\n')));
+        // The pod without a pull secret still cannot pull.
+        QCOMPARE(phase(QStringLiteral("anon")), QStringLiteral("Pending"));
+        for (const QString &name : {QStringLiteral("late"), QStringLiteral("authed")}) {
+            QCOMPARE(m_http->send("DELETE", m_pods + u'/' + name).status, 200);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(QProcess::execute(QStringLiteral("pgrep"), {QStringLiteral("-f"), QStringLiteral("sleep 4244")}) == 1, 5000);
+    }
+
+    void envFromSecrets()
+    {
+        // Missing Secret: CreateContainerConfigError with the kubelet's text, until the Secret exists.
+        create(withEnv(pod(QStringLiteral("needs"), QStringLiteral("echo token=$HF_TOKEN")),
+                       secretEnv(QStringLiteral("HF_TOKEN"), QStringLiteral("hf-token"), QStringLiteral("token"))));
+        QTRY_COMPARE_WITH_TIMEOUT(waiting(QStringLiteral("needs")).value(QStringLiteral("reason")).toString(),
+                                  QStringLiteral("CreateContainerConfigError"), 10000);
+        QCOMPARE(waiting(QStringLiteral("needs")).value(QStringLiteral("message")).toString(), QStringLiteral("secret \"hf-token\" not found"));
+        QVERIFY(events(QStringLiteral("needs")).contains(QStringLiteral("Failed: Error: secret \"hf-token\" not found")));
+        createSecret(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"hf-token"},"stringData":{"token":"hf_abc"}})");
+        QTRY_COMPARE_WITH_TIMEOUT(phase(QStringLiteral("needs")), QStringLiteral("Succeeded"), 10000);
+        QCOMPARE(m_http->get(m_pods + QStringLiteral("/needs/log")).body, QByteArray("token=hf_abc\n"));
+
+        // A key the Secret lacks.
+        create(withEnv(pod(QStringLiteral("nokey"), QStringLiteral("true")),
+                       secretEnv(QStringLiteral("HF_TOKEN"), QStringLiteral("hf-token"), QStringLiteral("nope"))));
+        QTRY_COMPARE_WITH_TIMEOUT(waiting(QStringLiteral("nokey")).value(QStringLiteral("message")).toString(),
+                                  QStringLiteral("couldn't find key nope in Secret starforge/hf-token"), 10000);
+        QCOMPARE(waiting(QStringLiteral("nokey")).value(QStringLiteral("reason")).toString(), QStringLiteral("CreateContainerConfigError"));
+
+        // Optional references to what is missing are skipped.
+        create(withEnv(withEnv(pod(QStringLiteral("optional"), QStringLiteral("echo [$A][$B]")),
+                               secretEnv(QStringLiteral("A"), QStringLiteral("absent"), QStringLiteral("x"), true)),
+                       secretEnv(QStringLiteral("B"), QStringLiteral("hf-token"), QStringLiteral("nope"), true)));
+        QTRY_COMPARE_WITH_TIMEOUT(phase(QStringLiteral("optional")), QStringLiteral("Succeeded"), 10000);
+        QCOMPARE(m_http->get(m_pods + QStringLiteral("/optional/log")).body, QByteArray("[][]\n"));
     }
 
     void initContainersRunFirst()

@@ -70,6 +70,7 @@ private Q_SLOTS:
         const QJsonObject forge = conn.value(QStringLiteral("forge")).toObject();
         QCOMPARE(forge.value(QStringLiteral("FORGE_K8S_NAMESPACE")).toString(), QStringLiteral("starforge"));
         QCOMPARE(forge.value(QStringLiteral("FORGE_K8S_CA_FILE")).toString(), conn.value(QStringLiteral("caFile")).toString());
+        QCOMPARE(conn.value(QStringLiteral("privateRegistry")).toString(), QStringLiteral("registry.sandbox.internal/private/"));
         // Owner-only: the file carries the token.
         QCOMPARE(QFile::permissions(m_dir.filePath(QStringLiteral("conn.json"))) & (QFile::ReadOther | QFile::ReadGroup),
                  QFileDevice::Permissions());
@@ -153,7 +154,7 @@ private Q_SLOTS:
         for (const QJsonValue &r : v1.json().value(QStringLiteral("resources")).toArray()) {
             resources << r.toObject().value(QStringLiteral("name")).toString();
         }
-        for (const char *r : {"nodes", "pods", "pods/log", "pods/proxy", "events", "services", "namespaces"}) {
+        for (const char *r : {"nodes", "pods", "pods/log", "pods/proxy", "events", "services", "namespaces", "secrets"}) {
             QVERIFY2(resources.contains(QString::fromLatin1(r)), r);
         }
         QCOMPARE(m_http->get(QStringLiteral("/apis/ray.io/v1")).json().value(QStringLiteral("groupVersion")).toString(),
@@ -230,6 +231,40 @@ private Q_SLOTS:
         QCOMPARE(gone.json().value(QStringLiteral("details")).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("p1"));
         QCOMPARE(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs/none")).message(),
                  QStringLiteral("rayjobs.ray.io \"none\" not found"));
+    }
+
+    // Secrets as the API server keeps them: stringData merged into data, type defaulted, the
+    // docker config key required, RBAC and the Status texts as for any type.
+    void secrets()
+    {
+        const QString secrets = QStringLiteral("/api/v1/namespaces/starforge/secrets");
+        const QByteArray opaque = R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"hf-token"},"data":{"a":"eA=="},"stringData":{"token":"hf_abc"}})";
+        const HttpReply created = m_http->send("POST", secrets, opaque);
+        QCOMPARE(created.status, 201);
+        const QJsonObject secret = m_http->get(secrets + QStringLiteral("/hf-token")).json();
+        QCOMPARE(secret.value(QStringLiteral("type")).toString(), QStringLiteral("Opaque"));
+        QCOMPARE(secret.value(QStringLiteral("data")).toObject(),
+                 (QJsonObject{{QStringLiteral("a"), QStringLiteral("eA==")}, {QStringLiteral("token"), QStringLiteral("aGZfYWJj")}}));
+        QVERIFY(!secret.contains(QStringLiteral("stringData")));
+        QCOMPARE(m_http->send("POST", secrets, R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"hf-token"}})").message(), QStringLiteral("secrets \"hf-token\" already exists"));
+
+        const HttpReply noConfig = m_http->send("POST", secrets, R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"regcred"},"type":"kubernetes.io/dockerconfigjson"})");
+        QCOMPARE(noConfig.status, 422);
+        QCOMPARE(noConfig.message(), QStringLiteral("Secret \"regcred\" is invalid: data[.dockerconfigjson]: Required value"));
+        const QByteArray pullSecret = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"regcred\"},\"type\":\"kubernetes.io/dockerconfigjson\","
+                                      "\"stringData\":{\".dockerconfigjson\":\"{\\\"auths\\\":{}}\"}}";
+        QCOMPARE(m_http->send("POST", secrets, pullSecret).status, 201);
+        const QJsonArray pullSecrets = m_http->get(secrets + QStringLiteral("?fieldSelector=type%3Dkubernetes.io%2Fdockerconfigjson"))
+                                           .json().value(QStringLiteral("items")).toArray();
+        QCOMPARE(pullSecrets.size(), 1);
+        QCOMPARE(pullSecrets.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("regcred"));
+
+        QCOMPARE(m_http->get(secrets, QByteArray("viewer-token")).message(),
+                 QStringLiteral("secrets is forbidden: User \"viewer\" cannot list resource \"secrets\" in API group \"\" in the namespace \"starforge\""));
+        QCOMPARE(m_http->send("DELETE", secrets + QStringLiteral("/hf-token")).status, 200);
+        const HttpReply gone = m_http->get(secrets + QStringLiteral("/hf-token"));
+        QCOMPARE(gone.status, 404);
+        QCOMPARE(gone.message(), QStringLiteral("secrets \"hf-token\" not found"));
     }
 
     void patchAndUpdate()

@@ -43,11 +43,17 @@ int main(int argc, char *argv[])
                                     QStringLiteral("Images present on the nodes, comma-separated (default: the FORGE_IMAGE_* defaults); "
                                                    "others fail to pull."),
                                     QStringLiteral("list"));
+    const QCommandLineOption privateRegistry(QStringLiteral("private-registry"),
+                                             QStringLiteral("Image prefix of the private registry: its images need an imagePullSecrets Secret "
+                                                            "(kubernetes.io/dockerconfigjson) with credentials for its host, else the pull "
+                                                            "fails with 401 Unauthorized (default registry.sandbox.internal/private/; "
+                                                            "empty: none)."),
+                                             QStringLiteral("prefix"), QStringLiteral("registry.sandbox.internal/private/"));
     const QCommandLineOption kuberay(QStringLiteral("kuberay-version"),
                                      QStringLiteral("The KubeRay release to be, 1.4 to 1.7: its RayJob CRD is served and admitted against "
                                                     "(1.5 and older prune preRunningDeadlineSeconds)."),
                                      QStringLiteral("version"), QStringLiteral("1.7"));
-    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, kuberay});
+    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -78,6 +84,7 @@ int main(int argc, char *argv[])
     options.rbacFile = parser.value(rbac);
     options.ns = parser.value(ns);
     options.presentImages = parser.value(images).split(u',', Qt::SkipEmptyParts);
+    options.privateRegistry = parser.value(privateRegistry);
     auto kuberayVersion = Sandbox::KubeRayCrds::parseVersion(parser.value(kuberay));
     if (!kuberayVersion) {
         return fail(QStringLiteral("--kuberay-version: ") + kuberayVersion.error().message);

@@ -10,10 +10,13 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTimer>
+#include <QUrl>
 
 Q_LOGGING_CATEGORY(lcKubelet, "starforge.sandbox.kubelet")
 
@@ -39,6 +42,56 @@ QString rfc3339Nano(const QDateTime &t)
 QString quoted(const QString &s)
 {
     return u'"' + s + u'"';
+}
+
+const ResourceType &secretType()
+{
+    return *ResourceTypes::find(QString(), QStringLiteral("v1"), QStringLiteral("secrets"));
+}
+
+// "host/path/name:tag" or "…@sha256:…" → "host/path/name".
+QString repositoryOf(const QString &ref)
+{
+    QString repository = ref;
+    if (const qsizetype at = repository.indexOf(u'@'); at >= 0) {
+        repository.truncate(at);
+    } else if (const qsizetype colon = repository.lastIndexOf(u':'); colon > repository.lastIndexOf(u'/')) {
+        repository.truncate(colon);
+    }
+    return repository;
+}
+
+// A docker config "auths" key against a repository ("host/path/name"), as the kubelet's keyring
+// matches them: the scheme and a /v1/ or /v2/ path prefix dropped, the host equal part by part
+// (a part may be a glob such as "*"), the port equal, and the key's path a prefix of the
+// repository's path.
+bool authsKeyMatches(const QString &key, const QString &repository)
+{
+    QString k = key;
+    for (const char *scheme : {"https://", "http://"}) {
+        if (k.startsWith(QLatin1String(scheme))) k = k.mid(qstrlen(scheme));
+    }
+    const qsizetype slash = k.indexOf(u'/');
+    const QString keyHost = slash < 0 ? k : k.left(slash);
+    QString keyPath = slash < 0 ? QString() : k.mid(slash);
+    if (keyPath.startsWith(QLatin1String("/v1/")) || keyPath.startsWith(QLatin1String("/v2/"))) keyPath = keyPath.mid(3);
+    if (keyPath == QLatin1String("/")) keyPath.clear();
+    const QString host = repository.section(u'/', 0, 0);
+    const QString path = repository.mid(host.size());
+    if (!path.startsWith(keyPath) || keyHost.section(u':', 1) != host.section(u':', 1)) {
+        return false;
+    }
+    const QStringList globParts = keyHost.section(u':', 0, 0).toLower().split(u'.');
+    const QStringList parts = host.section(u':', 0, 0).toLower().split(u'.');
+    if (globParts.size() != parts.size()) {
+        return false;
+    }
+    for (qsizetype i = 0; i < parts.size(); ++i) {
+        const QRegularExpression glob(QRegularExpression::anchoredPattern(
+            QRegularExpression::wildcardToRegularExpression(globParts[i], QRegularExpression::UnanchoredWildcardConversion)));
+        if (!glob.match(parts[i]).hasMatch()) return false;
+    }
+    return true;
 }
 
 struct Follower
@@ -307,6 +360,12 @@ void Kubelet::record(const Pod &pod, const QString &type, const QString &reason,
 
 void Kubelet::pull(Pod &pod, Container &container)
 {
+    // The kubelet reads the pod's pull secrets on every sync and says which it could not get.
+    if (const QStringList missing = missingPullSecrets(pod); !missing.isEmpty()) {
+        record(pod, QStringLiteral("Warning"), QStringLiteral("FailedToRetrieveImagePullSecret"),
+               QStringLiteral("Unable to retrieve some image pull secrets (%1); attempting to pull the image may not succeed.")
+                   .arg(missing.join(QStringLiteral(", "))), {});
+    }
     const QString image = container.image();
     const QString policy = container.spec.value(QStringLiteral("imagePullPolicy")).toString(
         image.endsWith(QLatin1String(":latest")) || !normalizeImage(image).section(u'/', -1).contains(u':') || !image.contains(u':')
@@ -328,16 +387,39 @@ void Kubelet::pull(Pod &pod, Container &container)
         return;
     }
     record(pod, QStringLiteral("Normal"), QStringLiteral("Pulling"), QStringLiteral("Pulling image %1").arg(quoted(image)), field);
-    if (present) {
+    const QString ref = normalizeImage(image);
+    const bool privateImage = isPrivate(ref);
+    if (present || (privateImage && hasPullCredentials(pod, ref))) {
         record(pod, QStringLiteral("Normal"), QStringLiteral("Pulled"),
                QStringLiteral("Successfully pulled image %1 in 412ms (412ms including waiting). Image size: 52428800 bytes.").arg(quoted(image)), field);
         container.pulled = true;
         run(pod, container);
         return;
     }
-    const QString ref = normalizeImage(image);
-    const QString error = QStringLiteral("rpc error: code = NotFound desc = failed to pull and unpack image %1: failed to resolve reference %1: %2: not found")
-                              .arg(quoted(ref), ref);
+    if (privateImage) {
+        // The registry's 401 as containerd reports it: its bearer challenge sends containerd to
+        // the token endpoint, which refuses an anonymous token (kubernetes-api.md §3.2).
+        const QString host = ref.section(u'/', 0, 0);
+        const QString repository = repositoryOf(ref).section(u'/', 1);
+        const QString tokenUrl = QStringLiteral("https://%1/token?scope=%2&service=%3")
+                                     .arg(host, QString::fromLatin1(QUrl::toPercentEncoding(QStringLiteral("repository:%1:pull").arg(repository))),
+                                          QString::fromLatin1(QUrl::toPercentEncoding(host)));
+        pullFailed(pod, container,
+                   QStringLiteral("rpc error: code = Unknown desc = failed to pull and unpack image %1: failed to resolve reference %1: "
+                                  "failed to authorize: failed to fetch anonymous token: unexpected status from GET request to %2: 401 Unauthorized")
+                       .arg(quoted(ref), tokenUrl),
+                   field);
+        return;
+    }
+    pullFailed(pod, container,
+               QStringLiteral("rpc error: code = NotFound desc = failed to pull and unpack image %1: failed to resolve reference %1: %2: not found")
+                   .arg(quoted(ref), ref),
+               field);
+}
+
+void Kubelet::pullFailed(Pod &pod, Container &container, const QString &error, const QString &field)
+{
+    const QString image = container.image();
     record(pod, QStringLiteral("Warning"), QStringLiteral("Failed"), QStringLiteral("Failed to pull image %1: %2").arg(quoted(image), error), field);
     record(pod, QStringLiteral("Warning"), QStringLiteral("Failed"), QStringLiteral("Error: ErrImagePull"), field);
     container.waitingReason = QStringLiteral("ErrImagePull");
@@ -360,6 +442,53 @@ void Kubelet::pull(Pod &pod, Container &container)
             pull(*p, *c);
         }
     });
+}
+
+bool Kubelet::isPrivate(const QString &ref) const
+{
+    return !m_options.privateRegistry.isEmpty() && ref.startsWith(m_options.privateRegistry);
+}
+
+QStringList Kubelet::missingPullSecrets(const Pod &pod) const
+{
+    QStringList missing;
+    for (const QJsonValue &v : pod.object.value(QStringLiteral("spec")).toObject().value(QStringLiteral("imagePullSecrets")).toArray()) {
+        const QString name = v.toObject().value(QStringLiteral("name")).toString();
+        if (!name.isEmpty() && !m_store->get(secretType().storage, pod.ns, name)) {
+            missing << name;
+        }
+    }
+    return missing;
+}
+
+bool Kubelet::hasPullCredentials(const Pod &pod, const QString &ref) const
+{
+    // The kubelet looks credentials up for the repository: the reference without tag or digest.
+    const QString repository = repositoryOf(ref);
+    for (const QJsonValue &v : pod.object.value(QStringLiteral("spec")).toObject().value(QStringLiteral("imagePullSecrets")).toArray()) {
+        const ObjectPtr secret = m_store->get(secretType().storage, pod.ns, v.toObject().value(QStringLiteral("name")).toString());
+        // Only kubernetes.io/dockerconfigjson Secrets with a .dockerconfigjson key count.
+        if (!secret || secret->object.value(QStringLiteral("type")).toString() != QLatin1String("kubernetes.io/dockerconfigjson")) {
+            continue;
+        }
+        const QByteArray config = QByteArray::fromBase64(
+            secret->object.value(QStringLiteral("data")).toObject().value(QStringLiteral(".dockerconfigjson")).toString().toLatin1());
+        const QJsonObject auths = QJsonDocument::fromJson(config).object().value(QStringLiteral("auths")).toObject();
+        for (auto it = auths.begin(); it != auths.end(); ++it) {
+            const QJsonObject entry = it.value().toObject();
+            QString username = entry.value(QStringLiteral("username")).toString();
+            QString password = entry.value(QStringLiteral("password")).toString();
+            if (const QString auth = entry.value(QStringLiteral("auth")).toString(); !auth.isEmpty()) {
+                const QString decoded = QString::fromUtf8(QByteArray::fromBase64(auth.toLatin1()));
+                username = decoded.section(u':', 0, 0);
+                password = decoded.section(u':', 1);
+            }
+            if (!username.isEmpty() && !password.isEmpty() && authsKeyMatches(it.key(), repository)) {
+                return true; // the sandbox's registry takes any user name and password
+            }
+        }
+    }
+    return false;
 }
 
 void Kubelet::run(Pod &pod, Container &container)
@@ -406,18 +535,39 @@ void Kubelet::run(Pod &pod, Container &container)
         else if (fieldRef == QLatin1String("spec.nodeName")) env.insert(key, pod.node);
         else if (fieldRef == QLatin1String("status.podIP")) env.insert(key, pod.ip);
         else if (fieldRef == QLatin1String("status.hostIP")) env.insert(key, QStringLiteral("127.0.0.1"));
-        for (const char *kind : {"secretKeyRef", "configMapKeyRef"}) {
-            const QJsonObject keyRef = from.value(QString::fromLatin1(kind)).toObject();
-            if (!keyRef.isEmpty() && !keyRef.value(QStringLiteral("optional")).toBool()) {
-                // The sandbox serves no Secrets or ConfigMaps: the kubelet's own error.
-                container.waitingReason = QStringLiteral("CreateContainerConfigError");
-                container.waitingMessage = QStringLiteral("%1 \"%2\" not found")
-                                               .arg(QByteArray(kind) == "secretKeyRef" ? QStringLiteral("secret") : QStringLiteral("configmap"),
-                                                    keyRef.value(QStringLiteral("name")).toString());
-                record(pod, QStringLiteral("Warning"), QStringLiteral("Failed"), QStringLiteral("Error: ") + container.waitingMessage, field);
-                syncStatus(pod);
-                return;
+        // The kubelet's own errors for what it cannot resolve: CreateContainerConfigError.
+        QString configError;
+        if (const QJsonObject keyRef = from.value(QStringLiteral("secretKeyRef")).toObject(); !keyRef.isEmpty()) {
+            const bool optional = keyRef.value(QStringLiteral("optional")).toBool();
+            const QString name = keyRef.value(QStringLiteral("name")).toString();
+            const QString dataKey = keyRef.value(QStringLiteral("key")).toString();
+            const ObjectPtr secret = m_store->get(secretType().storage, pod.ns, name);
+            const QJsonObject data = secret ? secret->object.value(QStringLiteral("data")).toObject() : QJsonObject();
+            if (!secret) {
+                if (!optional) configError = QStringLiteral("secret %1 not found").arg(quoted(name));
+            } else if (!data.contains(dataKey)) {
+                if (!optional) configError = QStringLiteral("couldn't find key %1 in Secret %2/%3").arg(dataKey, pod.ns, name);
+            } else {
+                env.insert(key, QString::fromUtf8(QByteArray::fromBase64(data.value(dataKey).toString().toLatin1())));
             }
+        }
+        if (const QJsonObject keyRef = from.value(QStringLiteral("configMapKeyRef")).toObject();
+            !keyRef.isEmpty() && !keyRef.value(QStringLiteral("optional")).toBool()) {
+            // The sandbox serves no ConfigMaps.
+            configError = QStringLiteral("configmap %1 not found").arg(quoted(keyRef.value(QStringLiteral("name")).toString()));
+        }
+        if (!configError.isEmpty()) {
+            container.waitingReason = QStringLiteral("CreateContainerConfigError");
+            container.waitingMessage = configError;
+            record(pod, QStringLiteral("Warning"), QStringLiteral("Failed"), QStringLiteral("Error: ") + container.waitingMessage, field);
+            syncStatus(pod);
+            // The pod worker syncs again after its back-off (10 s): a Secret created meanwhile is used.
+            QTimer::singleShot(m_options.crashLoopBackoffMs, pod.context.get(), [this, uid = pod.uid, c = &container] {
+                if (const auto p = m_pods.value(uid); p && p->failedReason.isEmpty() && c->waitingReason == QLatin1String("CreateContainerConfigError")) {
+                    run(*p, *c);
+                }
+            });
+            return;
         }
     }
     QString workDir = pod.dir + QStringLiteral("/root");

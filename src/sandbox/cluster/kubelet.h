@@ -2,7 +2,9 @@
 
 // The kubelet of every sandbox node: for each pod bound to a node it pulls images (an image
 // outside the present set fails with the real Pulling / ErrImagePull / ImagePullBackOff events
-// and waiting reasons), runs init containers in order and then the containers as local
+// and waiting reasons; an image of the private registry is pulled only with an imagePullSecrets
+// Secret holding credentials for its host, else it fails as containerd does on a 401), resolves
+// env references to Secrets, runs init containers in order and then the containers as local
 // processes, keeps their output as CRI-format logs, restarts them by the pod's restartPolicy
 // with CrashLoopBackOff, drives container statuses, conditions and the pod phase from exit
 // codes, enforces activeDeadlineSeconds, and stops the processes when the pod is deleted. It
@@ -47,6 +49,9 @@ public:
         QString caFile;                // the sandbox CA, for containers that fetch from its S3
         QSet<QString> vllmImages;      // images whose entrypoint is `vllm serve`
         double tokenRate = 50;         // the vLLM stand-in's tokens per second
+        // Images under this prefix ("registry.sandbox.internal/private/") live in a registry that
+        // answers 401 without credentials for its host; empty: no private registry.
+        QString privateRegistry;
     };
 
     Kubelet(ObjectStore *store, EventRecorder *events, Options options, QObject *parent = nullptr);
@@ -67,6 +72,12 @@ private:
     void stopPod(const QString &uid, bool removeFiles);
     void advance(Pod &pod);
     void pull(Pod &pod, Container &container);
+    void pullFailed(Pod &pod, Container &container, const QString &error, const QString &field);
+    // The pod's imagePullSecrets that do not exist, and whether the ones that do hold
+    // credentials for the image's registry (kubernetes.io/dockerconfigjson, "auths").
+    QStringList missingPullSecrets(const Pod &pod) const;
+    bool hasPullCredentials(const Pod &pod, const QString &ref) const;
+    bool isPrivate(const QString &ref) const;
     void run(Pod &pod, Container &container);
     void onExit(const QString &uid, Container *container, int exitCode);
     void appendOutput(Container &container, const QByteArray &data, const char *stream, bool flush);

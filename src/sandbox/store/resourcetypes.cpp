@@ -49,6 +49,10 @@ QList<ResourceType> buildTypes()
                   {QStringLiteral("status"), QStringLiteral("log"), QStringLiteral("proxy")});
     types << make({}, QStringLiteral("v1"), QStringLiteral("services"), QStringLiteral("service"), QStringLiteral("Service"),
                   true, {QStringLiteral("svc")}, {}, {QStringLiteral("status"), QStringLiteral("proxy")});
+    // Secrets: what the kubelet reads for imagePullSecrets and env secretKeyRef (the sandbox's
+    // admission merges stringData into data and checks the docker config types' key).
+    types << make({}, QStringLiteral("v1"), QStringLiteral("secrets"), QStringLiteral("secret"), QStringLiteral("Secret"), true,
+                  {}, {QStringLiteral("type")});
     types << make({}, QStringLiteral("v1"), QStringLiteral("events"), QStringLiteral("event"), QStringLiteral("Event"), true,
                   {QStringLiteral("ev")},
                   {QStringLiteral("involvedObject.kind"), QStringLiteral("involvedObject.namespace"),
