@@ -8,9 +8,14 @@
 #include "core/secrets/secretstore.h"
 
 #include <QCoreApplication>
+#include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QTimer>
+
+#include <cerrno>
+#include <csignal>
 
 namespace Starforge::Cli {
 
@@ -19,6 +24,28 @@ namespace {
 using Command = void (CliApplication::*)();
 
 } // namespace
+
+// Declared where it is used (jobcommands.cpp, clustercommands.cpp) as well.
+QString stoppedSandbox(const QString &connectionFile);
+
+// Why the sandbox behind a connection file cannot answer: it stopped (it removes its file then)
+// or was killed (the pid it wrote is gone). Empty when it may still run, or for a profile. A
+// refused connection alone does not tell the user that the sandbox is the thing to restart.
+QString stoppedSandbox(const QString &connectionFile)
+{
+    if (connectionFile.isEmpty()) {
+        return {};
+    }
+    QFile file(connectionFile);
+    if (!file.open(QIODevice::ReadOnly)) {
+        return QStringLiteral("The starforge-sandbox that wrote %1 has stopped: start it again.").arg(connectionFile);
+    }
+    const qint64 pid = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("pid")).toInteger();
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+        return QStringLiteral("The starforge-sandbox that wrote %1 (pid %2) is not running any more: start it again.").arg(connectionFile).arg(pid);
+    }
+    return {};
+}
 
 const QMap<QString, void (CliApplication::*)()> &CliApplication::jobCommands()
 {
@@ -64,11 +91,17 @@ int CliApplication::exitCodeFor(const Error &error)
 
 void CliApplication::fail(const Error &error)
 {
+    QString message = error.message;
+    if (error.code == Error::Code::Unavailable) {
+        if (const QString stopped = stoppedSandbox(m_args.value(QStringLiteral("connection-file"))); !stopped.isEmpty()) {
+            message += u' ' + stopped;
+        }
+    }
     if (m_args.flag(QStringLiteral("json"))) {
-        QJsonObject object{{QStringLiteral("error"), Logging::redact(error.message)}};
+        QJsonObject object{{QStringLiteral("error"), Logging::redact(message)}};
         printJson(m_err, object);
     } else {
-        m_err << "starforge-cli: " << Logging::redact(error.message) << Qt::endl;
+        m_err << "starforge-cli: " << Logging::redact(message) << Qt::endl;
     }
     finish(exitCodeFor(error));
 }

@@ -14,13 +14,38 @@
 #include "core/kube/kubeclient.h"
 #include "core/kube/logstream.h"
 #include "core/kube/resourcekind.h"
+#include "core/logging/logging.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include <memory>
+
 namespace Starforge::Cli {
 
+QString stoppedSandbox(const QString &connectionFile);   // cliapplication.cpp
+void fetchSnapshot(Kube::KubeClient *kube, const Job::SnapshotRequest &request, QObject *context,
+                   std::function<void(Result<Job::JobSnapshot>)> done);   // jobcommands.cpp
+
 namespace {
+
+// The items of a list reply. A 200 whose body is not a Kubernetes list (a proxy's login page,
+// FORGE_K8S_API_SERVER pointing at some other web server) would otherwise read as "no jobs" or
+// "no GPU nodes".
+Result<QJsonArray> listItems(const Kube::ApiResult &result, const QString &what)
+{
+    if (!result.ok()) {
+        return result.error->toError();
+    }
+    const QJsonValue items = result.json().value(QStringLiteral("items"));
+    if (items.isArray() || items.isNull()) {
+        return items.toArray();
+    }
+    return Error::invalid(QStringLiteral("Could not %1: the server's answer is not a Kubernetes list. Is FORGE_K8S_API_SERVER the cluster's API server?").arg(what));
+}
+
+// How long `logs -f` keeps reconnecting to a server that does not answer.
+constexpr int LostClusterSeconds = 60;
 
 qint64 ageOf(const QDateTime &time)
 {
@@ -42,23 +67,25 @@ void fetchCapacity(Kube::KubeClient *kube, const QString &seriesLabel, QObject *
     nodes.path = Kube::ResourceKind::nodes().path();
     nodes.what = QStringLiteral("list nodes");
     kube->send(nodes, context, [kube, seriesLabel, context, done](const Kube::ApiResult &nodeList) {
-        if (!nodeList.ok()) {
-            done(nodeList.error->toError());
+        const Result<QJsonArray> nodeItems = listItems(nodeList, QStringLiteral("list nodes"));
+        if (!nodeItems) {
+            done(nodeItems.error());
             return;
         }
         Kube::ApiRequest pods;
         pods.path = Kube::ResourceKind::pods().path();
         pods.query.addQueryItem(QStringLiteral("fieldSelector"), QStringLiteral("status.phase!=Succeeded,status.phase!=Failed"));
         pods.what = QStringLiteral("list pods in all namespaces");
-        kube->send(pods, context, [seriesLabel, done, nodeItems = nodeList.json().value(QStringLiteral("items")).toArray()](const Kube::ApiResult &podList) {
-            if (!podList.ok()) {
-                done(podList.error->toError());
+        kube->send(pods, context, [seriesLabel, done, nodeItems = *nodeItems](const Kube::ApiResult &podList) {
+            const Result<QJsonArray> podItems = listItems(podList, QStringLiteral("list pods in all namespaces"));
+            if (!podItems) {
+                done(podItems.error());
                 return;
             }
             QList<Kube::Node> nodeViews;
             for (const QJsonValue &n : nodeItems) nodeViews.append(Kube::Node::fromJson(n.toObject(), seriesLabel));
             QList<Kube::Pod> podViews;
-            for (const QJsonValue &p : podList.json().value(QStringLiteral("items")).toArray()) podViews.append(Kube::Pod::fromJson(p.toObject()));
+            for (const QJsonValue &p : *podItems) podViews.append(Kube::Pod::fromJson(p.toObject()));
             done(Cluster::CapacityModel::build(nodeViews, podViews));
         });
     });
@@ -95,13 +122,14 @@ void CliApplication::runJobs()
         list.path = Kube::ResourceKind::rayJobs().path(m_session->ns());
         list.query.addQueryItem(QStringLiteral("labelSelector"), QLatin1String(Job::Labels::ManagedBy) + u'=' + QLatin1String(Job::Labels::ManagedByValue));
         list.what = QStringLiteral("list the jobs in namespace %1").arg(m_session->ns());
-        m_session->kube->send(list, this, [this](const Kube::ApiResult &result) {
-            if (!result.ok()) {
-                fail(result.error->toError());
+        m_session->kube->send(list, this, [this, what = list.what](const Kube::ApiResult &result) {
+            const Result<QJsonArray> items = listItems(result, what);
+            if (!items) {
+                fail(items.error());
                 return;
             }
             QList<Job::JobRecord> records;
-            for (const QJsonValue &item : result.json().value(QStringLiteral("items")).toArray()) records.append(Job::JobRecord::fromRayJob(item.toObject()));
+            for (const QJsonValue &item : *items) records.append(Job::JobRecord::fromRayJob(item.toObject()));
             std::sort(records.begin(), records.end(), [](const Job::JobRecord &a, const Job::JobRecord &b) { return a.created > b.created; });
             if (m_args.flag(QStringLiteral("json"))) {
                 QJsonArray array;
@@ -127,7 +155,7 @@ void CliApplication::runStatus()
     if (!job) return;
     openSession([this, job = *job] {
         const auto request = Job::SnapshotRequest::of(m_session->ns(), job, true);
-        Job::fetchJobSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
+        fetchSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
             if (!snapshot) {
                 fail(snapshot.error());
                 return;
@@ -218,7 +246,7 @@ void CliApplication::runEvents()
             finish(Ok);
         };
         const auto request = Job::SnapshotRequest::of(m_session->ns(), job);
-        Job::fetchJobSnapshot(m_session->kube.get(), request, this, [this, job, print](Result<Job::JobSnapshot> snapshot) {
+        fetchSnapshot(m_session->kube.get(), request, this, [this, job, print](Result<Job::JobSnapshot> snapshot) {
             if (!snapshot) {
                 fail(snapshot.error());
                 return;
@@ -267,7 +295,7 @@ void CliApplication::runDiagnose()
             finish(Ok);
         };
         const auto request = Job::SnapshotRequest::of(m_session->ns(), job, true);
-        Job::fetchJobSnapshot(m_session->kube.get(), request, this, [this, job, print](Result<Job::JobSnapshot> snapshot) {
+        fetchSnapshot(m_session->kube.get(), request, this, [this, job, print](Result<Job::JobSnapshot> snapshot) {
             if (!snapshot) {
                 fail(snapshot.error());
                 return;
@@ -309,9 +337,19 @@ void CliApplication::runLogs()
 {
     const auto job = jobArgument(QStringLiteral("logs JOB [-f] [--pod POD|submitter|head|worker] [--container C] [--tail N]"));
     if (!job) return;
-    openSession([this, job = *job] {
+    // Checked before anything is read: an archived log would otherwise take "abc" as 0 lines.
+    int tailLines = -1;
+    if (m_args.values.contains(QStringLiteral("tail"))) {
+        bool ok = false;
+        tailLines = m_args.value(QStringLiteral("tail")).toInt(&ok);
+        if (!ok || tailLines < 0) {
+            fail(Error::invalid(QStringLiteral("--tail takes a number of lines, e.g. --tail 100, not '%1'").arg(m_args.value(QStringLiteral("tail")))));
+            return;
+        }
+    }
+    openSession([this, job = *job, tailLines] {
         const auto request = Job::SnapshotRequest::of(m_session->ns(), job);
-        Job::fetchJobSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
+        fetchSnapshot(m_session->kube.get(), request, this, [this, job, tailLines](Result<Job::JobSnapshot> snapshot) {
             if (!snapshot) {
                 fail(snapshot.error());
                 return;
@@ -339,28 +377,45 @@ void CliApplication::runLogs()
             Kube::LogStreamOptions options;
             options.container = m_args.value(QStringLiteral("container"));
             options.follow = m_args.flag(QStringLiteral("follow"));
-            if (m_args.values.contains(QStringLiteral("tail"))) {
-                bool ok = false;
-                options.tailLines = m_args.value(QStringLiteral("tail")).toInt(&ok);
-                if (!ok || options.tailLines < 0) {
-                    fail(Error::invalid(QStringLiteral("--tail takes a number of lines, e.g. --tail 100")));
-                    return;
-                }
-            }
+            options.tailLines = tailLines;
             auto *stream = new Kube::LogStream(m_session->kube.get(), m_session->ns(), pod, options);
             m_work.reset(stream);
-            connect(stream, &Kube::LogStream::lines, this, [this](const QList<Kube::LogLine> &lines) {
+            // Since when the stream has been failing, and whether any line came at all.
+            auto failingSince = std::make_shared<QDateTime>();
+            auto gotLines = std::make_shared<bool>(false);
+            connect(stream, &Kube::LogStream::lines, this, [this, failingSince, gotLines](const QList<Kube::LogLine> &lines) {
+                *failingSince = {};
+                *gotLines = true;
                 for (const Kube::LogLine &line : lines) m_out << QString::fromUtf8(line.text) << '\n';
                 m_out.flush();
             });
-            connect(stream, &Kube::LogStream::interrupted, this, [this, stream](const Kube::ApiError &error) {
+            connect(stream, &Kube::LogStream::interrupted, this, [this, stream, job, pod, failingSince, gotLines](const Kube::ApiError &error) {
+                if (!stream->isRunning()) {
+                    // The stream gave up (the pod is gone, or reading its log is not allowed) and
+                    // finishes next: an error, unless the pod went away after its log was shown.
+                    if (error.kind == Kube::ApiError::Kind::NotFound && *gotLines) {
+                        m_err << "starforge-cli: pod " << pod << " is gone (the job ended?); its archived log: starforge-cli logs " << job << Qt::endl;
+                    } else {
+                        fail(error.toError());
+                    }
+                    return;
+                }
                 // A container that cannot start never gets a log: say so instead of retrying on.
                 if (error.kind == Kube::ApiError::Kind::Invalid) {
                     stream->stop();
                     fail(error.toError());
-                } else {
-                    m_err << "starforge-cli: log interrupted (" << error.message << "); reconnecting" << Qt::endl;
+                    return;
                 }
+                // Reconnecting to a server that went away would never end: give up when the
+                // sandbox has stopped, or after LostClusterSeconds of failures.
+                const QDateTime now = QDateTime::currentDateTimeUtc();
+                if (!failingSince->isValid()) *failingSince = now;
+                if (!stoppedSandbox(m_args.value(QStringLiteral("connection-file"))).isEmpty() || failingSince->secsTo(now) >= LostClusterSeconds) {
+                    stream->stop();
+                    fail(Error{error.toError().code, QStringLiteral("%1 Gave up after %2 s.").arg(error.message).arg(failingSince->secsTo(now))});
+                    return;
+                }
+                m_err << "starforge-cli: log interrupted (" << Logging::redact(error.message) << "); reconnecting" << Qt::endl;
             });
             connect(stream, &Kube::LogStream::finished, this, [this] { finish(Ok); });
             stream->start();
@@ -396,6 +451,13 @@ void CliApplication::printArchivedLog(const QString &jobId)
                                                      : QStringLiteral("the archive of job %1 has no log for '%2'; it has: %3").arg(jobId, want, available.join(QStringLiteral(", ")))));
             return;
         }
+        // A damaged or hand-made status.json must not make `logs` print some other object of the
+        // bucket (an empty key reads the bucket's listing).
+        if (!chosen->key.startsWith(Job::ArchiveKeys::prefix(jobId)) || chosen->key.size() == Job::ArchiveKeys::prefix(jobId).size()) {
+            fail(Error::invalid(QStringLiteral("the archive of job %1 is damaged: its log %2/%3 is kept under '%4', outside %5")
+                                    .arg(jobId, chosen->pod, chosen->container, chosen->key, Job::ArchiveKeys::prefix(jobId))));
+            return;
+        }
         if (m_args.flag(QStringLiteral("follow"))) {
             m_err << "starforge-cli: job " << jobId << " has ended; showing its archived log" << Qt::endl;
         }
@@ -406,10 +468,11 @@ void CliApplication::printArchivedLog(const QString &jobId)
             }
             QByteArray text = *data;
             if (m_args.values.contains(QStringLiteral("tail"))) {
-                const int tail = m_args.value(QStringLiteral("tail")).toInt();
+                const int tail = m_args.value(QStringLiteral("tail")).toInt();   // checked in runLogs
                 QList<QByteArray> lines = text.split('\n');
                 if (!lines.isEmpty() && lines.last().isEmpty()) lines.removeLast();
-                text = lines.mid(std::max<qsizetype>(0, lines.size() - tail)).join('\n') + '\n';
+                lines = lines.mid(std::max<qsizetype>(0, lines.size() - tail));
+                text = lines.isEmpty() ? QByteArray() : lines.join('\n') + '\n';   // --tail 0: nothing, not an empty line
             }
             m_out << QString::fromUtf8(text);
             finish(Ok);

@@ -16,6 +16,7 @@
 #include "core/kube/kubeclient.h"
 #include "core/kube/operatorprobe.h"
 #include "core/kube/resourcekind.h"
+#include "core/logging/logging.h"
 #include "core/s3/s3client.h"
 #include "core/secrets/secretstore.h"
 
@@ -27,8 +28,26 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QTimer>
 
 namespace Starforge::Cli {
+
+QString stoppedSandbox(const QString &connectionFile);   // cliapplication.cpp
+void fetchSnapshot(Kube::KubeClient *kube, const Job::SnapshotRequest &request, QObject *context, std::function<void(Result<Job::JobSnapshot>)> done);
+
+// Job::fetchJobSnapshot, and a RayJob without a name taken for what it is: a 200 that is not a
+// Kubernetes object (FORGE_K8S_API_SERVER pointing at a web UI or a proxy's login page), which
+// `status` would otherwise print as an empty Pending job. Used by clustercommands.cpp too.
+void fetchSnapshot(Kube::KubeClient *kube, const Job::SnapshotRequest &request, QObject *context, std::function<void(Result<Job::JobSnapshot>)> done)
+{
+    Job::fetchJobSnapshot(kube, request, context, [job = request.job, done = std::move(done)](Result<Job::JobSnapshot> snapshot) {
+        if (snapshot && snapshot->rayJob && snapshot->rayJobName.isEmpty()) {
+            done(Error::invalid(QStringLiteral("Could not read job %1: the server's answer is not a RayJob. Is FORGE_K8S_API_SERVER the cluster's API server?").arg(job)));
+            return;
+        }
+        done(std::move(snapshot));
+    });
+}
 
 namespace {
 
@@ -79,6 +98,72 @@ QJsonObject recordSummary(const Job::JobRecord &record)
                        {QStringLiteral("lost"), QJsonArray::fromStringList(record.lost)}};
 }
 
+// Whether a RayJob is one of Starforge's: made by it (managed-by label) with a job id. Only
+// those are stopped or deleted; anyone else's RayJob in the namespace is left alone.
+bool isStarforgeRayJob(const QJsonObject &rayJob)
+{
+    const QJsonObject labels = rayJob[QStringLiteral("metadata")][QStringLiteral("labels")].toObject();
+    return labels.value(QLatin1String(Job::Labels::ManagedBy)).toString() == QLatin1String(Job::Labels::ManagedByValue)
+        && !labels.value(QLatin1String(Job::Labels::JobId)).toString().isEmpty();
+}
+
+Error notStarforgeRayJob(const QString &name, const QString &ns, const QString &verb)
+{
+    return Error::invalid(QStringLiteral("RayJob %1 was not made by Starforge (it lacks the %2=%3 label); Starforge does not %4 it "
+                                         "(kubectl delete rayjob %1 -n %5 would)")
+                              .arg(name, QLatin1String(Job::Labels::ManagedBy), QLatin1String(Job::Labels::ManagedByValue), verb, ns));
+}
+
+// The tracker's informer retries a lost API server forever and says nothing, so a command that
+// follows a job through it (submit --wait, stop) would hang without a word when the cluster goes
+// away: a stopped sandbox, a dropped VPN, a revoked token. This asks the server every few
+// seconds beside it: lost() runs at once when the sandbox has stopped or the server refuses the
+// token, and after LostClusterSeconds without an answer otherwise; note() tells the user.
+constexpr int ProbeIntervalMs = 5000;
+constexpr int LostClusterSeconds = 60;
+
+void watchCluster(Kube::KubeClient *kube, const QString &ns, const QString &connectionFile, QObject *owner,
+                  std::function<void(const QString &)> note, std::function<void(const Error &)> lost)
+{
+    struct Watch
+    {
+        QDateTime failingSince;
+        bool asking = false;
+    };
+    auto watch = std::make_shared<Watch>();
+    auto *timer = new QTimer(owner);
+    timer->setInterval(ProbeIntervalMs);
+    QObject::connect(timer, &QTimer::timeout, owner, [kube, ns, connectionFile, owner, note, lost, watch, timer] {
+        if (watch->asking) return;
+        watch->asking = true;
+        Kube::ApiRequest probe;
+        probe.path = Kube::ResourceKind::rayJobs().path(ns);
+        probe.query.addQueryItem(QStringLiteral("limit"), QStringLiteral("1"));
+        probe.what = QStringLiteral("reach the cluster (list RayJobs in namespace %1)").arg(ns);
+        kube->send(probe, owner, [connectionFile, note, lost, watch, timer](const Kube::ApiResult &result) {
+            watch->asking = false;
+            if (result.ok()) {
+                if (watch->failingSince.isValid()) note(QStringLiteral("the cluster answers again"));
+                watch->failingSince = {};
+                return;
+            }
+            const Kube::ApiError &error = *result.error;
+            const QDateTime now = QDateTime::currentDateTimeUtc();
+            if (!error.isTransient() || !stoppedSandbox(connectionFile).isEmpty()) {
+                timer->stop();
+                lost(error.toError());
+            } else if (!watch->failingSince.isValid()) {
+                watch->failingSince = now;
+                note(QStringLiteral("%1; still trying for %2 s").arg(error.message).arg(LostClusterSeconds));
+            } else if (watch->failingSince.secsTo(now) >= LostClusterSeconds) {
+                timer->stop();
+                lost(Error::unavailable(QStringLiteral("%1 The cluster has not answered for %2 s.").arg(error.message).arg(watch->failingSince.secsTo(now))));
+            }
+        });
+    });
+    timer->start();
+}
+
 } // namespace
 
 std::optional<QString> CliApplication::jobArgument(const QString &usage)
@@ -87,7 +172,15 @@ std::optional<QString> CliApplication::jobArgument(const QString &usage)
         fail(Error::invalid(QStringLiteral("usage: starforge-cli %1").arg(usage)));
         return std::nullopt;
     }
-    return m_args.positionals.at(1);
+    const QString argument = m_args.positionals.at(1);
+    // A JOB goes into API paths and bucket keys: only a job id or a RayJob name (a DNS-1123
+    // subdomain) may, not "" (the whole collection) or "../x". SPEC is a file.
+    static const QRegularExpression kubeName(QStringLiteral("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"));
+    if (usage.section(u' ', 1, 1) == u"JOB" && !kubeName.match(argument).hasMatch()) {
+        fail(Error::invalid(QStringLiteral("'%1' is not a job id or a RayJob name (see `starforge-cli jobs` and `starforge-cli history`)").arg(argument)));
+        return std::nullopt;
+    }
+    return argument;
 }
 
 void CliApplication::openSession(std::function<void()> then)
@@ -102,9 +195,16 @@ void CliApplication::openSession(std::function<void()> then)
         then();
     };
     const QString connectionFile = m_args.value(QStringLiteral("connection-file"));
-    if (!connectionFile.isEmpty()) {
+    if (m_args.values.contains(QStringLiteral("connection-file"))) {   // --connection-file "" too: not a silent fallback to a profile
         if (m_args.values.contains(QStringLiteral("profile"))) {
             fail(Error::invalid(QStringLiteral("give --profile or --connection-file, not both")));
+            return;
+        }
+        if (connectionFile.isEmpty() || !QFileInfo::exists(connectionFile)) {
+            // The sandbox writes the file once it is ready and removes it when it stops.
+            fail(Error::invalid(QStringLiteral("there is no connection file '%1': start the sandbox first "
+                                               "(starforge-sandbox --connection-file FILE writes it once it is ready, and removes it when it stops)")
+                                    .arg(connectionFile)));
             return;
         }
         auto connection = Config::SandboxConnection::read(connectionFile);
@@ -244,7 +344,7 @@ void CliApplication::withOperatorVersion(std::function<void(QVersionNumber)> the
             then(found.version);
             return;
         case Kube::OperatorVersion::Outcome::Unknown:
-            if (!m_args.flag(QStringLiteral("json"))) m_err << "starforge-cli: note: " << found.message << Qt::endl;
+            if (!m_args.flag(QStringLiteral("json"))) m_err << "starforge-cli: note: " << Logging::redact(found.message) << Qt::endl;
             then(found.assumed());
             return;
         default:
@@ -377,9 +477,10 @@ void CliApplication::waitForJob(const QString &jobId, bool operatorEnforcesDeadl
         if (!json) m_err << record.id << ": " << Job::jobStateName(record.state) << (record.message.isEmpty() ? QString() : QStringLiteral(" - ") + record.message) << Qt::endl;
     });
     connect(tracker, &Job::JobTracker::archiveFailed, this, [this](const QString &id, const QString &message) {
-        m_err << "starforge-cli: " << id << ": " << message << Qt::endl;
+        m_err << "starforge-cli: " << id << ": " << Logging::redact(message) << Qt::endl;
     });
-    connect(tracker, &Job::JobTracker::jobArchived, this, [this, json](const Job::JobRecord &record) {
+    auto report = [this, json](const Job::JobRecord &record) {
+        if (m_finished) return;
         if (json) {
             printJsonLine(m_out, recordSummary(record));
         } else {
@@ -387,7 +488,42 @@ void CliApplication::waitForJob(const QString &jobId, bool operatorEnforcesDeadl
             for (const QString &lost : record.lost) m_out << "  not archived: " << lost << Qt::endl;
         }
         finish(record.state == Job::JobState::Succeeded ? Ok : JobFailed);
+    };
+    connect(tracker, &Job::JobTracker::jobArchived, this, report);
+    // The job can leave the cluster without this tracker archiving it: another tracker (the
+    // GUI's, another submit --wait) archived it first, or `starforge-cli delete` removed it.
+    // Its archive, if any, says how it ended; without this check the wait would never end.
+    auto endedElsewhere = [this, tracker, jobId, json, report] {
+        if (m_finished) return;
+        Job::readArchivedJob(m_session->s3.get(), jobId, tracker, [this, jobId, json, report](Result<Job::JobRecord> record) {
+            if (record) {
+                report(*record);
+            } else if (record.error().code != Error::Code::NotFound) {
+                fail(record.error());
+            } else if (!m_finished) {
+                const QString message = QStringLiteral("job %1 was deleted before it ended (starforge-cli delete); nothing was archived").arg(jobId);
+                if (json) {
+                    printJson(m_err, QJsonObject{{QStringLiteral("error"), message}});
+                } else {
+                    m_err << "starforge-cli: " << message << Qt::endl;
+                }
+                finish(JobFailed);
+            }
+        });
+    };
+    connect(tracker, &Job::JobTracker::synced, this, [tracker, jobId, endedElsewhere] {
+        if (!tracker->job(jobId)) endedElsewhere();
     });
+    connect(tracker, &Job::JobTracker::jobRemoved, this, [jobId, endedElsewhere](const QString &id) {
+        if (id == jobId) endedElsewhere();   // after jobArchived this does nothing: the wait has finished
+    });
+    watchCluster(
+        m_session->kube.get(), m_session->ns(), m_args.value(QStringLiteral("connection-file")), tracker,
+        [this](const QString &note) { m_err << "starforge-cli: " << Logging::redact(note) << Qt::endl; },
+        [this, jobId](const Error &error) {
+            fail(Error{error.code, QStringLiteral("lost the cluster while waiting for job %1: %2 The job may still run; see `starforge-cli status %1` once the cluster answers.")
+                                       .arg(jobId, error.message)});
+        });
     tracker->start();
 }
 
@@ -403,13 +539,26 @@ void CliApplication::runStop()
         }
         // The job's id first (JOB may be its RayJob name), then a tracker on that job alone.
         const auto request = Job::SnapshotRequest::of(m_session->ns(), job);
-        Job::fetchJobSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
+        fetchSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
             if (!snapshot) {
                 fail(snapshot.error());
                 return;
             }
-            if (!snapshot->rayJob || snapshot->jobId.isEmpty()) {
-                fail(Error::notFound(QStringLiteral("job %1 is not on the cluster (already ended and archived? see `starforge-cli history`)").arg(job)));
+            if (snapshot->rayJob && !isStarforgeRayJob(*snapshot->rayJob)) {
+                fail(notStarforgeRayJob(snapshot->rayJobName, m_session->ns(), QStringLiteral("stop")));
+                return;
+            }
+            if (!snapshot->rayJob) {
+                // Not on the cluster: ended and archived already, or no such job at all.
+                const QString id = snapshot->jobId.isEmpty() ? job : snapshot->jobId;
+                Job::readArchivedJob(m_session->s3.get(), id, this, [this, id](Result<Job::JobRecord> record) {
+                    if (!record) {
+                        fail(record.error());   // "neither on the cluster nor in the job history"
+                        return;
+                    }
+                    fail(Error::invalid(QStringLiteral("job %1 has already ended: it is %2 (see `starforge-cli status %1`); there is nothing to stop")
+                                            .arg(id, record->displayState())));
+                });
                 return;
             }
             Job::TrackerOptions options;
@@ -433,6 +582,12 @@ void CliApplication::runStop()
                     finish(Ok);
                 });
             });
+            watchCluster(
+                m_session->kube.get(), m_session->ns(), m_args.value(QStringLiteral("connection-file")), tracker,
+                [this](const QString &note) { m_err << "starforge-cli: " << Logging::redact(note) << Qt::endl; },
+                [this, id](const Error &error) {
+                    fail(Error{error.code, QStringLiteral("lost the cluster while stopping job %1: %2").arg(id, error.message)});
+                });
             tracker->start();
         });
     });
@@ -449,9 +604,13 @@ void CliApplication::runDelete()
             return;
         }
         const auto request = Job::SnapshotRequest::of(m_session->ns(), job);
-        Job::fetchJobSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
+        fetchSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
             if (!snapshot) {
                 fail(snapshot.error());
+                return;
+            }
+            if (snapshot->rayJob && !isStarforgeRayJob(*snapshot->rayJob)) {
+                fail(notStarforgeRayJob(snapshot->rayJobName, m_session->ns(), QStringLiteral("delete")));
                 return;
             }
             const QString id = !snapshot->jobId.isEmpty() ? snapshot->jobId : job;
@@ -476,6 +635,13 @@ void CliApplication::runDelete()
                     auto next = std::make_shared<std::function<void()>>();
                     *next = [this, keys, id, hadRayJob, hadArchive, next, index = qsizetype(0)]() mutable {
                         if (index == keys.size()) {
+                            if (m_args.flag(QStringLiteral("json"))) {
+                                printJson(m_out, QJsonObject{{QStringLiteral("id"), id},
+                                                             {QStringLiteral("rayJobDeleted"), hadRayJob},
+                                                             {QStringLiteral("archiveObjectsDeleted"), static_cast<int>(keys.size())}});
+                                finish(Ok);
+                                return;
+                            }
                             QStringList what;
                             if (hadRayJob) what << QStringLiteral("its RayJob");
                             if (hadArchive) what << QStringLiteral("its archive (%1 objects)").arg(keys.size());

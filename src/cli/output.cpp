@@ -41,7 +41,10 @@ void printJson(QTextStream &out, const QJsonValue &value)
     } else {
         document.setObject(value.toObject());
     }
-    out << QString::fromUtf8(document.toJson(QJsonDocument::Indented));
+    // Qt indents an empty array as "[\n]": print "[]", as scripts compare against it.
+    const bool empty = value.isArray() ? value.toArray().isEmpty() : value.toObject().isEmpty();
+    out << QString::fromUtf8(document.toJson(empty ? QJsonDocument::Compact : QJsonDocument::Indented));
+    if (empty) out << '\n';
     out.flush();
 }
 

@@ -2,6 +2,7 @@
 // (0 ok, 1 user error, 2 internal) and that a failed command changes nothing.
 
 #include "cli/cliapplication.h"
+#include "cli/output.h"
 #include "core/config/settingsschema.h"
 #include "support/memorysecretstore.h"
 #include "support/testutil.h"
@@ -92,6 +93,19 @@ private Q_SLOTS:
         QTest::newRow("use unknown") << QStringList{QStringLiteral("profile"), QStringLiteral("use"), QStringLiteral("ghost")} << QStringLiteral("ghost");
         QTest::newRow("import missing file") << QStringList{QStringLiteral("profile"), QStringLiteral("import-kubeconfig"), QStringLiteral("/nonexistent/kubeconfig")} << QStringLiteral("does not exist");
         QTest::newRow("import unsupported") << QStringList{QStringLiteral("profile"), QStringLiteral("import-kubeconfig"), Testing::dataPath(QStringLiteral("kubeconfig/unsupported.yaml"))} << QStringLiteral("client certificates");
+        // Job commands: what is wrong with the command line is said before any cluster is asked.
+        QTest::newRow("job: no JOB") << QStringList{QStringLiteral("status")} << QStringLiteral("usage: starforge-cli status JOB");
+        QTest::newRow("job: empty JOB") << QStringList{QStringLiteral("status"), QString()} << QStringLiteral("'' is not a job id or a RayJob name");
+        QTest::newRow("job: path as JOB") << QStringList{QStringLiteral("delete"), QStringLiteral("../../nodes")} << QStringLiteral("is not a job id or a RayJob name");
+        QTest::newRow("job: tail not a number") << QStringList{QStringLiteral("logs"), QStringLiteral("bcdfgh"), QStringLiteral("--tail"), QStringLiteral("abc")}
+                                               << QStringLiteral("--tail takes a number of lines, e.g. --tail 100, not 'abc'");
+        QTest::newRow("job: extra argument") << QStringList{QStringLiteral("jobs"), QStringLiteral("all")} << QStringLiteral("usage: starforge-cli jobs");
+        QTest::newRow("job: profile and connection file") << QStringList{QStringLiteral("jobs"), QStringLiteral("--profile"), QStringLiteral("p"), QStringLiteral("--connection-file"), QStringLiteral("c.json")}
+                                                         << QStringLiteral("not both");
+        QTest::newRow("job: empty connection file") << QStringList{QStringLiteral("capacity"), QStringLiteral("--connection-file"), QString()} << QStringLiteral("there is no connection file ''");
+        QTest::newRow("job: no active profile") << QStringList{QStringLiteral("history")} << QStringLiteral("no connection profile is active");
+        QTest::newRow("job: unknown profile") << QStringList{QStringLiteral("jobs"), QStringLiteral("--profile"), QStringLiteral("ghost")} << QStringLiteral("there is no profile 'ghost'");
+        QTest::newRow("job: missing spec") << QStringList{QStringLiteral("submit"), QStringLiteral("/nonexistent/jobspec.json"), QStringLiteral("--wait")} << QStringLiteral("Cannot read the JobSpec");
     }
 
     void usageErrorsExitOne()
@@ -242,6 +256,18 @@ private Q_SLOTS:
         QCOMPARE(future.exitCode, 1);
         QVERIFY(future.err.contains(QStringLiteral("newer Starforge")));
         QCOMPARE(Testing::readAll(m_config), QByteArray("[settings]\nversion=7\n"));
+    }
+
+    void emptyJsonListsAreCompact()
+    {
+        // `jobs --json` and `history --json` with nothing in them print "[]", not Qt's "[\n]".
+        QString text;
+        QTextStream out(&text);
+        Cli::printJson(out, QJsonArray());
+        QCOMPARE(text, QStringLiteral("[]\n"));
+        text.clear();
+        Cli::printJson(out, QJsonArray{1});
+        QCOMPARE(text, QStringLiteral("[\n    1\n]\n"));
     }
 
     void settingsListing()

@@ -1,25 +1,38 @@
 // The built executables, run as a user runs them, with gnome-keyring's Secret Service: secrets
 // given on stdin land in the keychain and never in the profile file; exit codes; the generated
 // configuration reference in docs/ is current; starforge-sandbox does not pretend to work.
+// The job commands' error paths against one starforge-sandbox (started on first use, with a
+// known fleet): the session options, bad JobSpecs, jobs that do not exist, someone else's
+// RayJob, a wait whose job is deleted, and a sandbox killed under a command (it must end, not
+// hang). The happy paths are scripts/e2e/sandbox-loop.sh's.
 
+#include "core/config/effectiveconfig.h"
+#include "core/config/embeddedsandbox.h"
+#include "core/kube/kubeclient.h"
 #include "support/testutil.h"
 
 #include <QCryptographicHash>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <memory>
 
 using namespace Starforge;
 
 struct Run
 {
-    int exitCode = -1;
+    int exitCode = -1;     // -1: crashed, or still running at the timeout (then killed)
     QByteArray out;
     QByteArray err;
+    bool timedOut = false;
 };
 
 class TestCliProcess : public QObject
@@ -29,31 +42,131 @@ class TestCliProcess : public QObject
     QTemporaryDir m_dir;
     QString config() const { return m_dir.filePath(QStringLiteral("profiles.ini")); }
 
-    Run run(const QString &program, const QStringList &arguments, const QByteArray &input = {}, const QProcessEnvironment &extra = {})
+    // The sandbox the job commands talk to, started by sandbox() on first use.
+    std::unique_ptr<QProcess> m_sandbox;
+    QString m_connection;     // its connection file
+    int m_sandboxes = 0;
+
+    QProcessEnvironment environment(const QProcessEnvironment &extra) const
     {
-        QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        // Nothing from the caller's own setup: their FORGE_* overrides, profile or kubeconfig.
+        for (const QString &key : env.keys()) {
+            if (key.startsWith(QLatin1String("FORGE_"))) env.remove(key);
+        }
+        env.remove(QStringLiteral("STARFORGE_PROFILE"));
         env.insert(QStringLiteral("STARFORGE_CONFIG_FILE"), config());
         env.remove(QStringLiteral("KUBECONFIG"));
         for (const QString &key : extra.keys()) {
             env.insert(key, extra.value(key));
         }
-        p.setProcessEnvironment(env);
+        return env;
+    }
+
+    Run run(const QString &program, const QStringList &arguments, const QByteArray &input = {}, const QProcessEnvironment &extra = {},
+            int timeoutMs = 30000)
+    {
+        QProcess p;
+        p.setProcessEnvironment(environment(extra));
         p.start(QStringLiteral(SF_BIN_DIR) + u'/' + program, arguments);
         if (!p.waitForStarted(10000)) {
             return {};
         }
         p.write(input);
         p.closeWriteChannel();
-        p.waitForFinished(30000);
+        // The event loop runs meanwhile, for a server in this process (notKubernetes).
+        if (!QTest::qWaitFor([&p] { return p.state() == QProcess::NotRunning; }, timeoutMs)) {
+            p.kill();
+            p.waitForFinished(5000);
+            return {-1, p.readAllStandardOutput(), p.readAllStandardError(), true};
+        }
         return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
     }
     Run cli(const QStringList &arguments, const QByteArray &input = {}, const QProcessEnvironment &extra = {})
     {
         return run(QStringLiteral("starforge-cli"), arguments, input, extra);
     }
+    // A job command on the sandbox; no command may take 15 s against it.
+    Run job(QStringList arguments)
+    {
+        arguments << QStringLiteral("--connection-file") << sandbox();
+        return run(QStringLiteral("starforge-cli"), arguments, {}, {}, 15000);
+    }
+
+    // The sandbox's connection file, the sandbox started first if need be: 2 h100 nodes of 8
+    // GPUs, one a100 node of 4, one CPU node. Empty (and the test failed) when it did not start.
+    QString sandbox()
+    {
+        if (m_sandbox && m_sandbox->state() == QProcess::Running) {
+            return m_connection;
+        }
+        m_connection = m_dir.filePath(QStringLiteral("sandbox-%1/connection.json").arg(++m_sandboxes));
+        QDir().mkpath(QFileInfo(m_connection).path());
+        m_sandbox = std::make_unique<QProcess>();
+        m_sandbox->setProcessEnvironment(environment({}));
+        m_sandbox->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        m_sandbox->start(QStringLiteral(SF_BIN_DIR "/starforge-sandbox"),
+                         {QStringLiteral("--connection-file"), m_connection, QStringLiteral("--fleet"), QStringLiteral("h100:2x8,a100:1x4,cpu:1x0")});
+        m_sandbox->waitForStarted(10000);
+        const bool ready = QTest::qWaitFor([this] {
+            return m_sandbox->state() != QProcess::Running
+                || QJsonDocument::fromJson(Testing::readAll(m_connection)).object().contains(QStringLiteral("forge"));
+        }, 15000);
+        if (!ready || m_sandbox->state() != QProcess::Running) {
+            QTest::qFail("starforge-sandbox did not start", __FILE__, __LINE__);
+            return {};
+        }
+        return m_connection;
+    }
+
+    // A code folder and a JobSpec for a job that never starts: it asks for b200 GPUs, which
+    // the sandbox does not have, so it stays Pending (the deadline is 30 min).
+    QString stuckSpec()
+    {
+        const QString dir = m_dir.filePath(QStringLiteral("stuck"));
+        QDir().mkpath(dir + QStringLiteral("/configs"));
+        Testing::writeFile(dir + QStringLiteral("/configs/grpo.yaml"), "grpo:\n  max_num_steps: 3\ncluster:\n  gpus_per_node: 1\n  num_nodes: 1\n");
+        Testing::writeFile(dir + QStringLiteral("/jobspec.json"),
+                           R"({"version": 1, "name": "grpo-stuck", "code": ".",
+                               "recipe": {"algorithm": "grpo", "config": "configs/grpo.yaml"},
+                               "pools": [{"name": "train", "series": "b200", "nodes": 1, "gpusPerNode": 1}]})");
+        return dir + QStringLiteral("/jobspec.json");
+    }
+
+    // Sends one request to the sandbox's API server, as a user with kubectl would.
+    Kube::ApiResult kube(const QByteArray &method, const QString &path, const QJsonObject &body = {})
+    {
+        const auto connection = Config::SandboxConnection::read(sandbox());
+        if (!connection) return {};
+        const auto config = Kube::ClientConfig::fromSettings(
+            Config::EffectiveConfig::resolve(Config::Profile{QStringLiteral("sandbox"), connection->settings}, QProcessEnvironment(), connection->secrets));
+        if (!config) return {};
+        Kube::KubeClient client(*config);
+        Kube::ApiRequest request;
+        request.method = method;
+        request.path = path;
+        if (!body.isEmpty()) request.body = QJsonDocument(body).toJson(QJsonDocument::Compact);
+        request.what = QStringLiteral("%1 %2").arg(QString::fromLatin1(method), path);
+        std::optional<Kube::ApiResult> result;
+        client.send(request, this, [&result](const Kube::ApiResult &r) { result = r; });
+        Testing::waitFor(result);
+        return result.value_or(Kube::ApiResult{});
+    }
+
+    static QString jsonId(const QByteArray &line)
+    {
+        return QJsonDocument::fromJson(line).object().value(QStringLiteral("id")).toString();
+    }
 
 private Q_SLOTS:
+    void cleanupTestCase()
+    {
+        if (m_sandbox && m_sandbox->state() == QProcess::Running) {
+            m_sandbox->terminate();
+            m_sandbox->waitForFinished(10000);
+        }
+    }
+
     void capsuleBuild()
     {
         const QString example = QStringLiteral(SF_SOURCE_DIR "/examples/grpo-math");
@@ -183,6 +296,296 @@ private Q_SLOTS:
         const Run version = run(QStringLiteral("starforge-sandbox"), {QStringLiteral("--version")});
         QCOMPARE(version.exitCode, 0);
         QVERIFY(version.out.contains(STARFORGE_VERSION));
+    }
+
+    void helpListsEveryJobCommand()
+    {
+        const Run help = cli({QStringLiteral("--help")});
+        QCOMPARE(help.exitCode, 0);
+        for (const char *command : {"manifest SPEC", "submit SPEC [--wait]", "jobs", "status JOB", "events JOB", "diagnose JOB",
+                                    "logs JOB [-f] [--pod P] [--container C] [--tail N]", "capacity", "stop JOB", "delete JOB", "history"}) {
+            QVERIFY2(help.out.contains(QByteArray("\n  " + QByteArray(command))), command);
+        }
+        QVERIFY(help.out.contains("[--profile NAME | --connection-file FILE]"));
+        QVERIFY(help.out.contains("[--json]"));
+    }
+
+    void sessionOptionsAreChecked()
+    {
+        const QString spec = stuckSpec();
+        // Both: refused before anything is read, whatever the command.
+        for (const QStringList &command : {QStringList{QStringLiteral("jobs")}, QStringList{QStringLiteral("submit"), spec}}) {
+            const Run both = cli(command + QStringList{QStringLiteral("--profile"), QStringLiteral("lab"), QStringLiteral("--connection-file"),
+                                                       m_dir.filePath(QStringLiteral("nowhere.json"))});
+            QCOMPARE(both.exitCode, 1);
+            QVERIFY2(both.err.contains("give --profile or --connection-file, not both"), both.err.constData());
+        }
+        // A connection file that is not there (or given as ""): say to start the sandbox.
+        for (const QString &file : {m_dir.filePath(QStringLiteral("nowhere.json")), QString()}) {
+            const Run missing = cli({QStringLiteral("jobs"), QStringLiteral("--connection-file"), file});
+            QCOMPARE(missing.exitCode, 1);
+            QVERIFY2(missing.err.contains(QByteArray("there is no connection file '" + file.toUtf8() + "': start the sandbox first")), missing.err.constData());
+        }
+        // Garbage, and JSON that is not a connection file.
+        const QString garbage = m_dir.filePath(QStringLiteral("garbage.json"));
+        QVERIFY(Testing::writeFile(garbage, "\x89PNG not a connection file"));
+        Run bad = cli({QStringLiteral("status"), QStringLiteral("bcdfgh"), QStringLiteral("--connection-file"), garbage});
+        QCOMPARE(bad.exitCode, 1);
+        QVERIFY2(bad.err.contains("is not a starforge-sandbox connection file"), bad.err.constData());
+        QVERIFY(Testing::writeFile(garbage, R"({"forge": {"FORGE_K8S_API_SERVER": "not a url", "FORGE_K8S_TOKEN": "t"}})"));
+        bad = cli({QStringLiteral("jobs"), QStringLiteral("--connection-file"), garbage, QStringLiteral("--json")});
+        QCOMPARE(bad.exitCode, 1);
+        QVERIFY2(QJsonDocument::fromJson(bad.err).object().value(QStringLiteral("error")).toString().contains(QStringLiteral("FORGE_K8S_API_SERVER")), bad.err.constData());
+        QVERIFY(bad.out.isEmpty());
+    }
+
+    void noActiveProfile()
+    {
+        QProcessEnvironment fresh;
+        fresh.insert(QStringLiteral("STARFORGE_CONFIG_FILE"), m_dir.filePath(QStringLiteral("fresh/profiles.ini")));
+        const Run none = cli({QStringLiteral("jobs")}, {}, fresh);
+        QCOMPARE(none.exitCode, 1);
+        QVERIFY2(none.err.contains("no connection profile is active: pass --profile NAME or --connection-file FILE"), none.err.constData());
+        const Run ghost = cli({QStringLiteral("status"), QStringLiteral("bcdfgh"), QStringLiteral("--profile"), QStringLiteral("ghost")}, {}, fresh);
+        QCOMPARE(ghost.exitCode, 1);
+        QVERIFY2(ghost.err.contains("there is no profile 'ghost'"), ghost.err.constData());
+    }
+
+    void submitChecksTheJobSpec()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const Run missing = job({QStringLiteral("submit"), m_dir.filePath(QStringLiteral("no-such-spec.json"))});
+        QCOMPARE(missing.exitCode, 1);
+        QVERIFY2(missing.err.contains("Cannot read the JobSpec") && missing.err.contains("no-such-spec.json"), missing.err.constData());
+
+        const QString invalid = m_dir.filePath(QStringLiteral("invalid.json"));
+        QVERIFY(Testing::writeFile(invalid, R"({"version": 1, "name": "Bad_Name", "code": ".",
+            "recipe": {"algorithm": "grpo", "config": "configs/grpo.yaml"},
+            "pools": [{"name": "train", "series": "h100", "nodes": 0, "gpusPerNode": 1}]})"));
+        for (const QString &command : {QStringLiteral("submit"), QStringLiteral("manifest")}) {
+            const Run rejected = job({command, invalid});
+            QCOMPARE(rejected.exitCode, 1);
+            // Each problem names its field.
+            QVERIFY2(rejected.err.contains("name: \"Bad_Name\""), rejected.err.constData());
+            QVERIFY2(rejected.err.contains("pools[0].nodes: must be between 1"), rejected.err.constData());
+        }
+        QVERIFY(Testing::writeFile(invalid, "{\"version\": 1,"));
+        const Run garbled = job({QStringLiteral("submit"), invalid, QStringLiteral("--wait")});
+        QCOMPARE(garbled.exitCode, 1);
+        QVERIFY2(garbled.err.contains("not valid JSON"), garbled.err.constData());
+        // Nothing reached the cluster.
+        QCOMPARE(job({QStringLiteral("jobs"), QStringLiteral("--json")}).out, QByteArray("[]\n"));
+    }
+
+    void jobsOnAnEmptyNamespace()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const Run jobs = job({QStringLiteral("jobs"), QStringLiteral("--json")});
+        QCOMPARE(jobs.exitCode, 0);
+        QCOMPARE(jobs.out, QByteArray("[]\n"));
+        const Run text = job({QStringLiteral("jobs")});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.contains("no jobs on the cluster in namespace starforge"), text.out.constData());
+    }
+
+    void capacityPerSeries()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const Run capacity = job({QStringLiteral("capacity"), QStringLiteral("--json")});
+        QVERIFY2(capacity.exitCode == 0, capacity.err.constData());
+        QHash<QString, QJsonObject> series;
+        for (const QJsonValue &v : QJsonDocument::fromJson(capacity.out).array()) series.insert(v[QStringLiteral("series")].toString(), v.toObject());
+        auto expect = [](const QJsonObject &s, int nodes, int gpus, int largestFree) {
+            return s.value(QStringLiteral("nodes")).toInt() == nodes && s.value(QStringLiteral("gpus")).toInt() == gpus
+                && s.value(QStringLiteral("used")).toInt() == 0 && s.value(QStringLiteral("free")).toInt() == gpus
+                && s.value(QStringLiteral("blocked")).toInt() == 0 && s.value(QStringLiteral("blockedNodes")).toInt() == 0
+                && s.value(QStringLiteral("largestFreeNode")).toInt() == largestFree;
+        };
+        QVERIFY2(expect(series.value(QStringLiteral("h100")), 2, 16, 8), capacity.out.constData());
+        QVERIFY2(expect(series.value(QStringLiteral("a100")), 1, 4, 4), capacity.out.constData());
+        QVERIFY2(!series.contains(QStringLiteral("b200")), capacity.out.constData());
+    }
+
+    void unknownJob()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        // An id-shaped JOB (looked up by label) and a RayJob name (read by name).
+        for (const QString &name : {QStringLiteral("bcdfgh"), QStringLiteral("no-such-job")}) {
+            for (const QString &command : {QStringLiteral("status"), QStringLiteral("events"), QStringLiteral("logs"), QStringLiteral("diagnose"),
+                                           QStringLiteral("stop"), QStringLiteral("delete")}) {
+                const Run r = job({command, name});
+                QVERIFY2(r.exitCode == 1, qPrintable(command + u' ' + name + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+                QVERIFY2(r.err.toLower().contains(QByteArray("job " + name.toUtf8() + " is neither on the cluster nor in the job history")),
+                         qPrintable(command + u' ' + name + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+                QVERIFY(r.out.isEmpty());
+            }
+        }
+        const Run json = job({QStringLiteral("status"), QStringLiteral("bcdfgh"), QStringLiteral("--json")});
+        QCOMPARE(json.exitCode, 1);
+        QVERIFY(QJsonDocument::fromJson(json.err).object().value(QStringLiteral("error")).toString().contains(QStringLiteral("neither on the cluster")));
+        // Not a name at all: "" would read the whole RayJob collection, "../x" another path.
+        for (const QString &name : {QString(), QStringLiteral("../nodes"), QStringLiteral("Job_1")}) {
+            const Run r = job({QStringLiteral("delete"), name});
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains("is not a job id or a RayJob name"), r.err.constData());
+        }
+    }
+
+    void notKubernetes()
+    {
+        // FORGE_K8S_API_SERVER pointing at a web page that answers 200 to everything (a
+        // dashboard, a proxy's login page): an error naming the setting, not "no jobs".
+        QTcpServer web;
+        QVERIFY(web.listen(QHostAddress::LocalHost));
+        connect(&web, &QTcpServer::newConnection, &web, [&web] {
+            while (QTcpSocket *socket = web.nextPendingConnection()) {
+                connect(socket, &QTcpSocket::readyRead, socket, [socket] {
+                    if (!socket->readAll().contains("\r\n\r\n")) return;
+                    socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 20\r\n\r\n<html>sign in</html>");
+                    socket->disconnectFromHost();
+                });
+            }
+        });
+        const QString file = m_dir.filePath(QStringLiteral("web.json"));
+        const QJsonObject forge{{QStringLiteral("FORGE_K8S_API_SERVER"), QStringLiteral("http://127.0.0.1:%1").arg(web.serverPort())},
+                                {QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("t")}};
+        QVERIFY(Testing::writeFile(file, QJsonDocument(QJsonObject{{QStringLiteral("forge"), forge}}).toJson()));
+        for (const QStringList &command : {QStringList{QStringLiteral("jobs")}, QStringList{QStringLiteral("capacity")},
+                                           QStringList{QStringLiteral("status"), QStringLiteral("some-job")}, QStringList{QStringLiteral("logs"), QStringLiteral("some-job")}}) {
+            const Run r = run(QStringLiteral("starforge-cli"), command + QStringList{QStringLiteral("--connection-file"), file}, {}, {}, 15000);
+            QVERIFY2(r.exitCode == 1, qPrintable(command.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.out + r.err)));
+            QVERIFY2(r.err.contains("Is FORGE_K8S_API_SERVER the cluster's API server?"), qPrintable(command.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            QVERIFY(r.out.isEmpty());
+        }
+    }
+
+    void logsTailMustBeANumber()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        for (const QString &tail : {QStringLiteral("abc"), QStringLiteral("-3"), QStringLiteral("10x")}) {
+            // Checked before the job is looked up: the answer is about --tail, not the job.
+            const Run r = job({QStringLiteral("logs"), QStringLiteral("bcdfgh"), QStringLiteral("--tail"), tail});
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains(QByteArray("--tail takes a number of lines, e.g. --tail 100, not '" + tail.toUtf8() + "'")), r.err.constData());
+        }
+    }
+
+    void someoneElsesRayJobIsLeftAlone()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        // A RayJob without Starforge's labels, as another team's tooling would make it.
+        const QString path = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+        const QJsonObject head{{QStringLiteral("rayStartParams"), QJsonObject{}},
+                               {QStringLiteral("template"), QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("containers"), QJsonArray{QJsonObject{
+                                   {QStringLiteral("name"), QStringLiteral("ray-head")}, {QStringLiteral("image"), QStringLiteral("nvcr.io/nvidia/nemo-rl:v0.7.0")}}}}}}}}};
+        const Kube::ApiResult created = kube("POST", path, QJsonObject{
+            {QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")}, {QStringLiteral("kind"), QStringLiteral("RayJob")},
+            {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("someone-elses")}}},
+            {QStringLiteral("spec"), QJsonObject{{QStringLiteral("entrypoint"), QStringLiteral("python -c 'print(1)'")},
+                                                 {QStringLiteral("rayClusterSpec"), QJsonObject{{QStringLiteral("headGroupSpec"), head}}}}}});
+        QVERIFY2(created.ok(), created.body.constData());
+        for (const QString &command : {QStringLiteral("stop"), QStringLiteral("delete")}) {
+            const Run r = job({command, QStringLiteral("someone-elses")});
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains("RayJob someone-elses was not made by Starforge"), r.err.constData());
+        }
+        QVERIFY2(kube("GET", path + QStringLiteral("/someone-elses")).ok(), "starforge-cli removed someone else's RayJob");
+        // Not a Starforge job: `jobs` does not list it.
+        QCOMPARE(job({QStringLiteral("jobs"), QStringLiteral("--json")}).out, QByteArray("[]\n"));
+        QVERIFY(kube("DELETE", path + QStringLiteral("/someone-elses")).ok());
+    }
+
+    void stopDeleteAndWaitOnALiveJob()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const QString spec = stuckSpec();
+        // submit --wait ends when the job is deleted under it, instead of waiting forever.
+        QProcess wait;
+        wait.setProcessEnvironment(environment({}));
+        wait.start(QStringLiteral(SF_BIN_DIR "/starforge-cli"),
+                   {QStringLiteral("submit"), spec, QStringLiteral("--wait"), QStringLiteral("--json"), QStringLiteral("--connection-file"), sandbox()});
+        QVERIFY(wait.waitForStarted(10000));
+        QVERIFY(QTest::qWaitFor([&wait] { return wait.canReadLine() || wait.state() != QProcess::Running; }, 15000));
+        const QString waited = jsonId(wait.readLine());
+        QVERIFY2(!waited.isEmpty(), "submit --wait printed no submission");
+        const Run deleted = job({QStringLiteral("delete"), waited, QStringLiteral("--json")});
+        QVERIFY2(deleted.exitCode == 0, deleted.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(deleted.out).object().value(QStringLiteral("rayJobDeleted")).toBool(), true);
+        QVERIFY2(QTest::qWaitFor([&wait] { return wait.state() == QProcess::NotRunning; }, 15000), "submit --wait kept waiting for a deleted job");
+        const QByteArray waitErr = wait.readAllStandardError();
+        QCOMPARE(wait.exitCode(), 3);
+        QVERIFY2(waitErr.contains("was deleted before it ended"), waitErr.constData());
+
+        // stop archives a live job; a second stop says it has ended; delete removes the archive.
+        const Run submitted = job({QStringLiteral("submit"), spec, QStringLiteral("--json")});
+        QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
+        const QString id = jsonId(submitted.out);
+        const Run stopped = job({QStringLiteral("stop"), id});
+        QVERIFY2(stopped.exitCode == 0, stopped.err.constData());
+        QVERIFY2(stopped.out.contains("Archived (Stopped)"), stopped.out.constData());
+        const Run again = job({QStringLiteral("stop"), id});
+        QCOMPARE(again.exitCode, 1);
+        QVERIFY2(again.err.contains(QByteArray("job " + id.toUtf8() + " has already ended: it is Archived (Stopped)")), again.err.constData());
+        const Run tail = job({QStringLiteral("logs"), id, QStringLiteral("--tail"), QStringLiteral("0")});
+        QVERIFY(tail.exitCode == 0 || tail.err.contains("archived without logs"));
+        QVERIFY2(tail.out.isEmpty(), tail.out.constData());   // no lines: not even an empty one
+        QCOMPARE(job({QStringLiteral("delete"), id}).exitCode, 0);
+        const Run gone = job({QStringLiteral("status"), id});
+        QCOMPARE(gone.exitCode, 1);
+        QVERIFY2(gone.err.contains("neither on the cluster nor in the job history"), gone.err.constData());
+    }
+
+    // Last, as it kills the sandbox (a later test would start another).
+    void killedSandbox()
+    {
+        // A fresh sandbox with nothing running on it: a killed sandbox leaves its pods'
+        // processes behind, so the shared one (which ran pods) is stopped properly first.
+        cleanupTestCase();
+        QVERIFY(!sandbox().isEmpty());
+        const QString connection = m_connection;
+        QProcess wait;
+        wait.setProcessEnvironment(environment({}));
+        wait.start(QStringLiteral(SF_BIN_DIR "/starforge-cli"),
+                   {QStringLiteral("submit"), stuckSpec(), QStringLiteral("--wait"), QStringLiteral("--json"), QStringLiteral("--connection-file"), connection});
+        QVERIFY(wait.waitForStarted(10000));
+        QVERIFY(QTest::qWaitFor([&wait] { return wait.canReadLine() || wait.state() != QProcess::Running; }, 15000));
+        const QString id = jsonId(wait.readLine());
+        QVERIFY2(!id.isEmpty(), "submit --wait printed no submission");
+        // SIGKILL: the connection file stays behind, naming a server that is gone.
+        m_sandbox->kill();
+        QVERIFY(m_sandbox->waitForFinished(10000));
+        QVERIFY(QFile::exists(connection));
+
+        // The wait notices within seconds and says the cluster is lost, and why.
+        QElapsedTimer clock;
+        clock.start();
+        const bool ended = QTest::qWaitFor([&wait] { return wait.state() == QProcess::NotRunning; }, 20000);
+        if (!ended) wait.kill();
+        QVERIFY2(ended, "submit --wait hung on a killed sandbox");
+        QVERIFY(wait.exitCode() != 0);
+        const QString lost = QJsonDocument::fromJson(wait.readAllStandardError()).object().value(QStringLiteral("error")).toString();
+        QVERIFY2(lost.contains(QStringLiteral("lost the cluster while waiting for job %1").arg(id)), qPrintable(lost));
+        QVERIFY2(lost.contains(QStringLiteral("is not running any more: start it again")), qPrintable(lost));
+        qInfo("submit --wait gave up %lld ms after the kill", static_cast<long long>(clock.elapsed()));
+
+        // Every command fails at once with the transport error and what to do.
+        const QStringList command{QStringLiteral("--connection-file"), connection};
+        for (const QStringList &args : {QStringList{QStringLiteral("jobs")}, QStringList{QStringLiteral("status"), id},
+                                        QStringList{QStringLiteral("logs"), id, QStringLiteral("-f")}, QStringList{QStringLiteral("capacity")},
+                                        QStringList{QStringLiteral("history")}, QStringList{QStringLiteral("stop"), id},
+                                        QStringList{QStringLiteral("submit"), stuckSpec()}}) {
+            const Run r = run(QStringLiteral("starforge-cli"), args + command, {}, {}, 15000);
+            QVERIFY2(!r.timedOut, qPrintable(args.join(u' ') + QStringLiteral(" hung")));
+            QVERIFY2(r.exitCode == 1, qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            QVERIFY2(r.err.contains("refused the connection"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            QVERIFY2(r.err.contains("is not running any more: start it again"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            // The sandbox's token and keys are in the file, never in a message.
+            const QJsonObject forge = QJsonDocument::fromJson(Testing::readAll(connection)).object().value(QStringLiteral("forge")).toObject();
+            for (const char *secret : {"FORGE_K8S_TOKEN", "FORGE_S3_SECRET_KEY"}) {
+                QVERIFY(!r.err.contains(forge.value(QLatin1String(secret)).toString().toUtf8()));
+            }
+        }
+        m_sandbox.reset();
     }
 };
 
