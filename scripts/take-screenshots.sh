@@ -1,7 +1,8 @@
 #!/bin/sh
 # Regenerates docs/screenshots/*.png: the app under Xvfb with a throw-away configuration and
-# keychain, so that the pictures show what a user sees. Needs a build in build/ and the
-# packages xvfb, imagemagick, gnome-keyring and dbus (scripts/test.sh installs them).
+# keychain, so that the pictures show what a user sees. Needs a build in build/ (with
+# runner.pex, for the jobs submitted to the sandbox) and the packages xvfb, imagemagick,
+# gnome-keyring and dbus (scripts/test.sh installs them).
 set -eu
 cd "$(dirname "$0")/.."
 if [ -z "${STARFORGE_SHOTS_INNER:-}" ]; then
@@ -36,3 +37,68 @@ shoot() { # name, seconds to wait, app arguments...
 shoot main-window 3
 shoot profiles-dialog 3 --profiles
 shoot sandbox-session 6 --sandbox
+
+# The Jobs panel on the sandbox with jobs in several states: archived Succeeded and Failed, one
+# Running (the example as it is, 200 steps) and one stuck Pending (a GPU series the sandbox has
+# none of). Jobs are submitted with the CLI on the window's own sandbox; the window's tracker
+# archives them.
+json() { # FILE EXPR: a Python expression over the JSON in FILE, bound to d
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+wait_for() { # SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds
+    limit=$1 what=$2
+    shift 2
+    i=0
+    until "$@" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ "$i" -le $((limit * 2)) ] || { echo "take-screenshots: timed out waiting for $what" >&2; exit 1; }
+        sleep 0.5
+    done
+}
+jobs_dir="$scratch/grpo-math"
+cp -r examples/grpo-math "$jobs_dir"
+spec() { # NAME SERIES OVERRIDES...: a copy of the example's JobSpec, written to $jobs_dir/NAME.json
+    python3 - "$jobs_dir" "$@" <<'PY'
+import json, sys
+folder, name, series, overrides = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+spec = json.load(open(folder + "/jobspec.json"))
+spec["name"] = name
+spec["pools"][0]["series"] = series
+spec["recipe"]["overrides"] = overrides
+json.dump(spec, open("%s/%s.json" % (folder, name), "w"), indent=2)
+PY
+}
+spec grpo-math-short h200 grpo.max_num_steps=3
+spec grpo-math-nan h200 grpo.max_num_steps=5 +starforge.fake_fail_at_step=2
+spec grpo-math-b200 b200 grpo.max_num_steps=200
+
+build/bin/starforge --sandbox 2>"$scratch/app.log" &
+app=$!
+wait_for 60 "the app's sandbox" grep -q 'KUBECONFIG=' "$scratch/app.log"
+kubeconfig=$(sed -n 's/.*KUBECONFIG=//p' "$scratch/app.log" | head -n 1)
+conn=${kubeconfig%.kubeconfig}
+sub() { # SPEC: submits it, prints the job id
+    $cli --connection-file "$conn" submit "$1" --json | head -n 1 > "$scratch/submitted.json"
+    json "$scratch/submitted.json" 'd["id"]'
+}
+archived() { # ID [STATE]
+    $cli --connection-file "$conn" status "$1" --json >"$scratch/status.json" || return 1
+    [ "$(json "$scratch/status.json" 'd.get("archived", False)')" = True ]
+}
+running() { # ID
+    $cli --connection-file "$conn" jobs --json >"$scratch/jobs.json" || return 1
+    [ "$(json "$scratch/jobs.json" "[j['state'] for j in d if j['id'] == '$1']")" = "['Running']" ]
+}
+short=$(sub "$jobs_dir/grpo-math-short.json")
+wait_for 120 "job $short to be archived" archived "$short"
+nan=$(sub "$jobs_dir/grpo-math-nan.json")
+wait_for 120 "job $nan to be archived" archived "$nan"
+example=$(sub examples/grpo-math/jobspec.json)
+sleep 1   # creation times have whole seconds: a second apart, the picture's order is certain
+stuck=$(sub "$jobs_dir/grpo-math-b200.json")
+wait_for 120 "job $example to run" running "$example"
+sleep 3
+import -window root "$out/jobs-panel.png"
+kill "$app" 2>/dev/null || true
+wait "$app" 2>/dev/null || true
+echo "wrote $out/jobs-panel.png"

@@ -2,8 +2,13 @@
 
 #include "core/config/effectiveconfig.h"
 #include "core/config/profilemanager.h"
+#include "core/job/rayjobbuilder.h"
+#include "core/job/tracker.h"
 #include "core/kube/clusterconnection.h"
+#include "core/kube/operatorprobe.h"
+#include "core/s3/s3client.h"
 #include "core/secrets/secretstore.h"
+#include "gui/jobspanel.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
 #include "ui_mainwindow.h"
@@ -15,6 +20,8 @@
 #include <QSignalBlocker>
 #include <QStatusBar>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace Starforge::Gui {
 
@@ -75,7 +82,15 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
             reconnect();
         }
     });
-    connect(m_connection, &Kube::ClusterConnection::stateChanged, this, &MainWindow::refreshStatus);
+    connect(m_connection, &Kube::ClusterConnection::stateChanged, this, [this](Kube::ClusterConnection::State state) {
+        refreshStatus();
+        if (state == Kube::ClusterConnection::State::Connected) {
+            startJobs();
+        } else {
+            stopJobs(jobsPlaceholder());
+        }
+    });
+    connect(m_jobsPanel, &JobsPanel::statusMessage, this, &MainWindow::showJobsMessage);
     connect(m_profileCombo, &QComboBox::activated, this, [this](int index) {
         const QString name = m_profileCombo->itemData(index).toString();
         if (name.isEmpty() || name == m_manager->store().activeProfile()) {
@@ -91,7 +106,11 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     reconnect();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // Before the connection's client goes: the tracker and the probe use it.
+    stopJobs({});
+}
 
 QDockWidget *MainWindow::addPanelDock(const QString &objectName, const QString &title, const QString &emptyText, Qt::DockWidgetArea area)
 {
@@ -112,17 +131,25 @@ QDockWidget *MainWindow::addPanelDock(const QString &objectName, const QString &
 void MainWindow::createDocks()
 {
     // Each panel says plainly that it is empty and why, rather than showing made-up content.
-    auto *jobs = addPanelDock(QStringLiteral("jobsDock"), tr("Jobs"), tr("Job submission and tracking are not in this version yet."), Qt::LeftDockWidgetArea);
+    auto *jobs = addPanelDock(QStringLiteral("jobsDock"), tr("Jobs"), QString(), Qt::LeftDockWidgetArea);
+    delete jobs->widget();
+    m_jobsPanel = new JobsPanel(m_prompts, jobs);
+    jobs->setWidget(m_jobsPanel);
     auto *capacity = addPanelDock(QStringLiteral("capacityDock"), tr("GPU Capacity"), tr("The capacity heatmap is not in this version yet."), Qt::RightDockWidgetArea);
     auto *playground = addPanelDock(QStringLiteral("playgroundDock"), tr("Playground"), tr("The playground is not in this version yet."), Qt::RightDockWidgetArea);
-    auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"), tr("No events: jobs are not in this version yet."), Qt::BottomDockWidgetArea);
-    auto *logs = addPanelDock(QStringLiteral("logsDock"), tr("Logs"), tr("No logs: jobs are not in this version yet."), Qt::BottomDockWidgetArea);
+    auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"),
+                                tr("The event timeline is not in this version yet. Double-click a job in the Jobs panel for its message, "
+                                   "cause and what its archive keeps."),
+                                Qt::BottomDockWidgetArea);
+    auto *logs = addPanelDock(QStringLiteral("logsDock"), tr("Logs"),
+                              tr("The log viewer is not in this version yet. An ended job's logs are archived under jobs/<id>/logs/ in the "
+                                 "bucket (starforge-cli logs JOB)."),
+                              Qt::BottomDockWidgetArea);
     tabifyDockWidget(capacity, playground);
     capacity->raise();
     tabifyDockWidget(events, logs);
     events->raise();
-    resizeDocks({jobs}, {320}, Qt::Horizontal);
-    resizeDocks({capacity}, {360}, Qt::Horizontal);
+    resizeDocks({jobs, capacity}, {560, 360}, Qt::Horizontal);
     resizeDocks({events}, {220}, Qt::Vertical);
 }
 
@@ -171,6 +198,9 @@ void MainWindow::reconnect()
 {
     const quint64 generation = ++m_connectGeneration;
     const QString active = m_manager->store().activeProfile();
+    // The tracker and the probe use the connection's client, which the calls below replace.
+    stopJobs(tr("Connecting…"));
+    m_config.reset();
     if (!settingsProblem().isEmpty()) {
         m_connection->disconnectFromCluster();
         return;
@@ -192,6 +222,7 @@ void MainWindow::reconnect()
             m_connection->fail(client.error().message);
             return;
         }
+        m_config = config;
         m_connection->connectTo(*client);
     });
 }
@@ -213,6 +244,97 @@ void MainWindow::refreshStatus()
                                      : tr("<h2>%1</h2><p>%2</p>").arg(active.isEmpty() ? tr("No active profile") : active.toHtmlEscaped(),
                                                                       connectionStateText().toHtmlEscaped()));
     m_setupButton->setText(none ? tr("Set up a connection…") : tr("Connection profiles…"));
+    // Connected, the panels are the content (the status bar keeps the connection's sentence);
+    // otherwise the welcome says what to do next.
+    const bool connected = m_connection->state() == Kube::ClusterConnection::State::Connected;
+    if (connected && !m_ui->centralWidget->isHidden() && !m_jobsDockWidened) {
+        // The first time the panels take the whole width, most of it goes to the jobs table;
+        // after that the user's own arrangement stays.
+        m_jobsDockWidened = true;
+        if (auto *jobs = findChild<QDockWidget *>(QStringLiteral("jobsDock"))) {
+            resizeDocks({jobs}, {std::max(560, width() * 3 / 5)}, Qt::Horizontal);
+        }
+    }
+    m_ui->centralWidget->setVisible(!connected);
+}
+
+QString MainWindow::jobsPlaceholder() const
+{
+    switch (m_connection->state()) {
+    case Kube::ClusterConnection::State::Connecting:
+        return tr("Connecting…");
+    case Kube::ClusterConnection::State::Connected:
+        return {};
+    case Kube::ClusterConnection::State::Disconnected:
+    case Kube::ClusterConnection::State::Failed:
+        break;
+    }
+    return tr("Jobs appear here once the window is connected to a cluster (the status bar says why it is not).");
+}
+
+void MainWindow::startJobs()
+{
+    if (m_s3 || !m_config || !m_connection->client()) {
+        return;
+    }
+    // Tracking needs the bucket: ended jobs are archived there, and the history is read from it.
+    auto s3 = S3::ClientConfig::fromEffectiveConfig(*m_config);
+    if (!s3) {
+        m_jobsPanel->setMessage(tr("Job tracking and history need the profile's object storage. Set FORGE_S3_ENDPOINT, FORGE_S3_BUCKET, "
+                                   "FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY in File › Connection Profiles (the keys are kept in the "
+                                   "keychain), or in the environment.\n\n%1")
+                                    .arg(s3.error().message));
+        return;
+    }
+    m_s3 = std::make_unique<S3::S3Client>(*s3);
+    m_jobsPanel->setHistoryStore(m_s3.get());
+    // Whether the operator enforces the pre-running deadline decides the tracker's own timing.
+    m_probe = std::make_unique<Kube::OperatorProbe>(m_connection->client());
+    connect(m_probe.get(), &Kube::OperatorProbe::finished, this, &MainWindow::startTracker);
+    m_probe->start();
+}
+
+void MainWindow::startTracker(const Kube::OperatorVersion &found)
+{
+    using Outcome = Kube::OperatorVersion::Outcome;
+    if (m_tracker || !m_s3 || !m_config) {
+        return;
+    }
+    if (found.outcome == Outcome::NotInstalled || found.outcome == Outcome::Unsupported) {
+        // No RayJobs to follow; the history still shows.
+        showJobsMessage(tr("Live jobs are not followed: %1").arg(found.message));
+        return;
+    }
+    if (found.outcome != Outcome::Detected) {
+        showJobsMessage(tr("%1 Starforge enforces the pre-running deadline itself.").arg(found.message));
+    }
+    const auto settings = Job::ClusterSettings::fromConfig(*m_config);
+    Job::TrackerOptions options;
+    options.ns = settings.ns;
+    options.preRunningDeadlineSeconds = settings.preRunningDeadlineSeconds;
+    options.operatorEnforcesDeadline = found.hasPreRunningDeadline();
+    options.seriesLabel = settings.gpuNodeLabel;
+    m_tracker = std::make_unique<Job::JobTracker>(m_connection->client(), m_s3.get(), options);
+    connect(m_tracker.get(), &Job::JobTracker::archiveFailed, this, [this](const QString &id, const QString &message) {
+        showJobsMessage(tr("Could not archive job %1 (its RayJob is kept; trying again later): %2").arg(id, message));
+    });
+    m_jobsPanel->setTracker(m_tracker.get());
+    m_tracker->start();
+}
+
+void MainWindow::stopJobs(const QString &why)
+{
+    if (m_jobsPanel) {
+        m_jobsPanel->setMessage(why);
+    }
+    m_tracker.reset();
+    m_probe.reset();
+    m_s3.reset();
+}
+
+void MainWindow::showJobsMessage(const QString &text)
+{
+    statusBar()->showMessage(text, 15000);
 }
 
 ProfilesDialog *MainWindow::showProfilesDialog()

@@ -1,0 +1,320 @@
+#include "gui/jobspanel.h"
+
+#include "core/job/tracker.h"
+#include "gui/jobdetailsdialog.h"
+#include "gui/jobsfiltermodel.h"
+#include "gui/userprompts.h"
+#include "models/jobsmodel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QFontMetrics>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QPointer>
+#include <QStackedWidget>
+#include <QStyle>
+#include <QTableView>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+namespace Starforge::Gui {
+
+using Models::JobsModel;
+
+JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
+    : QWidget(parent)
+    , m_prompts(prompts)
+    , m_model(new JobsModel(this))
+    , m_proxy(new JobsFilterModel(this))
+    , m_stack(new QStackedWidget(this))
+    , m_message(new QLabel(this))
+    , m_view(new QTableView(this))
+    , m_filter(new QLineEdit(this))
+    , m_stateFilter(new QComboBox(this))
+    , m_summary(new QLabel(this))
+    , m_stopAction(new QAction(style()->standardIcon(QStyle::SP_BrowserStop), tr("&Stop"), this))
+    , m_refreshAction(new QAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("&Refresh history"), this))
+    , m_detailsAction(new QAction(tr("&Details…"), this))
+    , m_copyIdAction(new QAction(tr("&Copy job id"), this))
+{
+    setObjectName(QStringLiteral("jobsPanel"));
+    m_proxy->setSourceModel(m_model);
+
+    m_message->setObjectName(QStringLiteral("jobsMessage"));
+    m_message->setAlignment(Qt::AlignCenter);
+    m_message->setWordWrap(true);
+    m_message->setMargin(12);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message->setStyleSheet(QStringLiteral("color: palette(mid);"));
+
+    m_stopAction->setObjectName(QStringLiteral("stopJobAction"));
+    m_stopAction->setToolTip(tr("Stop the selected job: its logs and events are archived, then its RayJob is deleted"));
+    m_refreshAction->setObjectName(QStringLiteral("refreshHistoryAction"));
+    m_refreshAction->setToolTip(tr("Read the job history from the bucket again"));
+    m_refreshAction->setShortcut(QKeySequence::Refresh);
+    m_refreshAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_detailsAction->setObjectName(QStringLiteral("jobDetailsAction"));
+    m_copyIdAction->setObjectName(QStringLiteral("copyJobIdAction"));
+    addAction(m_refreshAction);
+
+    auto *toolBar = new QToolBar(this);
+    toolBar->setObjectName(QStringLiteral("jobsToolBar"));
+    toolBar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    toolBar->setIconSize(QSize(16, 16));
+    toolBar->addAction(m_stopAction);
+    toolBar->addAction(m_refreshAction);
+    toolBar->widgetForAction(m_stopAction)->setObjectName(QStringLiteral("stopJobButton"));
+    toolBar->widgetForAction(m_refreshAction)->setObjectName(QStringLiteral("refreshHistoryButton"));
+
+    m_filter->setObjectName(QStringLiteral("jobsFilter"));
+    m_filter->setPlaceholderText(tr("Filter by id, name or message"));
+    m_filter->setClearButtonEnabled(true);
+    m_stateFilter->setObjectName(QStringLiteral("jobsStateFilter"));
+    m_stateFilter->addItem(tr("All"), QVariant::fromValue(JobsFilterModel::StateFilter::All));
+    m_stateFilter->addItem(tr("Active"), QVariant::fromValue(JobsFilterModel::StateFilter::Active));
+    m_stateFilter->addItem(tr("Ended"), QVariant::fromValue(JobsFilterModel::StateFilter::Ended));
+    m_stateFilter->setToolTip(
+        tr("Active: submitting, pending or running. Ended: succeeded, failed or stopped, archived or being archived."));
+
+    m_view->setObjectName(QStringLiteral("jobsView"));
+    m_view->setModel(m_proxy);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_view->setAlternatingRowColors(true);
+    m_view->setWordWrap(false);
+    m_view->setTextElideMode(Qt::ElideRight);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_view->verticalHeader()->hide();
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->horizontalHeader()->setHighlightSections(false);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(JobsModel::SubmittedColumn, Qt::DescendingOrder); // newest first
+    const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    m_view->setColumnWidth(JobsModel::IdColumn, 6 * em);
+    m_view->setColumnWidth(JobsModel::NameColumn, 16 * em);
+    QFont bold = m_view->font();
+    bold.setBold(true);
+    m_view->setColumnWidth(JobsModel::StateColumn, QFontMetrics(bold).horizontalAdvance(tr("Archived (Succeeded)")) + em);
+    m_view->setColumnWidth(JobsModel::SubmittedColumn, 7 * em);
+    m_view->setColumnWidth(JobsModel::EndedColumn, 6 * em);
+
+    m_summary->setObjectName(QStringLiteral("jobsSummary"));
+    m_summary->setStyleSheet(QStringLiteral("color: palette(mid);"));
+
+    auto *jobsPage = new QWidget(this);
+    auto *bar = new QHBoxLayout;
+    bar->setContentsMargins(0, 0, 0, 0);
+    bar->addWidget(toolBar);
+    bar->addWidget(m_filter, 1);
+    bar->addWidget(m_stateFilter);
+    auto *jobsLayout = new QVBoxLayout(jobsPage);
+    jobsLayout->setContentsMargins(4, 2, 4, 2);
+    jobsLayout->setSpacing(2);
+    jobsLayout->addLayout(bar);
+    jobsLayout->addWidget(m_view, 1);
+    jobsLayout->addWidget(m_summary);
+    m_stack->addWidget(m_message);
+    m_stack->addWidget(jobsPage);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_stack);
+
+    connect(m_filter, &QLineEdit::textChanged, this, [this](const QString &text) {
+        m_proxy->setFilterText(text);
+        updateSummary();
+    });
+    connect(m_stateFilter, &QComboBox::currentIndexChanged, this, [this] {
+        m_proxy->setStateFilter(m_stateFilter->currentData().value<JobsFilterModel::StateFilter>());
+        updateSummary();
+    });
+    connect(m_stopAction, &QAction::triggered, this, &JobsPanel::stopSelected);
+    connect(m_refreshAction, &QAction::triggered, this, &JobsPanel::refreshHistory);
+    connect(m_detailsAction, &QAction::triggered, this, &JobsPanel::showSelectedDetails);
+    connect(m_copyIdAction, &QAction::triggered, this, [this] {
+        if (const auto job = selectedJob())
+            QApplication::clipboard()->setText(job->id);
+    });
+    connect(m_view, &QTableView::doubleClicked, this, &JobsPanel::showDetails);
+    connect(m_view, &QWidget::customContextMenuRequested, this, &JobsPanel::showContextMenu);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &JobsPanel::updateActions);
+    // A row's state changes under the selection (Running -> Archived): Stop follows.
+    connect(m_proxy, &QAbstractItemModel::dataChanged, this, &JobsPanel::updateActions);
+    for (auto signal : { &QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved }) {
+        connect(m_model, signal, this, &JobsPanel::updateSummary);
+    }
+    connect(m_model, &QAbstractItemModel::dataChanged, this, &JobsPanel::updateSummary);
+    connect(m_model, &JobsModel::historyLoadingChanged, this, [this] {
+        updateActions();
+        updateSummary();
+    });
+    connect(m_model, &JobsModel::historyFailed, this,
+            [this](const QString &message) { Q_EMIT statusMessage(tr("Job history: %1").arg(message)); });
+    connect(m_model, &JobsModel::historyLoaded, this, [this](int, const QStringList &unreadable) {
+        if (!unreadable.isEmpty()) {
+            Q_EMIT statusMessage(tr("Archived job records that could not be read: %1").arg(unreadable.join(QStringLiteral("; "))));
+        }
+    });
+
+    setMessage(tr("Jobs appear here once the window is connected to a cluster."));
+}
+
+JobsPanel::~JobsPanel() = default;
+
+void JobsPanel::setMessage(const QString &text)
+{
+    m_model->setTracker(nullptr);
+    m_model->setHistoryStore(nullptr);
+    m_message->setText(text);
+    m_stack->setCurrentWidget(m_message);
+    updateActions();
+    updateSummary();
+}
+
+void JobsPanel::setHistoryStore(S3::S3Client *s3)
+{
+    m_model->setHistoryStore(s3);
+    if (s3) {
+        m_stack->setCurrentIndex(1);
+        m_model->refreshHistory();
+    }
+    updateActions();
+}
+
+void JobsPanel::setTracker(Job::JobTracker *tracker)
+{
+    m_model->setTracker(tracker);
+    updateActions();
+    updateSummary();
+}
+
+QString JobsPanel::messageText() const
+{
+    return m_message->text();
+}
+
+bool JobsPanel::isShowingJobs() const
+{
+    return m_stack->currentWidget() != m_message;
+}
+
+std::optional<Job::JobRecord> JobsPanel::selectedJob() const
+{
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return std::nullopt;
+    return rows.first().data(JobsModel::RecordRole).value<Job::JobRecord>();
+}
+
+void JobsPanel::updateActions()
+{
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    const QModelIndex selected = rows.isEmpty() ? QModelIndex() : rows.first();
+    const bool stoppable = selected.isValid() && m_model->tracker() && selected.data(JobsModel::LiveRole).toBool()
+        && selected.data(JobsModel::ActiveRole).toBool();
+    m_stopAction->setEnabled(stoppable);
+    m_detailsAction->setEnabled(selected.isValid());
+    m_copyIdAction->setEnabled(selected.isValid());
+    m_refreshAction->setEnabled(isShowingJobs() && !m_model->isHistoryLoading());
+}
+
+void JobsPanel::updateSummary()
+{
+    const int total = m_model->rowCount();
+    int active = 0;
+    for (int row = 0; row < total; ++row) {
+        if (m_model->index(row, 0).data(JobsModel::ActiveRole).toBool())
+            ++active;
+    }
+    QStringList parts;
+    if (total == 0) {
+        parts << (m_model->isHistoryLoading()
+                      ? tr("Reading the job history…")
+                      : tr("No jobs yet: starforge-cli submit SPEC submits one (the submission wizard is not in this version yet)"));
+    } else {
+        parts << (total == 1 ? tr("1 job") : tr("%1 jobs").arg(total)) + tr(": %1 active, %2 ended").arg(active).arg(total - active);
+        if (m_proxy->rowCount() != total)
+            parts << tr("%1 shown").arg(m_proxy->rowCount());
+        if (m_model->isHistoryLoading())
+            parts << tr("reading the history…");
+    }
+    // Before the operator probe answers, or when the cluster has no KubeRay.
+    if (!m_model->tracker() && isShowingJobs())
+        parts << tr("not following live jobs");
+    m_summary->setText(parts.join(QStringLiteral("; ")));
+}
+
+void JobsPanel::stopSelected()
+{
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    Job::JobTracker *tracker = m_model->tracker();
+    if (rows.isEmpty() || !tracker || !rows.first().data(JobsModel::LiveRole).toBool())
+        return;
+    const auto job = rows.first().data(JobsModel::RecordRole).value<Job::JobRecord>();
+    if (!m_prompts->confirm(this, tr("Stop job"),
+                            tr("Stop job %1 (%2)?\n\nIts logs and events are archived to the bucket first; then its RayJob is "
+                               "deleted and Ray stops the job. This cannot be undone.")
+                                .arg(job.id, job.rayJobName))) {
+        return;
+    }
+    Q_EMIT statusMessage(tr("Stopping job %1: archiving its logs and events…").arg(job.id));
+    m_stopAction->setEnabled(false);
+    tracker->stopJob(job.id, [self = QPointer<JobsPanel>(this), id = job.id](Result<Job::JobRecord> stopped) {
+        if (!self)
+            return;
+        if (!stopped) {
+            Q_EMIT self->statusMessage(tr("Could not stop job %1: %2").arg(id, stopped.error().message));
+        } else {
+            Q_EMIT self->statusMessage(
+                tr("Job %1 %2; its logs and events are under jobs/%1/ in the bucket.").arg(id, stopped->displayState().toLower()));
+        }
+        self->updateActions();
+    });
+}
+
+void JobsPanel::refreshHistory()
+{
+    m_model->refreshHistory();
+}
+
+void JobsPanel::showSelectedDetails()
+{
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    if (!rows.isEmpty())
+        showDetails(rows.first());
+}
+
+void JobsPanel::showDetails(const QModelIndex &proxyIndex)
+{
+    if (!proxyIndex.isValid())
+        return;
+    auto *dialog = new JobDetailsDialog(proxyIndex.data(JobsModel::RecordRole).value<Job::JobRecord>(), this);
+    dialog->show();
+}
+
+void JobsPanel::showContextMenu(const QPoint &pos)
+{
+    const QModelIndex index = m_view->indexAt(pos);
+    if (index.isValid())
+        m_view->selectionModel()->select(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    updateActions();
+    // popup(), not exec(): no nested event loop.
+    auto *menu = new QMenu(this);
+    menu->setObjectName(QStringLiteral("jobsContextMenu"));
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    menu->addAction(m_stopAction);
+    menu->addAction(m_detailsAction);
+    menu->addAction(m_copyIdAction);
+    menu->addSeparator();
+    menu->addAction(m_refreshAction);
+    menu->popup(m_view->viewport()->mapToGlobal(pos));
+}
+
+} // namespace Starforge::Gui

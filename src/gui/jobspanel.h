@@ -1,0 +1,89 @@
+#pragma once
+
+// The Jobs dock: the current and archived jobs of the connected cluster (JobsModel through
+// JobsFilterModel) in a table, with a filter box, a state filter, Stop (live jobs, after a
+// confirmation) and Refresh history in a toolbar and a context menu, and a job's details on
+// double-click. Until it has a bucket to read (not connected, no S3 settings) it shows a
+// sentence saying why instead.
+
+#include "core/job/jobrecord.h"
+
+#include <QWidget>
+
+#include <optional>
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QStackedWidget;
+class QTableView;
+
+namespace Starforge::Job {
+class JobTracker;
+}
+namespace Starforge::S3 {
+class S3Client;
+}
+namespace Starforge::Models {
+class JobsModel;
+}
+
+namespace Starforge::Gui {
+
+class JobsFilterModel;
+class UserPrompts;
+
+class JobsPanel final : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit JobsPanel(UserPrompts *prompts, QWidget *parent = nullptr);
+    ~JobsPanel() override;
+
+    // Shows text in place of the table and lets go of the tracker and the bucket.
+    void setMessage(const QString &text);
+    // The bucket whose history is shown (read at once); shows the table. nullptr: none.
+    void setHistoryStore(S3::S3Client *s3);
+    // The tracker whose live jobs are shown, and which Stop asks. nullptr: none.
+    void setTracker(Job::JobTracker *tracker);
+
+    Models::JobsModel *model() const { return m_model; }
+    JobsFilterModel *filterModel() const { return m_proxy; }
+    QTableView *view() const { return m_view; }
+    QString messageText() const;
+    bool isShowingJobs() const;
+
+    // The selected job's record, if a row is selected.
+    std::optional<Job::JobRecord> selectedJob() const;
+    // Stop the selected job (asks first); Refresh history; Details of the selected job.
+    void stopSelected();
+    void refreshHistory();
+    void showSelectedDetails();
+
+Q_SIGNALS:
+    // Outcomes and errors for the status bar.
+    void statusMessage(const QString &text);
+
+private:
+    void showDetails(const QModelIndex &proxyIndex);
+    void showContextMenu(const QPoint &pos);
+    void updateActions();
+    void updateSummary();
+
+    UserPrompts *m_prompts;
+    Models::JobsModel *m_model;
+    JobsFilterModel *m_proxy;
+    QStackedWidget *m_stack;
+    QLabel *m_message;
+    QTableView *m_view;
+    QLineEdit *m_filter;
+    QComboBox *m_stateFilter;
+    QLabel *m_summary;
+    QAction *m_stopAction;
+    QAction *m_refreshAction;
+    QAction *m_detailsAction;
+    QAction *m_copyIdAction;
+};
+
+} // namespace Starforge::Gui

@@ -1,0 +1,256 @@
+// The Jobs dock on the sandbox: the main window connects, lists a RayJob submitted to the
+// cluster as it runs, and its Stop button (after the confirmation) archives the job as Stopped.
+// Also: the filter box and state filter, the details dialog, Refresh history, and the sentence
+// the panel shows when the profile has no bucket settings.
+
+#include "core/config/embeddedsandbox.h"
+#include "core/config/profilemanager.h"
+#include "core/job/rayjobbuilder.h"
+#include "core/job/tracker.h"
+#include "core/kube/clusterconnection.h"
+#include "gui/jobdetailsdialog.h"
+#include "gui/jobsfiltermodel.h"
+#include "gui/jobspanel.h"
+#include "gui/mainwindow.h"
+#include "models/jobsmodel.h"
+#include "support/memorysecretstore.h"
+#include "support/sandboxfixture.h"
+#include "support/testutil.h"
+
+#include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLineEdit>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBrowser>
+#include <QToolButton>
+
+#include "scriptedprompts.h"
+
+using namespace Starforge;
+using Models::JobsModel;
+
+namespace {
+
+const QString Image = QStringLiteral("rayproject/ray:2.55.1");
+
+// A RayJob with the labels and annotations the app puts on its own, small enough for the sandbox.
+QJsonObject rayJob(const QString &id, const QString &entrypoint)
+{
+    const QJsonObject podLabels { { QLatin1String(Job::Labels::ManagedBy), QLatin1String(Job::Labels::ManagedByValue) },
+                                  { QLatin1String(Job::Labels::JobId), id } };
+    const QJsonObject head {
+        { QStringLiteral("containers"),
+          QJsonArray { QJsonObject { { QStringLiteral("name"), QStringLiteral("ray-head") }, { QStringLiteral("image"), Image } } } }
+    };
+    const QJsonObject cluster {
+        { QStringLiteral("rayVersion"), QStringLiteral("2.55.1") },
+        { QStringLiteral("headGroupSpec"),
+          QJsonObject { { QStringLiteral("rayStartParams"), QJsonObject() },
+                        { QStringLiteral("template"),
+                          QJsonObject { { QStringLiteral("metadata"), QJsonObject { { QStringLiteral("labels"), podLabels } } },
+                                        { QStringLiteral("spec"), head } } } } }
+    };
+    return QJsonObject {
+        { QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1") },
+        { QStringLiteral("kind"), QStringLiteral("RayJob") },
+        { QStringLiteral("metadata"),
+          QJsonObject { { QStringLiteral("name"), QString(QStringLiteral("gui-") + id) },
+                        { QStringLiteral("labels"),
+                          QJsonObject { { QLatin1String(Job::Labels::ManagedBy), QLatin1String(Job::Labels::ManagedByValue) },
+                                        { QLatin1String(Job::Labels::JobId), id },
+                                        { QLatin1String(Job::Labels::JobName), QStringLiteral("gui") } } },
+                        { QStringLiteral("annotations"),
+                          QJsonObject { { QLatin1String(Job::Labels::JobSpec), QStringLiteral("{\"name\":\"gui\",\"version\":1}") } } } } },
+        { QStringLiteral("spec"),
+          QJsonObject { { QStringLiteral("entrypoint"), entrypoint },
+                        { QStringLiteral("shutdownAfterJobFinishes"), true },
+                        { QStringLiteral("ttlSecondsAfterFinished"), 30 },
+                        { QStringLiteral("backoffLimit"), 0 },
+                        { QStringLiteral("rayClusterSpec"), cluster } } }
+    };
+}
+
+} // namespace
+
+class TestMainWindowJobs : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<Sandbox::Sandbox> m_sandbox;
+    std::unique_ptr<Testing::SandboxHttp> m_http;
+    Config::SandboxConnection m_connection;
+    const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+
+    // The view's row of a job, or -1.
+    static int rowOf(QTableView *view, const QString &id)
+    {
+        const QModelIndexList found = view->model()->match(view->model()->index(0, 0), JobsModel::JobIdRole, id, 1, Qt::MatchExactly);
+        return found.isEmpty() ? -1 : found.first().row();
+    }
+    static QString stateOf(QTableView *view, const QString &id)
+    {
+        const int row = rowOf(view, id);
+        return row < 0 ? QString() : view->model()->index(row, JobsModel::StateColumn).data().toString();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
+        options.fleet = QStringLiteral("h100:1x8,cpu:1x0");
+        options.presentImages = { Image };
+        QString error;
+        QVERIFY2(Testing::startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
+        auto connection = Config::SandboxConnection::read(options.connectionFile);
+        QVERIFY2(connection, connection ? "" : qPrintable(connection.error().message));
+        m_connection = *connection;
+    }
+    void cleanupTestCase()
+    {
+        m_http.reset();
+        m_sandbox.reset();
+    }
+
+    void listsAJobAndStopsIt()
+    {
+        Config::ProfileStore store(m_dir.filePath(QStringLiteral("p.ini")));
+        Testing::MemorySecretStore secrets;
+        Config::ProfileManager manager(&store, &secrets);
+        Testing::ScriptedPrompts prompts;
+        // The sandbox's settings, all of them; a second profile without the bucket.
+        QVERIFY(store.addProfile(QStringLiteral("sandbox")).ok());
+        QVERIFY(store.addProfile(QStringLiteral("nobucket")).ok());
+        for (auto it = m_connection.settings.cbegin(); it != m_connection.settings.cend(); ++it) {
+            QVERIFY(store.setValue(QStringLiteral("sandbox"), it.key(), it.value()).ok());
+            if (!it.key().startsWith(QStringLiteral("FORGE_S3_")))
+                QVERIFY(store.setValue(QStringLiteral("nobucket"), it.key(), it.value()).ok());
+        }
+        // Secrets as `starforge --sandbox` passes them: in the environment.
+        QProcessEnvironment environment;
+        environment.insert(QStringLiteral("FORGE_K8S_TOKEN"), m_connection.secrets.value(QStringLiteral("FORGE_K8S_TOKEN")));
+        QVERIFY(manager.setActiveProfile(QStringLiteral("nobucket")).ok());
+
+        {
+            Gui::MainWindow window(&manager, &prompts, environment);
+            window.show();
+            auto *panel = window.jobsPanel();
+            QVERIFY(panel);
+            QTRY_COMPARE(window.connection()->state(), Kube::ClusterConnection::State::Connected);
+            // No bucket settings: the panel says which to set instead of failing.
+            QTRY_VERIFY(panel->messageText().contains(QStringLiteral("FORGE_S3_ENDPOINT")));
+            QVERIFY2(panel->messageText().contains(QStringLiteral("FORGE_S3_BUCKET"))
+                         && panel->messageText().contains(QStringLiteral("FORGE_S3_ACCESS_KEY")),
+                     qPrintable(panel->messageText()));
+            QVERIFY(!panel->isShowingJobs());
+            QVERIFY(!window.jobTracker());
+        }
+
+        // The profile with the bucket (its keys in the environment too).
+        for (const char *key : { "FORGE_S3_ACCESS_KEY", "FORGE_S3_SECRET_KEY" }) {
+            environment.insert(QLatin1String(key), m_connection.secrets.value(QLatin1String(key)));
+        }
+        QVERIFY(manager.setActiveProfile(QStringLiteral("sandbox")).ok());
+        Gui::MainWindow full(&manager, &prompts, environment);
+        full.show();
+        auto *panel = full.jobsPanel();
+        QTRY_COMPARE(full.connection()->state(), Kube::ClusterConnection::State::Connected);
+        QTRY_VERIFY(panel->isShowingJobs());
+        QTRY_VERIFY(full.jobTracker() && full.jobTracker()->hasSynced());
+        auto *view = full.findChild<QTableView *>(QStringLiteral("jobsView"));
+        auto *stop = full.findChild<QToolButton *>(QStringLiteral("stopJobButton"));
+        auto *refresh = full.findChild<QToolButton *>(QStringLiteral("refreshHistoryButton"));
+        QVERIFY(view && stop && refresh);
+        QVERIFY(!stop->isEnabled());
+
+        // A job on the cluster appears and runs.
+        const QString id = QStringLiteral("gvjb22");
+        const QString driver = m_dir.filePath(QStringLiteral("sleepy.py"));
+        QVERIFY(Testing::writeFile(driver, "import time\nprint('started', flush=True)\ntime.sleep(120)\n"));
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(id, QStringLiteral("python3 ") + driver)).toJson()).status, 201);
+        QTRY_VERIFY_WITH_TIMEOUT(rowOf(view, id) >= 0, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(view, id), QStringLiteral("Running"), 30000);
+        const QModelIndex state = view->model()->index(rowOf(view, id), JobsModel::StateColumn);
+        QCOMPARE(view->model()->index(state.row(), JobsModel::NameColumn).data().toString(), QStringLiteral("gui-") + id);
+        QCOMPARE(state.data(Qt::BackgroundRole).value<QColor>(), Gui::JobsFilterModel::stateColours(Job::JobState::Running).background);
+
+        // Stop: asks first; "cancel" leaves the job alone.
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(state).center());
+        QTRY_VERIFY(stop->isEnabled());
+        prompts.answers << false;
+        QTest::mouseClick(stop, Qt::LeftButton);
+        QCOMPARE(prompts.asked.size(), 1);
+        QVERIFY2(prompts.asked.first().startsWith(QStringLiteral("confirm: Stop job: Stop job gvjb22 (gui-gvjb22)?")),
+                 qPrintable(prompts.asked.first()));
+        QTest::qWait(500);
+        QCOMPARE(stateOf(view, id), QStringLiteral("Running"));
+        // Yes: archived as Stopped, in the same row.
+        prompts.answers << true;
+        QTest::mouseClick(stop, Qt::LeftButton);
+        QCOMPARE(prompts.asked.size(), 2);
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(view, id), QStringLiteral("Archived (Stopped)"), 30000);
+        QTRY_VERIFY2(full.statusBar()->currentMessage().contains(QStringLiteral("Job gvjb22 archived (stopped)")),
+                     qPrintable(full.statusBar()->currentMessage()));
+        QCOMPARE(view->model()->index(rowOf(view, id), JobsModel::StateColumn).data(Qt::BackgroundRole).value<QColor>(),
+                 Gui::JobsFilterModel::stateColours(Job::JobState::Stopped).background);
+        QVERIFY(!stop->isEnabled());
+        QTRY_COMPARE(m_http->get(m_rayjobs + QStringLiteral("/gui-") + id).status, 404);
+
+        // A newer job goes on top (newest first), the archived one below it.
+        const QString newer = QStringLiteral("gvjb33");
+        QTest::qWait(1000); // creation times have whole seconds
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(newer, QStringLiteral("python3 ") + driver)).toJson()).status, 201);
+        QTRY_VERIFY_WITH_TIMEOUT(rowOf(view, newer) >= 0, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(view, newer), QStringLiteral("Running"), 30000);
+        QCOMPARE(rowOf(view, newer), 0);
+        QCOMPARE(rowOf(view, id), 1);
+
+        // The filters.
+        auto *filter = full.findChild<QLineEdit *>(QStringLiteral("jobsFilter"));
+        auto *states = full.findChild<QComboBox *>(QStringLiteral("jobsStateFilter"));
+        QTest::keyClicks(filter, QStringLiteral("GVJB22"));
+        QCOMPARE(view->model()->rowCount(), 1);
+        filter->clear();
+        QTest::keyClicks(filter, QStringLiteral("no such job"));
+        QCOMPARE(view->model()->rowCount(), 0);
+        filter->clear();
+        states->setCurrentIndex(states->findText(QStringLiteral("Active")));
+        QCOMPARE(rowOf(view, id), -1);
+        states->setCurrentIndex(states->findText(QStringLiteral("Ended")));
+        QVERIFY(rowOf(view, id) >= 0);
+        states->setCurrentIndex(0);
+
+        // Details on double-click.
+        const QRect cell = view->visualRect(view->model()->index(rowOf(view, id), JobsModel::IdColumn));
+        // A view emits doubleClicked for the index the first click pressed.
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, cell.center());
+        QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, cell.center());
+        QTRY_VERIFY(full.findChild<Gui::JobDetailsDialog *>(QStringLiteral("jobDetailsDialog")));
+        auto *details = full.findChild<Gui::JobDetailsDialog *>(QStringLiteral("jobDetailsDialog"));
+        const QString text = details->findChild<QTextBrowser *>(QStringLiteral("jobDetailsText"))->toPlainText();
+        QVERIFY2(text.contains(QStringLiteral("StoppedByUser")) && text.contains(QStringLiteral("jobs/gvjb22/")), qPrintable(text));
+        details->close();
+
+        // Refresh history: the archived job is listed once.
+        QVERIFY(refresh->isEnabled());
+        const int rows = view->model()->rowCount();
+        QTest::mouseClick(refresh, Qt::LeftButton);
+        QTRY_VERIFY(refresh->isEnabled() && !panel->model()->isHistoryLoading());
+        QCOMPARE(view->model()->rowCount(), rows);
+        QCOMPARE(stateOf(view, id), QStringLiteral("Archived (Stopped)"));
+
+        // A profile change tears the jobs session down.
+        QVERIFY(manager.setActiveProfile(QStringLiteral("nobucket")).ok());
+        QVERIFY(!full.jobTracker());
+        QTRY_VERIFY(panel->messageText().contains(QStringLiteral("FORGE_S3_ENDPOINT")));
+        QCOMPARE(panel->model()->rowCount(), 0);
+    }
+};
+
+QTEST_MAIN(TestMainWindowJobs)
+#include "tst_mainwindow_jobs.moc"
