@@ -334,6 +334,38 @@ private Q_SLOTS:
         QVERIFY2(archived.lost.join(u' ').contains(QStringLiteral("deleted outside Starforge")), qPrintable(archived.lost.join(u'\n')));
     }
 
+    void aJobArchivedElsewhereIsNotOverwritten()
+    {
+        // This tracker holds a waiting job; another (the GUI on another workstation) archives
+        // and deletes it. This one must take that archive, not write a poorer one over it.
+        auto t = tracker();
+        QTRY_VERIFY(t->hasSynced());
+        create(rayJob(QStringLiteral("bcdf9k"), script(QStringLiteral("pass\n")),
+                      QJsonObject{{QStringLiteral("nodeSelector"), QJsonObject{{QStringLiteral("starforge/gpu-series"), QStringLiteral("b200")}}}}));
+        QTRY_VERIFY(t->job(QStringLiteral("bcdf9k")).has_value());
+        std::optional<Result<JobSnapshot>> snapshot;
+        fetchJobSnapshot(m_kube.get(), SnapshotRequest::of(QStringLiteral("starforge"), QStringLiteral("bcdf9k"), true), this,
+                         [&](Result<JobSnapshot> s) { snapshot = std::move(s); });
+        QTRY_VERIFY(snapshot.has_value());
+        QVERIFY(*snapshot && (*snapshot)->rayJob);
+        ArchiveRequest elsewhere;
+        elsewhere.record = JobRecord::fromRayJob(*(*snapshot)->rayJob);
+        elsewhere.record.state = JobState::Stopped;
+        elsewhere.record.reason = QStringLiteral("StoppedByUser");
+        elsewhere.record.message = QStringLiteral("stopped on another workstation");
+        elsewhere.snapshot = **snapshot;
+        elsewhere.ns = QStringLiteral("starforge");
+        JobArchiver other(m_kube.get(), m_s3.get(), elsewhere);
+        QSignalSpy done(&other, &JobArchiver::finished);
+        other.start();
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 20000);
+        QVERIFY(other.result());
+        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf9k"), 20000);
+        QCOMPARE(archived.reason, QStringLiteral("StoppedByUser"));
+        QCOMPARE(archivedRecord(QStringLiteral("bcdf9k")).message, QStringLiteral("stopped on another workstation"));
+        QVERIFY(archivedRecord(QStringLiteral("bcdf9k")).lost.join(u' ').indexOf(QStringLiteral("deleted outside")) < 0);
+    }
+
     void aStoreThatFailsKeepsTheRayJobAndRetries()
     {
         // A bucket that does not exist yet: every archive write fails.

@@ -2,6 +2,7 @@
 
 #include "core/cluster/diagnosis.h"
 #include "core/job/archiver.h"
+#include "core/job/history.h"
 #include "core/job/jobsnapshot.h"
 #include "core/job/rayjobbuilder.h"
 #include "core/kube/informer.h"
@@ -160,52 +161,84 @@ void JobTracker::archive(const QString &id, JobRecord outcome, bool rayJobGone)
     const bool changed = live.record.state != outcome.state || live.record.message != outcome.message;
     live.record = outcome;
     if (!rayJobGone && changed) Q_EMIT jobChanged(live.record);   // the app's own verdict (deadline, stop)
-    m_archiveQueue.append([this, id, outcome, rayJobGone] {
-        SnapshotRequest request;
-        request.ns = m_options.ns;
-        request.job = id;
-        request.rayJobName = outcome.rayJobName;
-        request.withSubmitterLog = true;
-        fetchJobSnapshot(m_kube, request, this, [this, id, outcome, rayJobGone](Result<JobSnapshot> snapshot) mutable {
-            if (!snapshot) {
-                Live &failed = m_live[id];
-                failed.archiving = false;
-                scheduleRetry(failed);
-                --m_archivesRunning;
-                Q_EMIT archiveFailed(id, snapshot.error().message);
-                pumpArchives();
-                return;
-            }
-            JobSnapshot taken = std::move(*snapshot);
-            if (rayJobGone || !taken.rayJob) {
-                // Archive from the last state seen; nothing left to delete.
-                taken.rayJob = m_live.value(id).rayJob;
-                taken.rayJobName = outcome.rayJobName;
-            }
-            // A job that ended without ever running: say why, from its events and pods.
-            if (outcome.state == JobState::Failed && !outcome.started.isValid()) {
-                const Cluster::Diagnosis d = Cluster::diagnose(taken.diagnosisInput(m_options.capacity, m_options.seriesLabel));
-                if (d.cause != Cluster::Cause::Unknown || outcome.cause.isEmpty()) {
-                    outcome.cause = d.causeId();
-                    if (d.cause == Cluster::Cause::PreRunningDeadlineExceeded) {
-                        outcome.message = d.message;   // the operator's verdict, retold with its cause
-                    } else if (!d.message.isEmpty() && !outcome.message.contains(d.message)) {
-                        outcome.message = outcome.message.isEmpty() ? d.message : outcome.message + u' ' + d.message;
-                    }
-                }
-            }
-            if (!outcome.ended.isValid()) outcome.ended = QDateTime::currentDateTimeUtc();
-            ArchiveRequest work;
-            work.record = outcome;
-            work.snapshot = std::move(taken);
-            work.ns = m_options.ns;
-            work.deleteRayJob = !rayJobGone;
-            auto *archiver = new JobArchiver(m_kube, m_s3, std::move(work), this);
-            connect(archiver, &JobArchiver::finished, this, [this, id, archiver] { archiveFinished(id, archiver); });
-            archiver->start();
-        });
-    });
+    m_archiveQueue.append([this, id, outcome, rayJobGone] { snapshotAndArchive(id, outcome, rayJobGone); });
     pumpArchives();
+}
+
+void JobTracker::snapshotAndArchive(const QString &id, JobRecord outcome, bool rayJobGone)
+{
+    SnapshotRequest request;
+    request.ns = m_options.ns;
+    request.job = id;
+    request.rayJobName = outcome.rayJobName;
+    request.withSubmitterLog = true;
+    fetchJobSnapshot(m_kube, request, this, [this, id, outcome, rayJobGone](Result<JobSnapshot> snapshot) mutable {
+        if (!snapshot) {
+            Live &failed = m_live[id];
+            failed.archiving = false;
+            scheduleRetry(failed);
+            --m_archivesRunning;
+            Q_EMIT archiveFailed(id, snapshot.error().message);
+            pumpArchives();
+            return;
+        }
+        if (!snapshot->rayJob) {
+            // Gone already. Another tracker (the GUI, a `submit --wait`, another workstation)
+            // may have archived and deleted it: that archive is complete, and one made from the
+            // last state seen here would overwrite it with less.
+            readArchivedJob(m_s3, id, this, [this, id, outcome, rayJobGone, taken = std::move(*snapshot)](Result<JobRecord> existing) mutable {
+                if (existing && existing->archived) {
+                    adoptArchive(id, *existing);
+                    return;
+                }
+                taken.rayJob = m_live.value(id).rayJob;   // archive from the last state seen
+                taken.rayJobName = outcome.rayJobName;
+                startArchiver(id, std::move(outcome), std::move(taken), rayJobGone);
+            });
+            return;
+        }
+        startArchiver(id, std::move(outcome), std::move(*snapshot), rayJobGone);
+    });
+}
+
+void JobTracker::adoptArchive(const QString &id, const JobRecord &existing)
+{
+    std::function<void(Result<JobRecord>)> done;
+    if (auto it = m_live.find(id); it != m_live.end()) {
+        done = std::move(it->onArchived);
+        m_live.erase(it);
+    }
+    m_done.insert(id);
+    --m_archivesRunning;
+    Q_EMIT jobArchived(existing);
+    Q_EMIT jobRemoved(id);
+    if (done) done(existing);
+    pumpArchives();
+}
+
+void JobTracker::startArchiver(const QString &id, JobRecord outcome, JobSnapshot taken, bool rayJobGone)
+{
+    // A job that ended without ever running: say why, from its events and pods.
+    if (outcome.state == JobState::Failed && !outcome.started.isValid()) {
+        const Cluster::Diagnosis d = Cluster::diagnose(taken.diagnosisInput(m_options.capacity, m_options.seriesLabel));
+        if (d.cause != Cluster::Cause::Unknown || outcome.cause.isEmpty()) {
+            outcome.cause = d.causeId();
+            if (d.cause == Cluster::Cause::PreRunningDeadlineExceeded) {
+                outcome.message = d.message;   // the operator's verdict, retold with its cause
+            } else if (!d.message.isEmpty() && !outcome.message.contains(d.message)) {
+                outcome.message = outcome.message.isEmpty() ? d.message : outcome.message + u' ' + d.message;
+            }
+        }
+    }
+    if (!outcome.ended.isValid()) outcome.ended = QDateTime::currentDateTimeUtc();
+    ArchiveRequest work;
+    work.record = outcome;
+    work.snapshot = std::move(taken);
+    work.ns = m_options.ns;
+    work.deleteRayJob = !rayJobGone;
+    auto *archiver = new JobArchiver(m_kube, m_s3, std::move(work), this);
+    connect(archiver, &JobArchiver::finished, this, [this, id, archiver] { archiveFinished(id, archiver); });
+    archiver->start();
 }
 
 void JobTracker::scheduleRetry(Live &live)

@@ -18,6 +18,7 @@
 // keys are the same and the delete tolerates a job already gone.
 
 #include "core/job/jobrecord.h"
+#include "core/job/jobsnapshot.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -104,6 +105,10 @@ private:
     void check();
     // outcome: the record to archive (state, reason, message set by the caller).
     void archive(const QString &id, JobRecord outcome, bool rayJobGone);
+    void snapshotAndArchive(const QString &id, JobRecord outcome, bool rayJobGone);
+    void startArchiver(const QString &id, JobRecord outcome, JobSnapshot snapshot, bool rayJobGone);
+    // Another tracker archived the job first: take its record as this one's outcome.
+    void adoptArchive(const QString &id, const JobRecord &existing);
     void archiveFinished(const QString &id, JobArchiver *archiver);
     void pumpArchives();
     void scheduleRetry(Live &live);

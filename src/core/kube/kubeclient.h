@@ -60,7 +60,8 @@ struct ApiResult
     std::optional<ApiError> error;
 
     bool ok() const { return !error.has_value(); }
-    // The body as a JSON object; a malformed body turns into error when asked for.
+    // The body as a JSON object; a malformed or non-object body reads as an empty object (the
+    // typed views then read empty fields), so check a required field before trusting it.
     QJsonObject json() const;
 };
 
