@@ -24,6 +24,9 @@ class SecretStore;
 namespace Starforge::Config {
 class ProfileManager;
 }
+namespace Starforge::Job {
+struct JobSnapshot;
+}
 
 namespace Starforge::Cli {
 
@@ -69,6 +72,9 @@ private:
     void waitForJob(const QString &jobId, bool operatorEnforcesDeadline);
     // The KubeRay release RayJobs are built for: --kuberay-version, else the cluster's CRD.
     void withOperatorVersion(std::function<void(QVersionNumber)> then);
+    // Opens the session, finds JOB and refuses a RayJob Starforge did not make; then(snapshot)
+    // (its RayJob absent when the cluster no longer has the job).
+    void withOwnJob(const QString &job, const QString &verb, std::function<void(const Job::JobSnapshot *)> then);
     void runStop();
     void runDelete();
     void runJobs();
@@ -77,6 +83,9 @@ private:
     void runDiagnose();
     void runLogs();
     void printArchivedLog(const QString &jobId);
+    // One object of a job's archive (keyOf: an ArchiveKeys function), or fails saying the job
+    // is neither on the cluster nor in the history.
+    void readArchived(const QString &jobId, QString (*keyOf)(const QString &), std::function<void(const QByteArray &)> then);
     void runCapacity();
     void runHistory();
     static const QMap<QString, void (CliApplication::*)()> &jobCommands();

@@ -44,9 +44,6 @@ Result<QJsonArray> listItems(const Kube::ApiResult &result, const QString &what)
     return Error::invalid(QStringLiteral("Could not %1: the server's answer is not a Kubernetes list. Is FORGE_K8S_API_SERVER the cluster's API server?").arg(what));
 }
 
-// How long `logs -f` keeps reconnecting to a server that does not answer.
-constexpr int LostClusterSeconds = 60;
-
 qint64 ageOf(const QDateTime &time)
 {
     return time.isValid() ? time.secsTo(QDateTime::currentDateTimeUtc()) : -1;
@@ -110,6 +107,24 @@ Job::JobSnapshot snapshotFromArchive(const QByteArray &objects, const QByteArray
 }
 
 } // namespace
+
+void CliApplication::readArchived(const QString &jobId, QString (*keyOf)(const QString &), std::function<void(const QByteArray &)> then)
+{
+    auto s3 = m_session->bucket();
+    if (!s3) {
+        fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(jobId, s3.error().message)));
+        return;
+    }
+    Job::readArchivedObject(*s3, keyOf(jobId), this, [this, jobId, then = std::move(then)](Result<QByteArray> data) {
+        if (!data) {
+            fail(data.error().code == Error::Code::NotFound
+                     ? Error::notFound(QStringLiteral("job %1 is neither on the cluster nor in the job history").arg(jobId))
+                     : data.error());
+            return;
+        }
+        then(*data);
+    });
+}
 
 void CliApplication::runJobs()
 {
@@ -255,21 +270,9 @@ void CliApplication::runEvents()
                 print(snapshot->events);
                 return;
             }
-            auto s3 = m_session->bucket();
-            if (!s3) {
-                fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(job, s3.error().message)));
-                return;
-            }
-            const QString id = snapshot->jobId.isEmpty() ? job : snapshot->jobId;
-            Job::readArchivedObject(*s3, Job::ArchiveKeys::events(id), this, [this, id, print](Result<QByteArray> data) {
-                if (!data) {
-                    fail(data.error().code == Error::Code::NotFound
-                             ? Error::notFound(QStringLiteral("job %1 is neither on the cluster nor in the job history").arg(id))
-                             : data.error());
-                    return;
-                }
+            readArchived(snapshot->jobId.isEmpty() ? job : snapshot->jobId, &Job::ArchiveKeys::events, [print](const QByteArray &data) {
                 QList<QJsonObject> events;
-                for (const QJsonValue &e : QJsonDocument::fromJson(*data).array()) events.append(e.toObject());
+                for (const QJsonValue &e : QJsonDocument::fromJson(data).array()) events.append(e.toObject());
                 print(events);
             });
         });
@@ -308,25 +311,10 @@ void CliApplication::runDiagnose()
                 return;
             }
             // An archived job: diagnosed again from its final objects and events.
-            auto s3 = m_session->bucket();
-            if (!s3) {
-                fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(job, s3.error().message)));
-                return;
-            }
             const QString id = snapshot->jobId.isEmpty() ? job : snapshot->jobId;
-            Job::readArchivedObject(*s3, Job::ArchiveKeys::objects(id), this, [this, id, print](Result<QByteArray> objects) {
-                if (!objects) {
-                    fail(objects.error().code == Error::Code::NotFound
-                             ? Error::notFound(QStringLiteral("job %1 is neither on the cluster nor in the job history").arg(id))
-                             : objects.error());
-                    return;
-                }
-                Job::readArchivedObject(m_session->s3.get(), Job::ArchiveKeys::events(id), this, [this, print, objects = *objects](Result<QByteArray> events) {
-                    if (!events) {
-                        fail(events.error());
-                        return;
-                    }
-                    print(Cluster::diagnose(snapshotFromArchive(objects, *events).diagnosisInput(nullptr, m_session->settings.gpuNodeLabel)));
+            readArchived(id, &Job::ArchiveKeys::objects, [this, id, print](const QByteArray &objects) {
+                readArchived(id, &Job::ArchiveKeys::events, [this, print, objects](const QByteArray &events) {
+                    print(Cluster::diagnose(snapshotFromArchive(objects, events).diagnosisInput(nullptr, m_session->settings.gpuNodeLabel)));
                 });
             });
         });

@@ -19,6 +19,11 @@ class S3Client;
 
 namespace Starforge::Cli {
 
+// How long `submit --wait`, `stop` and `logs -f` keep trying a cluster that does not answer
+// before giving up (a stopped sandbox or a refused token ends them at once). Long enough for a
+// VPN to come back during an hours-long wait; the job goes on either way.
+inline constexpr int LostClusterSeconds = 300;
+
 struct ClusterSession
 {
     Config::EffectiveConfig config;

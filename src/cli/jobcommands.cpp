@@ -120,7 +120,6 @@ Error notStarforgeRayJob(const QString &name, const QString &ns, const QString &
 // seconds beside it: lost() runs at once when the sandbox has stopped or the server refuses the
 // token, and after LostClusterSeconds without an answer otherwise; note() tells the user.
 constexpr int ProbeIntervalMs = 5000;
-constexpr int LostClusterSeconds = 60;
 
 void watchCluster(Kube::KubeClient *kube, const QString &ns, const QString &connectionFile, QObject *owner,
                   std::function<void(const QString &)> note, std::function<void(const Error &)> lost)
@@ -527,69 +526,75 @@ void CliApplication::waitForJob(const QString &jobId, bool operatorEnforcesDeadl
     tracker->start();
 }
 
-void CliApplication::runStop()
+void CliApplication::withOwnJob(const QString &job, const QString &verb, std::function<void(const Job::JobSnapshot *)> then)
 {
-    const auto job = jobArgument(QStringLiteral("stop JOB"));
-    if (!job) return;
-    openSession([this, job = *job] {
-        auto s3 = m_session->bucket();
-        if (!s3) {
+    openSession([this, job, verb, then] {
+        if (auto s3 = m_session->bucket(); !s3) {
             fail(s3.error());
             return;
         }
-        // The job's id first (JOB may be its RayJob name), then a tracker on that job alone.
         const auto request = Job::SnapshotRequest::of(m_session->ns(), job);
-        fetchSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
+        fetchSnapshot(m_session->kube.get(), request, this, [this, verb, then](Result<Job::JobSnapshot> snapshot) {
             if (!snapshot) {
                 fail(snapshot.error());
                 return;
             }
             if (snapshot->rayJob && !isStarforgeRayJob(*snapshot->rayJob)) {
-                fail(notStarforgeRayJob(snapshot->rayJobName, m_session->ns(), QStringLiteral("stop")));
+                fail(notStarforgeRayJob(snapshot->rayJobName, m_session->ns(), verb));
                 return;
             }
-            if (!snapshot->rayJob) {
-                // Not on the cluster: ended and archived already, or no such job at all.
-                const QString id = snapshot->jobId.isEmpty() ? job : snapshot->jobId;
-                Job::readArchivedJob(m_session->s3.get(), id, this, [this, id](Result<Job::JobRecord> record) {
-                    if (!record) {
-                        fail(record.error());   // "neither on the cluster nor in the job history"
-                        return;
-                    }
-                    fail(Error::invalid(QStringLiteral("job %1 has already ended: it is %2 (see `starforge-cli status %1`); there is nothing to stop")
-                                            .arg(id, record->displayState())));
-                });
-                return;
-            }
-            Job::TrackerOptions options;
-            options.ns = m_session->ns();
-            options.onlyJobId = snapshot->jobId;
-            options.preRunningDeadlineSeconds = 0;   // this tracker only stops
-            auto *tracker = new Job::JobTracker(m_session->kube.get(), *m_session->bucket(), options);
-            m_work.reset(tracker);
-            const QString id = snapshot->jobId;
-            connect(tracker, &Job::JobTracker::synced, this, [this, tracker, id] {
-                tracker->stopJob(id, [this](Result<Job::JobRecord> stopped) {
-                    if (!stopped) {
-                        fail(stopped.error());
-                        return;
-                    }
-                    if (m_args.flag(QStringLiteral("json"))) {
-                        printJson(m_out, recordSummary(*stopped));
-                    } else {
-                        m_out << "job " << stopped->id << " " << stopped->displayState() << "; its logs and events are in jobs/" << stopped->id << "/" << Qt::endl;
-                    }
-                    finish(Ok);
-                });
-            });
-            watchCluster(
-                m_session->kube.get(), m_session->ns(), m_args.value(QStringLiteral("connection-file")), tracker,
-                [this](const QString &note) { m_err << "starforge-cli: " << Logging::redact(note) << Qt::endl; },
-                [this, id](const Error &error) {
-                    fail(Error{error.code, QStringLiteral("lost the cluster while stopping job %1: %2").arg(id, error.message)});
-                });
-            tracker->start();
+            then(&*snapshot);
         });
+    });
+}
+
+void CliApplication::runStop()
+{
+    const auto job = jobArgument(QStringLiteral("stop JOB"));
+    if (!job) return;
+    // The job's id first (JOB may be its RayJob name), then a tracker on that job alone.
+    withOwnJob(*job, QStringLiteral("stop"), [this, job = *job](const Job::JobSnapshot *snapshot) {
+        if (!snapshot->rayJob) {
+            // Not on the cluster: ended and archived already, or no such job at all.
+            const QString id = snapshot->jobId.isEmpty() ? job : snapshot->jobId;
+            Job::readArchivedJob(m_session->s3.get(), id, this, [this, id](Result<Job::JobRecord> record) {
+                if (!record) {
+                    fail(record.error());   // "neither on the cluster nor in the job history"
+                    return;
+                }
+                fail(Error::invalid(QStringLiteral("job %1 has already ended: it is %2 (see `starforge-cli status %1`); there is nothing to stop")
+                                        .arg(id, record->displayState())));
+            });
+            return;
+        }
+        Job::TrackerOptions options;
+        options.ns = m_session->ns();
+        options.onlyJobId = snapshot->jobId;
+        options.preRunningDeadlineSeconds = 0;   // this tracker only stops
+        auto *tracker = new Job::JobTracker(m_session->kube.get(), *m_session->bucket(), options);
+        m_work.reset(tracker);
+        const QString id = snapshot->jobId;
+        connect(tracker, &Job::JobTracker::synced, this, [this, tracker, id] {
+            tracker->stopJob(id, [this](Result<Job::JobRecord> stopped) {
+                if (!stopped) {
+                    fail(stopped.error());
+                    return;
+                }
+                if (m_args.flag(QStringLiteral("json"))) {
+                    printJson(m_out, recordSummary(*stopped));
+                } else {
+                    m_out << "job " << stopped->id << " " << stopped->displayState() << "; its logs and events are in jobs/" << stopped->id << "/" << Qt::endl;
+                }
+                finish(Ok);
+            });
+        });
+        watchCluster(
+            m_session->kube.get(), m_session->ns(), m_args.value(QStringLiteral("connection-file")), tracker,
+            [this](const QString &note) { m_err << "starforge-cli: " << Logging::redact(note) << Qt::endl; },
+            [this, id](const Error &error) {
+                fail(Error{error.code, QStringLiteral("lost the cluster while stopping job %1: %2").arg(id, error.message)});
+            });
+        tracker->start();
     });
 }
 
@@ -597,103 +602,87 @@ void CliApplication::runDelete()
 {
     const auto job = jobArgument(QStringLiteral("delete JOB"));
     if (!job) return;
-    openSession([this, job = *job] {
-        auto s3 = m_session->bucket();
-        if (!s3) {
-            fail(s3.error());
-            return;
-        }
-        const auto request = Job::SnapshotRequest::of(m_session->ns(), job);
-        fetchSnapshot(m_session->kube.get(), request, this, [this, job](Result<Job::JobSnapshot> snapshot) {
-            if (!snapshot) {
-                fail(snapshot.error());
-                return;
-            }
-            if (snapshot->rayJob && !isStarforgeRayJob(*snapshot->rayJob)) {
-                fail(notStarforgeRayJob(snapshot->rayJobName, m_session->ns(), QStringLiteral("delete")));
-                return;
-            }
-            const QString id = !snapshot->jobId.isEmpty() ? snapshot->jobId : job;
-            auto removeArchive = [this, id](bool hadRayJob) {
-                S3::S3Reply *listing = m_session->s3->listAllObjects(Job::ArchiveKeys::prefix(id));
-                connect(listing, &S3::S3Reply::finished, this, [this, listing, id, hadRayJob] {
-                    listing->deleteLater();
-                    if (const auto listed = listing->result(); !listed) {
-                        fail(listed.error());
-                        return;
-                    }
-                    // status.json last, so a history reader never sees a record without its logs.
-                    QStringList keys;
-                    for (const auto &object : listing->listing().objects) keys << object.key;
-                    keys.removeAll(Job::ArchiveKeys::status(id));
-                    const bool hadArchive = !listing->listing().objects.isEmpty();
-                    if (hadArchive) keys << Job::ArchiveKeys::status(id);
-                    if (!hadRayJob && !hadArchive) {
-                        fail(Error::notFound(QStringLiteral("job %1 is neither on the cluster nor in the job history").arg(id)));
-                        return;
-                    }
-                    auto next = std::make_shared<std::function<void()>>();
-                    *next = [this, keys, id, hadRayJob, hadArchive, next, index = qsizetype(0)]() mutable {
-                        if (index == keys.size()) {
-                            if (m_args.flag(QStringLiteral("json"))) {
-                                printJson(m_out, QJsonObject{{QStringLiteral("id"), id},
-                                                             {QStringLiteral("rayJobDeleted"), hadRayJob},
-                                                             {QStringLiteral("archiveObjectsDeleted"), static_cast<int>(keys.size())}});
-                                finish(Ok);
-                                return;
-                            }
-                            QStringList what;
-                            if (hadRayJob) what << QStringLiteral("its RayJob");
-                            if (hadArchive) what << QStringLiteral("its archive (%1 objects)").arg(keys.size());
-                            m_out << "deleted job " << id << ": " << what.join(QStringLiteral(" and ")) << Qt::endl;
+    withOwnJob(*job, QStringLiteral("delete"), [this, job = *job](const Job::JobSnapshot *snapshot) {
+        const QString id = !snapshot->jobId.isEmpty() ? snapshot->jobId : job;
+        auto removeArchive = [this, id](bool hadRayJob) {
+            S3::S3Reply *listing = m_session->s3->listAllObjects(Job::ArchiveKeys::prefix(id));
+            connect(listing, &S3::S3Reply::finished, this, [this, listing, id, hadRayJob] {
+                listing->deleteLater();
+                if (const auto listed = listing->result(); !listed) {
+                    fail(listed.error());
+                    return;
+                }
+                // status.json last, so a history reader never sees a record without its logs.
+                QStringList keys;
+                for (const auto &object : listing->listing().objects) keys << object.key;
+                keys.removeAll(Job::ArchiveKeys::status(id));
+                const bool hadArchive = !listing->listing().objects.isEmpty();
+                if (hadArchive) keys << Job::ArchiveKeys::status(id);
+                if (!hadRayJob && !hadArchive) {
+                    fail(Error::notFound(QStringLiteral("job %1 is neither on the cluster nor in the job history").arg(id)));
+                    return;
+                }
+                auto next = std::make_shared<std::function<void()>>();
+                *next = [this, keys, id, hadRayJob, hadArchive, next, index = qsizetype(0)]() mutable {
+                    if (index == keys.size()) {
+                        if (m_args.flag(QStringLiteral("json"))) {
+                            printJson(m_out, QJsonObject{{QStringLiteral("id"), id},
+                                                         {QStringLiteral("rayJobDeleted"), hadRayJob},
+                                                         {QStringLiteral("archiveObjectsDeleted"), static_cast<int>(keys.size())}});
                             finish(Ok);
                             return;
                         }
-                        S3::S3Reply *gone = m_session->s3->deleteObject(keys.at(index++));
-                        connect(gone, &S3::S3Reply::finished, this, [this, gone, next] {
-                            gone->deleteLater();
-                            if (const auto deleted = gone->result(); !deleted) {
-                                fail(deleted.error());
-                                return;
-                            }
-                            (*next)();
-                        });
-                    };
-                    (*next)();
-                });
-            };
-            if (!snapshot->rayJob) {
-                removeArchive(false);
-                return;
-            }
-            // A live job goes without an archive: delete means gone, logs included. The mark
-            // first tells trackers (the GUI's) not to archive what looks like a lost job.
-            Kube::ApiRequest mark;
-            mark.method = "PATCH";
-            mark.path = Kube::ResourceKind::rayJobs().path(m_session->ns(), snapshot->rayJobName);
-            mark.contentType = "application/merge-patch+json";
-            mark.body = QJsonDocument(QJsonObject{{QStringLiteral("metadata"),
-                                                   QJsonObject{{QStringLiteral("annotations"), QJsonObject{{QLatin1String(Job::Labels::DeleteRequested), QStringLiteral("true")}}}}}})
-                            .toJson(QJsonDocument::Compact);
-            mark.what = QStringLiteral("mark RayJob %1 for deletion").arg(snapshot->rayJobName);
-            const QString name = snapshot->rayJobName;
-            m_session->kube->send(mark, this, [this, removeArchive, name](const Kube::ApiResult &marked) {
-                if (!marked.ok() && marked.status != 404) {
-                    fail(marked.error->toError());
-                    return;
-                }
-                Kube::ApiRequest remove;
-                remove.method = "DELETE";
-                remove.path = Kube::ResourceKind::rayJobs().path(m_session->ns(), name);
-                remove.body = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
-                remove.what = QStringLiteral("delete RayJob %1").arg(name);
-                m_session->kube->send(remove, this, [this, removeArchive](const Kube::ApiResult &result) {
-                    if (!result.ok() && result.status != 404) {
-                        fail(result.error->toError());
+                        QStringList what;
+                        if (hadRayJob) what << QStringLiteral("its RayJob");
+                        if (hadArchive) what << QStringLiteral("its archive (%1 objects)").arg(keys.size());
+                        m_out << "deleted job " << id << ": " << what.join(QStringLiteral(" and ")) << Qt::endl;
+                        finish(Ok);
                         return;
                     }
-                    removeArchive(true);
-                });
+                    S3::S3Reply *gone = m_session->s3->deleteObject(keys.at(index++));
+                    connect(gone, &S3::S3Reply::finished, this, [this, gone, next] {
+                        gone->deleteLater();
+                        if (const auto deleted = gone->result(); !deleted) {
+                            fail(deleted.error());
+                            return;
+                        }
+                        (*next)();
+                    });
+                };
+                (*next)();
+            });
+        };
+        if (!snapshot->rayJob) {
+            removeArchive(false);
+            return;
+        }
+        // A live job goes without an archive: delete means gone, logs included. The mark
+        // first tells trackers (the GUI's) not to archive what looks like a lost job.
+        Kube::ApiRequest mark;
+        mark.method = "PATCH";
+        mark.path = Kube::ResourceKind::rayJobs().path(m_session->ns(), snapshot->rayJobName);
+        mark.contentType = "application/merge-patch+json";
+        mark.body = QJsonDocument(QJsonObject{{QStringLiteral("metadata"),
+                                               QJsonObject{{QStringLiteral("annotations"), QJsonObject{{QLatin1String(Job::Labels::DeleteRequested), QStringLiteral("true")}}}}}})
+                        .toJson(QJsonDocument::Compact);
+        mark.what = QStringLiteral("mark RayJob %1 for deletion").arg(snapshot->rayJobName);
+        const QString name = snapshot->rayJobName;
+        m_session->kube->send(mark, this, [this, removeArchive, name](const Kube::ApiResult &marked) {
+            if (!marked.ok() && marked.status != 404) {
+                fail(marked.error->toError());
+                return;
+            }
+            Kube::ApiRequest remove;
+            remove.method = "DELETE";
+            remove.path = Kube::ResourceKind::rayJobs().path(m_session->ns(), name);
+            remove.body = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+            remove.what = QStringLiteral("delete RayJob %1").arg(name);
+            m_session->kube->send(remove, this, [this, removeArchive](const Kube::ApiResult &result) {
+                if (!result.ok() && result.status != 404) {
+                    fail(result.error->toError());
+                    return;
+                }
+                removeArchive(true);
             });
         });
     });
