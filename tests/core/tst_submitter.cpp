@@ -9,6 +9,7 @@
 #include "core/net/requestpolicy.h"
 #include "core/s3/s3client.h"
 #include "support/sandboxfixture.h"
+#include "support/sandboxjobs.h"
 #include "support/testutil.h"
 
 #include <QDir>
@@ -102,19 +103,8 @@ private Q_SLOTS:
         sandboxOptions.fleet = QStringLiteral("cpu:1x0");
         QString error;
         QVERIFY2(Testing::startSandbox(m_sandbox, m_http, sandboxOptions, &error), qPrintable(error));
-        const auto ca = Net::TlsSettings::loadCertificates(m_sandbox->caCertificatePem(), QStringLiteral("the sandbox CA"));
-        QVERIFY(ca);
-        Kube::ClientConfig kube;
-        kube.server = m_sandbox->apiServerUrl();
-        kube.token = m_sandbox->token();
-        kube.tls.caCertificates = *ca;
-        m_kube = std::make_unique<Kube::KubeClient>(kube);
-        S3::ClientConfig s3;
-        s3.endpoint = m_sandbox->s3Endpoint();
-        s3.bucket = m_sandbox->bucket();
-        s3.credentials = {m_sandbox->s3AccessKey(), m_sandbox->s3SecretKey(), {}};
-        s3.policy = Net::RequestPolicy(Net::TlsSettings{*ca, false}, 30000);
-        m_s3 = std::make_unique<S3::S3Client>(s3);
+        m_kube = std::make_unique<Kube::KubeClient>(Testing::kubeClientConfig(*m_sandbox));
+        m_s3 = std::make_unique<S3::S3Client>(Testing::s3ClientConfig(*m_sandbox));
     }
     void cleanupTestCase()
     {

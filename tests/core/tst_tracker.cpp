@@ -13,6 +13,7 @@
 #include "core/s3/s3client.h"
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
+#include "support/sandboxjobs.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -25,37 +26,10 @@ using namespace Starforge::Job;
 
 namespace {
 
-const QString Image = QStringLiteral("rayproject/ray:2.55.1");
-
-// A RayJob as the app makes them (its labels and annotations), small enough for the sandbox.
+// A RayJob as the app makes them, named track-<id>.
 QJsonObject rayJob(const QString &id, const QString &entrypoint, const QJsonObject &headExtra = {}, int ttlSeconds = 30)
 {
-    QJsonObject head{{QStringLiteral("containers"),
-                      QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("ray-head")}, {QStringLiteral("image"), Image}}}}};
-    for (auto it = headExtra.begin(); it != headExtra.end(); ++it) head.insert(it.key(), it.value());
-    const QJsonObject podLabels{{QLatin1String(Labels::ManagedBy), QLatin1String(Labels::ManagedByValue)}, {QLatin1String(Labels::JobId), id}};
-    const QJsonObject cluster{
-        {QStringLiteral("rayVersion"), QStringLiteral("2.55.1")},
-        {QStringLiteral("headGroupSpec"),
-         QJsonObject{{QStringLiteral("rayStartParams"), QJsonObject()},
-                     {QStringLiteral("template"), QJsonObject{{QStringLiteral("metadata"), QJsonObject{{QStringLiteral("labels"), podLabels}}},
-                                                              {QStringLiteral("spec"), head}}}}}};
-    const QJsonObject spec{{QStringLiteral("entrypoint"), entrypoint},
-                           {QStringLiteral("shutdownAfterJobFinishes"), true},
-                           {QStringLiteral("ttlSecondsAfterFinished"), ttlSeconds},
-                           {QStringLiteral("backoffLimit"), 0},
-                           {QStringLiteral("rayClusterSpec"), cluster}};
-    const QJsonObject meta{
-        {QStringLiteral("name"), QString(QStringLiteral("track-") + id)},
-        {QStringLiteral("labels"), QJsonObject{{QLatin1String(Labels::ManagedBy), QLatin1String(Labels::ManagedByValue)},
-                                               {QLatin1String(Labels::JobId), id},
-                                               {QLatin1String(Labels::JobName), QStringLiteral("track")}}},
-        {QStringLiteral("annotations"), QJsonObject{{QLatin1String(Labels::CapsuleSha256), QStringLiteral("ab").repeated(32)},
-                                                    {QLatin1String(Labels::JobSpec), QStringLiteral("{\"name\":\"track\",\"version\":1}")}}}};
-    return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")},
-                       {QStringLiteral("kind"), QStringLiteral("RayJob")},
-                       {QStringLiteral("metadata"), meta},
-                       {QStringLiteral("spec"), spec}};
+    return Testing::starforgeRayJob(QStringLiteral("track"), id, entrypoint, headExtra, ttlSeconds);
 }
 
 } // namespace
@@ -70,17 +44,8 @@ class TestTracker : public QObject
     std::unique_ptr<Kube::KubeClient> m_kube;
     std::unique_ptr<S3::S3Client> m_s3;
     const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
-    int m_scripts = 0;
 
-    // The driver as a script file: containers are host processes on the sandbox, and an
-    // entrypoint goes through a shell and `ray job submit -- ...`, which loses inner quoting.
-    QString script(const QString &code)
-    {
-        const QString path = m_dir.filePath(QStringLiteral("driver-%1.py").arg(++m_scripts));
-        QFile file(path);
-        if (!file.open(QIODevice::WriteOnly) || file.write(code.toUtf8()) < 0) qFatal("cannot write %s", qPrintable(path));
-        return QStringLiteral("python3 ") + path;
-    }
+    QString script(const QString &code) { return Testing::driverEntrypoint(m_dir.path(), code); }
 
     void create(const QJsonObject &job) { QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201); }
     int rayJobStatus(const QString &id) { return m_http->get(m_rayjobs + QStringLiteral("/track-") + id).status; }
@@ -126,23 +91,11 @@ private Q_SLOTS:
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h100:1x8,cpu:1x0");
-        options.presentImages = {Image};
+        options.presentImages = {Testing::jobTestImage()};
         QString error;
         QVERIFY2(Testing::startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
-        const auto ca = Net::TlsSettings::loadCertificates(m_sandbox->caCertificatePem(), QStringLiteral("the sandbox CA"));
-        QVERIFY(ca);
-        Kube::ClientConfig kube;
-        kube.server = m_sandbox->apiServerUrl();
-        kube.token = m_sandbox->token();
-        kube.tls.caCertificates = *ca;
-        kube.ns = QStringLiteral("starforge");
-        m_kube = std::make_unique<Kube::KubeClient>(kube);
-        S3::ClientConfig s3;
-        s3.endpoint = m_sandbox->s3Endpoint();
-        s3.bucket = m_sandbox->bucket();
-        s3.credentials = {m_sandbox->s3AccessKey(), m_sandbox->s3SecretKey(), {}};
-        s3.policy = Net::RequestPolicy(Net::TlsSettings{*ca, false}, 30000);
-        m_s3 = std::make_unique<S3::S3Client>(s3);
+        m_kube = std::make_unique<Kube::KubeClient>(Testing::kubeClientConfig(*m_sandbox));
+        m_s3 = std::make_unique<S3::S3Client>(Testing::s3ClientConfig(*m_sandbox));
     }
 
     void cleanupTestCase()
@@ -256,7 +209,7 @@ private Q_SLOTS:
         auto t = tracker(options);
         QTRY_VERIFY(t->hasSynced());
         create(rayJob(QStringLiteral("bcdf44"), script(QStringLiteral("pass\n")),
-                      QJsonObject{{QStringLiteral("nodeSelector"), QJsonObject{{QStringLiteral("starforge/gpu-series"), QStringLiteral("b200")}}}}));
+                      Testing::unschedulableHead()));
         const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf44"), 30000);
         QCOMPARE(archived.state, JobState::Failed);
         QCOMPARE(archived.reason, QStringLiteral("PreRunningDeadlineExceeded"));
@@ -325,7 +278,7 @@ private Q_SLOTS:
         auto t = tracker();
         QTRY_VERIFY(t->hasSynced());
         create(rayJob(QStringLiteral("bcdf77"), script(QStringLiteral("pass\n")),
-                      QJsonObject{{QStringLiteral("nodeSelector"), QJsonObject{{QStringLiteral("starforge/gpu-series"), QStringLiteral("b200")}}}}));
+                      Testing::unschedulableHead()));
         QTRY_VERIFY(t->job(QStringLiteral("bcdf77")).has_value());
         QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bcdf77")).status, 200);
         const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf77"));
@@ -341,7 +294,7 @@ private Q_SLOTS:
         auto t = tracker();
         QTRY_VERIFY(t->hasSynced());
         create(rayJob(QStringLiteral("bcdf9k"), script(QStringLiteral("pass\n")),
-                      QJsonObject{{QStringLiteral("nodeSelector"), QJsonObject{{QStringLiteral("starforge/gpu-series"), QStringLiteral("b200")}}}}));
+                      Testing::unschedulableHead()));
         QTRY_VERIFY(t->job(QStringLiteral("bcdf9k")).has_value());
         std::optional<Result<JobSnapshot>> snapshot;
         fetchJobSnapshot(m_kube.get(), SnapshotRequest::of(QStringLiteral("starforge"), QStringLiteral("bcdf9k"), true), this,

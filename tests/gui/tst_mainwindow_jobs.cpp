@@ -15,6 +15,7 @@
 #include "models/jobsmodel.h"
 #include "support/memorysecretstore.h"
 #include "support/sandboxfixture.h"
+#include "support/sandboxjobs.h"
 #include "support/testutil.h"
 
 #include <QComboBox>
@@ -35,43 +36,10 @@ using Models::JobsModel;
 
 namespace {
 
-const QString Image = QStringLiteral("rayproject/ray:2.55.1");
-
-// A RayJob with the labels and annotations the app puts on its own, small enough for the sandbox.
+// A RayJob as the app makes them, named gui-<id>.
 QJsonObject rayJob(const QString &id, const QString &entrypoint)
 {
-    const QJsonObject podLabels { { QLatin1String(Job::Labels::ManagedBy), QLatin1String(Job::Labels::ManagedByValue) },
-                                  { QLatin1String(Job::Labels::JobId), id } };
-    const QJsonObject head {
-        { QStringLiteral("containers"),
-          QJsonArray { QJsonObject { { QStringLiteral("name"), QStringLiteral("ray-head") }, { QStringLiteral("image"), Image } } } }
-    };
-    const QJsonObject cluster {
-        { QStringLiteral("rayVersion"), QStringLiteral("2.55.1") },
-        { QStringLiteral("headGroupSpec"),
-          QJsonObject { { QStringLiteral("rayStartParams"), QJsonObject() },
-                        { QStringLiteral("template"),
-                          QJsonObject { { QStringLiteral("metadata"), QJsonObject { { QStringLiteral("labels"), podLabels } } },
-                                        { QStringLiteral("spec"), head } } } } }
-    };
-    return QJsonObject {
-        { QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1") },
-        { QStringLiteral("kind"), QStringLiteral("RayJob") },
-        { QStringLiteral("metadata"),
-          QJsonObject { { QStringLiteral("name"), QString(QStringLiteral("gui-") + id) },
-                        { QStringLiteral("labels"),
-                          QJsonObject { { QLatin1String(Job::Labels::ManagedBy), QLatin1String(Job::Labels::ManagedByValue) },
-                                        { QLatin1String(Job::Labels::JobId), id },
-                                        { QLatin1String(Job::Labels::JobName), QStringLiteral("gui") } } },
-                        { QStringLiteral("annotations"),
-                          QJsonObject { { QLatin1String(Job::Labels::JobSpec), QStringLiteral("{\"name\":\"gui\",\"version\":1}") } } } } },
-        { QStringLiteral("spec"),
-          QJsonObject { { QStringLiteral("entrypoint"), entrypoint },
-                        { QStringLiteral("shutdownAfterJobFinishes"), true },
-                        { QStringLiteral("ttlSecondsAfterFinished"), 30 },
-                        { QStringLiteral("backoffLimit"), 0 },
-                        { QStringLiteral("rayClusterSpec"), cluster } } }
-    };
+    return Testing::starforgeRayJob(QStringLiteral("gui"), id, entrypoint);
 }
 
 } // namespace
@@ -104,7 +72,7 @@ private Q_SLOTS:
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h100:1x8,cpu:1x0");
-        options.presentImages = { Image };
+        options.presentImages = { Testing::jobTestImage() };
         QString error;
         QVERIFY2(Testing::startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
         auto connection = Config::SandboxConnection::read(options.connectionFile);

@@ -10,6 +10,7 @@
 #include "core/s3/s3client.h"
 #include "models/jobsmodel.h"
 #include "support/sandboxfixture.h"
+#include "support/sandboxjobs.h"
 
 #include <QAbstractItemModelTester>
 #include <QJsonArray>
@@ -26,49 +27,13 @@ using Models::JobsModel;
 
 namespace {
 
-const QString Image = QStringLiteral("rayproject/ray:2.55.1");
-
-// A RayJob with the labels and annotations the app puts on its own, small enough for the sandbox.
+// A RayJob as the app makes them, named model-<id>.
 QJsonObject rayJob(const QString &id, const QString &entrypoint, const QJsonObject &headExtra = {})
 {
-    QJsonObject head {
-        { QStringLiteral("containers"),
-          QJsonArray { QJsonObject { { QStringLiteral("name"), QStringLiteral("ray-head") }, { QStringLiteral("image"), Image } } } }
-    };
-    for (auto it = headExtra.begin(); it != headExtra.end(); ++it)
-        head.insert(it.key(), it.value());
-    const QJsonObject podLabels { { QLatin1String(Job::Labels::ManagedBy), QLatin1String(Job::Labels::ManagedByValue) },
-                                  { QLatin1String(Job::Labels::JobId), id } };
-    const QJsonObject cluster {
-        { QStringLiteral("rayVersion"), QStringLiteral("2.55.1") },
-        { QStringLiteral("headGroupSpec"),
-          QJsonObject { { QStringLiteral("rayStartParams"), QJsonObject() },
-                        { QStringLiteral("template"),
-                          QJsonObject { { QStringLiteral("metadata"), QJsonObject { { QStringLiteral("labels"), podLabels } } },
-                                        { QStringLiteral("spec"), head } } } } }
-    };
-    const QJsonObject spec { { QStringLiteral("entrypoint"), entrypoint },
-                             { QStringLiteral("shutdownAfterJobFinishes"), true },
-                             { QStringLiteral("ttlSecondsAfterFinished"), 30 },
-                             { QStringLiteral("backoffLimit"), 0 },
-                             { QStringLiteral("rayClusterSpec"), cluster } };
-    const QJsonObject meta { { QStringLiteral("name"), QString(QStringLiteral("model-") + id) },
-                             { QStringLiteral("labels"),
-                               QJsonObject { { QLatin1String(Job::Labels::ManagedBy), QLatin1String(Job::Labels::ManagedByValue) },
-                                             { QLatin1String(Job::Labels::JobId), id },
-                                             { QLatin1String(Job::Labels::JobName), QStringLiteral("model") } } },
-                             { QStringLiteral("annotations"),
-                               QJsonObject {
-                                   { QLatin1String(Job::Labels::CapsuleSha256), QStringLiteral("cd").repeated(32) },
-                                   { QLatin1String(Job::Labels::JobSpec), QStringLiteral("{\"name\":\"model\",\"version\":1}") } } } };
-    return QJsonObject { { QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1") },
-                         { QStringLiteral("kind"), QStringLiteral("RayJob") },
-                         { QStringLiteral("metadata"), meta },
-                         { QStringLiteral("spec"), spec } };
+    return Testing::starforgeRayJob(QStringLiteral("model"), id, entrypoint, headExtra);
 }
 
-const QJsonObject StuckHead { { QStringLiteral("nodeSelector"),
-                                QJsonObject { { QStringLiteral("starforge/gpu-series"), QStringLiteral("b200") } } } };
+const QJsonObject StuckHead = Testing::unschedulableHead();
 
 // What a row shows, as "State" or "Archived (State)", for following a row's life.
 QString shown(const JobsModel &model, const QString &id)
@@ -89,17 +54,8 @@ class TestJobsModel : public QObject
     std::unique_ptr<Kube::KubeClient> m_kube;
     std::unique_ptr<S3::S3Client> m_s3;
     const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
-    int m_scripts = 0;
 
-    // Containers are host processes on the sandbox: the driver is a script file.
-    QString script(const QString &code)
-    {
-        const QString path = m_dir.filePath(QStringLiteral("driver-%1.py").arg(++m_scripts));
-        QFile file(path);
-        if (!file.open(QIODevice::WriteOnly) || file.write(code.toUtf8()) < 0)
-            qFatal("cannot write %s", qPrintable(path));
-        return QStringLiteral("python3 ") + path;
-    }
+    QString script(const QString &code) { return Testing::driverEntrypoint(m_dir.path(), code); }
 
     void create(const QJsonObject &job) { QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201); }
 
@@ -161,23 +117,11 @@ private Q_SLOTS:
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h100:1x8,cpu:1x0");
-        options.presentImages = { Image };
+        options.presentImages = { Testing::jobTestImage() };
         QString error;
         QVERIFY2(Testing::startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
-        const auto ca = Net::TlsSettings::loadCertificates(m_sandbox->caCertificatePem(), QStringLiteral("the sandbox CA"));
-        QVERIFY(ca);
-        Kube::ClientConfig kube;
-        kube.server = m_sandbox->apiServerUrl();
-        kube.token = m_sandbox->token();
-        kube.tls.caCertificates = *ca;
-        kube.ns = QStringLiteral("starforge");
-        m_kube = std::make_unique<Kube::KubeClient>(kube);
-        S3::ClientConfig s3;
-        s3.endpoint = m_sandbox->s3Endpoint();
-        s3.bucket = m_sandbox->bucket();
-        s3.credentials = { m_sandbox->s3AccessKey(), m_sandbox->s3SecretKey(), {} };
-        s3.policy = Net::RequestPolicy(Net::TlsSettings { *ca, false }, 30000);
-        m_s3 = std::make_unique<S3::S3Client>(s3);
+        m_kube = std::make_unique<Kube::KubeClient>(Testing::kubeClientConfig(*m_sandbox));
+        m_s3 = std::make_unique<S3::S3Client>(Testing::s3ClientConfig(*m_sandbox));
     }
 
     void cleanupTestCase()
