@@ -44,6 +44,7 @@ class TestTracker : public QObject
     std::unique_ptr<Kube::KubeClient> m_kube;
     std::unique_ptr<S3::S3Client> m_s3;
     const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+    QHash<QString, JobRecord> m_archived;   // by job id, from every tracker a test made
 
     QString script(const QString &code) { return Testing::driverEntrypoint(m_dir.path(), code); }
 
@@ -55,6 +56,8 @@ class TestTracker : public QObject
         options.ns = QStringLiteral("starforge");
         options.checkIntervalMs = 200;
         auto t = std::make_unique<JobTracker>(m_kube.get(), s3 ? s3 : m_s3.get(), options);
+        // Every archive is kept from the start: one may land while a test waits for something else.
+        connect(t.get(), &JobTracker::jobArchived, this, [this](const JobRecord &r) { m_archived.insert(r.id, r); });
         t->start();
         return t;
     }
@@ -73,14 +76,11 @@ class TestTracker : public QObject
     }
 
     // Waits for the tracker to archive id; the record from jobArchived.
-    JobRecord waitArchived(JobTracker *t, const QString &id, int timeoutMs = 60000)
+    // Waits for a tracker to archive id; the record from its jobArchived.
+    JobRecord waitArchived(const QString &id, int timeoutMs = 60000)
     {
-        JobRecord archived;
-        auto connection = connect(t, &JobTracker::jobArchived, this, [&](const JobRecord &r) {
-            if (r.id == id) archived = r;
-        });
-        (void)QTest::qWaitFor([&] { return archived.archived; }, timeoutMs);
-        disconnect(connection);
+        (void)QTest::qWaitFor([&] { return m_archived.contains(id); }, timeoutMs);
+        const JobRecord archived = m_archived.value(id);
         qInfo().noquote() << id << QJsonDocument(archived.toJson()).toJson(QJsonDocument::Compact).left(1500);
         return archived;
     }
@@ -153,7 +153,7 @@ private Q_SLOTS:
         });
         QTRY_VERIFY(t->hasSynced());
         create(rayJob(QStringLiteral("bcdf22"), script(QStringLiteral("import time\nprint('step 1', flush=True)\ntime.sleep(1.5)\nprint('the end')\n"))));
-        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf22"));
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf22"));
         QVERIFY2(archived.archived, "the job was not archived");
         QCOMPARE(archived.state, JobState::Succeeded);
         QVERIFY2(seen.mid(0, 2) == (QList<JobState>{JobState::Pending, JobState::Running}), qPrintable(QString::number(seen.size())));
@@ -189,7 +189,7 @@ private Q_SLOTS:
         auto t = tracker();
         QTRY_VERIFY(t->hasSynced());
         create(rayJob(QStringLiteral("bcdf33"), script(QStringLiteral("raise SystemExit('loss is nan at step 2')\n"))));
-        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf33"));
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf33"));
         QCOMPARE(archived.state, JobState::Failed);
         QCOMPARE(archived.reason, QStringLiteral("AppFailed"));
         QString submitterKey;
@@ -210,7 +210,7 @@ private Q_SLOTS:
         QTRY_VERIFY(t->hasSynced());
         create(rayJob(QStringLiteral("bcdf44"), script(QStringLiteral("pass\n")),
                       Testing::unschedulableHead()));
-        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf44"), 30000);
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf44"), 30000);
         QCOMPARE(archived.state, JobState::Failed);
         QCOMPARE(archived.reason, QStringLiteral("PreRunningDeadlineExceeded"));
         QCOMPARE(archived.cause, QStringLiteral("NoNodeMatchesSelector"));
@@ -262,7 +262,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters")).json()[QStringLiteral("items")].toArray().isEmpty(), 30000);
         // The app starts: the job is archived from what is left, and the loss is named.
         auto t = tracker();
-        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf66"));
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf66"));
         QCOMPARE(archived.state, JobState::Succeeded);
         QVERIFY2(archived.lost.join(u' ').contains(QStringLiteral("Head and worker logs")), qPrintable(archived.lost.join(u'\n')));
         QString submitterKey;
@@ -281,7 +281,7 @@ private Q_SLOTS:
                       Testing::unschedulableHead()));
         QTRY_VERIFY(t->job(QStringLiteral("bcdf77")).has_value());
         QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bcdf77")).status, 200);
-        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf77"));
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf77"));
         QCOMPARE(archived.state, JobState::Stopped);
         QCOMPARE(archived.reason, QStringLiteral("DeletedOutsideStarforge"));
         QVERIFY2(archived.lost.join(u' ').contains(QStringLiteral("deleted outside Starforge")), qPrintable(archived.lost.join(u'\n')));
@@ -308,12 +308,12 @@ private Q_SLOTS:
         elsewhere.record.message = QStringLiteral("stopped on another workstation");
         elsewhere.snapshot = **snapshot;
         elsewhere.ns = QStringLiteral("starforge");
-        JobArchiver other(m_kube.get(), m_s3.get(), elsewhere);
+            JobArchiver other(m_kube.get(), m_s3.get(), elsewhere);
         QSignalSpy done(&other, &JobArchiver::finished);
         other.start();
         QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 20000);
         QVERIFY(other.result());
-        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf9k"), 20000);
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf9k"), 20000);
         QCOMPARE(archived.reason, QStringLiteral("StoppedByUser"));
         QCOMPARE(archivedRecord(QStringLiteral("bcdf9k")).message, QStringLiteral("stopped on another workstation"));
         QVERIFY(archivedRecord(QStringLiteral("bcdf9k")).lost.join(u' ').indexOf(QStringLiteral("deleted outside")) < 0);
@@ -336,7 +336,7 @@ private Q_SLOTS:
         std::unique_ptr<S3::S3Reply> made(late.createBucket());
         QTRY_VERIFY(made->isFinished());
         QVERIFY(made->result());
-        const JobRecord archived = waitArchived(t.get(), QStringLiteral("bcdf88"));
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf88"));
         QCOMPARE(archived.state, JobState::Succeeded);
         QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf88")), 404);
     }
