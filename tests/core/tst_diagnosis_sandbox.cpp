@@ -3,11 +3,12 @@
 // taint, a cordon, memory), images that cannot be pulled (absent, private without a pull
 // secret, pull policy Never), a failing capsule download (init container and Ray's
 // working_dir), a missing Secret, a crash loop and the pre-running deadline: all twelve causes.
-// The job's RayJob, RayCluster, pods, events and submitter log are read back over HTTP as the
-// app reads them; capacity comes from the engine fed by real informers.
+// The job's RayJob, RayCluster, pods, events and submitter log are read back by the app's own
+// Job::fetchJobSnapshot; capacity comes from the engine fed by real informers.
 
 #include "core/cluster/capacity.h"
 #include "core/cluster/diagnosis.h"
+#include "core/job/jobsnapshot.h"
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
 #include "sandbox/sandbox.h"
@@ -90,8 +91,6 @@ class TestDiagnosisSandbox : public QObject
     const QString m_base = QStringLiteral("/api/v1/namespaces/starforge");
     const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
 
-    QJsonArray items(const QString &path) { return m_http->get(path).json().value(QStringLiteral("items")).toArray(); }
-
     void submit(const QJsonObject &job) { QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201); }
 
     void patchNode(const QString &node, const QByteArray &patch)
@@ -99,35 +98,20 @@ class TestDiagnosisSandbox : public QObject
         QCOMPARE(m_http->send("PATCH", QStringLiteral("/api/v1/nodes/") + node, patch, "application/merge-patch+json").status, 200);
     }
 
-    // What the app gathers about one job: the RayJob, its RayCluster, the Ray and submitter
-    // pods, the events about any of them (including pods that are gone) and the submitter's log.
+    // What the app gathers about one job (Job::fetchJobSnapshot, as the tracker and
+    // `starforge-cli diagnose` do): the RayJob, its RayCluster, the Ray and submitter pods, the
+    // events about any of them (including pods that are gone) and the submitter's log.
     Diagnosis diagnoseJob(const QString &name)
     {
-        DiagnosisInput in;
-        const HttpReply job = m_http->get(m_rayjobs + u'/' + name);
-        if (job.status == 200) in.rayJob = Kube::RayJob::fromJson(job.json());
-        const QString cluster = in.rayJob ? in.rayJob->rayClusterName : QString();
-        if (!cluster.isEmpty()) {
-            const HttpReply rc = m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster);
-            if (rc.status == 200) in.rayCluster = Kube::RayCluster::fromJson(rc.json());
+        Job::SnapshotRequest request = Job::SnapshotRequest::of(QStringLiteral("starforge"), name, true);
+        request.rayJobName = name;
+        std::optional<Result<Job::JobSnapshot>> snapshot;
+        Job::fetchJobSnapshot(m_client.get(), request, this, [&snapshot](Result<Job::JobSnapshot> s) { snapshot = std::move(s); });
+        if (!QTest::qWaitFor([&] { return snapshot.has_value(); }, 10000) || !*snapshot) {
+            qWarning() << "no snapshot of" << name << (snapshot ? snapshot->error().message : QStringLiteral("(no answer)"));
+            return Diagnosis{};
         }
-        QStringList selectors{QStringLiteral("job-name=") + name};
-        if (!cluster.isEmpty()) selectors << QStringLiteral("ray.io/cluster=") + cluster;
-        for (const QString &selector : std::as_const(selectors)) {
-            for (const QJsonValue &p : items(m_base + QStringLiteral("/pods?labelSelector=") + QString::fromLatin1(QUrl::toPercentEncoding(selector)))) {
-                const PodInfo info = PodInfo::fromJson(p.toObject());
-                if (info.role() == QLatin1String("submitter")) {
-                    in.submitterLog += QString::fromUtf8(m_http->get(m_base + QStringLiteral("/pods/%1/log").arg(info.view.name)).body);
-                }
-                in.pods << info;
-            }
-        }
-        for (const QJsonValue &e : items(m_base + QStringLiteral("/events"))) {
-            const Kube::Event event = Kube::Event::fromJson(e.toObject());
-            if (event.regardingName == name || event.regardingName.startsWith(name + u'-')) in.events << event;
-        }
-        in.capacity = &m_tracker->model();
-        return diagnose(in);
+        return diagnose((*snapshot)->diagnosisInput(&m_tracker->model(), SeriesLabel));
     }
 
     // Waits for the cause, then checks the sentence carries each part.
