@@ -26,6 +26,7 @@ class ProfileManager;
 }
 namespace Starforge::Job {
 struct JobSnapshot;
+struct JobSpec;
 }
 
 namespace Starforge::Cli {
@@ -91,6 +92,8 @@ private:
     static const QMap<QString, void (CliApplication::*)()> &jobCommands();
     // The one JOB argument of a job command, or fails with the usage.
     std::optional<QString> jobArgument(const QString &usage);
+    // The one SPEC argument, loaded (paths in it relative to its file), or fails saying why.
+    std::optional<Job::JobSpec> specArgument(const QString &usage);
     void profileList();
     void profileShow();
     void profileSet();

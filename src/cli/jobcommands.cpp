@@ -182,6 +182,18 @@ std::optional<QString> CliApplication::jobArgument(const QString &usage)
     return argument;
 }
 
+std::optional<Job::JobSpec> CliApplication::specArgument(const QString &usage)
+{
+    const auto path = jobArgument(usage);
+    if (!path) return std::nullopt;
+    auto spec = Job::JobSpec::load(*path);
+    if (!spec) {
+        fail(spec.error());
+        return std::nullopt;
+    }
+    return *spec;
+}
+
 void CliApplication::openSession(std::function<void()> then)
 {
     auto open = [this, then](const Config::EffectiveConfig &config) {
@@ -356,13 +368,8 @@ void CliApplication::withOperatorVersion(std::function<void(QVersionNumber)> the
 
 void CliApplication::runManifest()
 {
-    const auto specPath = jobArgument(QStringLiteral("manifest SPEC [--kuberay-version X.Y]"));
-    if (!specPath) return;
-    auto spec = Job::JobSpec::load(*specPath);
-    if (!spec) {
-        fail(spec.error());
-        return;
-    }
+    const auto spec = specArgument(QStringLiteral("manifest SPEC [--kuberay-version X.Y]"));
+    if (!spec) return;
     openSession([this, spec = *spec] { withOperatorVersion([this, spec](const QVersionNumber &version) {
         // The Capsule is built to show its true content address; nothing is uploaded.
         QTemporaryDir work;
@@ -378,7 +385,7 @@ void CliApplication::runManifest()
         input.operatorVersion = version;
         input.capsule.sha256 = QString::fromLatin1(built->sha256);
         if (auto s3 = m_session->bucket()) {
-            auto url = (*s3)->presignedGetUrl(built->objectKey(), std::clamp(m_session->settings.preRunningDeadlineSeconds + 3600, 3600, 7 * 24 * 3600));
+            auto url = (*s3)->presignedGetUrl(built->objectKey(), Job::capsuleUrlLifetimeSeconds(m_session->settings));
             if (!url) {
                 fail(url.error());
                 return;
@@ -400,13 +407,8 @@ void CliApplication::runManifest()
 
 void CliApplication::runSubmit()
 {
-    const auto specPath = jobArgument(QStringLiteral("submit SPEC [--wait] [--json]"));
-    if (!specPath) return;
-    auto spec = Job::JobSpec::load(*specPath);
-    if (!spec) {
-        fail(spec.error());
-        return;
-    }
+    const auto spec = specArgument(QStringLiteral("submit SPEC [--wait] [--json]"));
+    if (!spec) return;
     openSession([this, spec = *spec] { withOperatorVersion([this, spec](const QVersionNumber &version) {
         auto s3 = m_session->bucket();
         if (!s3) {

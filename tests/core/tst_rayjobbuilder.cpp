@@ -230,8 +230,14 @@ private Q_SLOTS:
         QVERIFY(longest);
         QCOMPARE(RayJobBuilder::rayJobName(in.spec, in.jobId).size(), 47);
         admit(*longest);
-        const QString id = RayJobBuilder::newJobId();
-        QVERIFY(QRegularExpression(QStringLiteral("^[a-z0-9]{6}$")).match(id).hasMatch());
+        for (int i = 0; i < 200; ++i) {
+            const QString id = RayJobBuilder::newJobId();
+            QVERIFY2(QRegularExpression(QStringLiteral("^[a-z0-9]{6}$")).match(id).hasMatch() && RayJobBuilder::isJobId(id), qPrintable(id));
+        }
+        // What the CLI and the snapshot take for a job id rather than a RayJob name.
+        for (const char *notAnId : {"", "k2x7p", "k2x7pqq", "a2x7pq", "k2x7p3", "K2X7PQ", "k2x7p-", "k2x7p\xc3\xa9"}) {
+            QVERIFY2(!RayJobBuilder::isJobId(QString::fromUtf8(notAnId)), notAnId);
+        }
     }
 
     void httpOnlyFetchesInAnInitContainer()

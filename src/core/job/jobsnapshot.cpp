@@ -6,7 +6,6 @@
 
 #include <QJsonArray>
 #include <QPointer>
-#include <QRegularExpression>
 
 #include <algorithm>
 #include <memory>
@@ -30,7 +29,7 @@ public:
 
     void start()
     {
-        if (m_request.rayJobName.isEmpty() && looksLikeJobId(m_request.job)) {
+        if (m_request.rayJobName.isEmpty() && RayJobBuilder::isJobId(m_request.job)) {
             m_snapshot.jobId = m_request.job;
             Kube::ApiRequest list;
             list.path = Kube::ResourceKind::rayJobs().path(m_request.ns);
@@ -154,18 +153,24 @@ private:
             finish(*m_error);
             return;
         }
-        std::stable_sort(m_snapshot.events.begin(), m_snapshot.events.end(), [](const QJsonObject &a, const QJsonObject &b) {
-            return Kube::Event::fromJson(a).lastSeen < Kube::Event::fromJson(b).lastSeen;
-        });
+        // Each event's time read once, then ordered.
+        QList<std::pair<QDateTime, QJsonObject>> timed;
+        timed.reserve(m_snapshot.events.size());
+        for (const QJsonObject &e : std::as_const(m_snapshot.events)) timed.append({Kube::Event::fromJson(e).lastSeen, e});
+        std::stable_sort(timed.begin(), timed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        m_snapshot.events.clear();
+        for (auto &[time, e] : timed) m_snapshot.events.append(std::move(e));
         if (!m_request.withSubmitterLog) {
             finish(std::move(m_snapshot));
             return;
         }
-        // The newest submitter pod: a retried submission leaves older ones beside it.
+        // The newest submitter pod: a retried submission leaves older ones beside it (their
+        // names end in random characters, so only the creation time orders them).
         const QJsonObject *submitter = nullptr;
+        auto created = [](const QJsonObject &pod) { return pod[QStringLiteral("metadata")][QStringLiteral("creationTimestamp")].toString(); };
         for (const QJsonObject &pod : std::as_const(m_snapshot.pods)) {
             if (Cluster::PodInfo::fromJson(pod).role() != QLatin1String("submitter")) continue;
-            if (!submitter || Kube::Pod::fromJson(pod).name > Kube::Pod::fromJson(*submitter).name) submitter = &pod;
+            if (!submitter || created(pod) > created(*submitter)) submitter = &pod;   // RFC 3339 UTC sorts as text
         }
         if (!submitter) {
             finish(std::move(m_snapshot));
@@ -200,12 +205,6 @@ private:
 };
 
 } // namespace
-
-bool looksLikeJobId(const QString &text)
-{
-    static const QRegularExpression id(QStringLiteral("^[bcdfghjklmnpqrstvwxz2456789]{6}$"));
-    return id.match(text).hasMatch();
-}
 
 QList<Kube::Event> JobSnapshot::typedEvents() const
 {

@@ -59,7 +59,4 @@ struct SnapshotRequest
 void fetchJobSnapshot(Kube::KubeClient *client, const SnapshotRequest &request, QObject *context,
                       std::function<void(Result<JobSnapshot>)> done);
 
-// True for text shaped like a job id (RayJobBuilder::newJobId).
-bool looksLikeJobId(const QString &text);
-
 } // namespace Starforge::Job

@@ -10,6 +10,8 @@
 #include <QRandomGenerator>
 #include <QRegularExpression>
 
+#include <algorithm>
+
 namespace Starforge::Job {
 
 namespace {
@@ -185,15 +187,23 @@ QString RayJobBuilder::poolResource(const Pool &pool)
     return QStringLiteral("starforge_pool_") + name.replace(QLatin1Char('-'), QLatin1Char('_'));
 }
 
+// Kubernetes' own alphabet for generated names: no vowels, no look-alikes.
+constexpr char JobIdAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+constexpr int JobIdLength = 6;
+
 QString RayJobBuilder::newJobId()
 {
-    // Kubernetes' own alphabet for generated names: no vowels, no look-alikes.
-    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
     QString id;
-    for (int i = 0; i < 6; ++i) {
-        id += QLatin1Char(alphabet[QRandomGenerator::global()->bounded(static_cast<int>(sizeof(alphabet) - 1))]);
+    for (int i = 0; i < JobIdLength; ++i) {
+        id += QLatin1Char(JobIdAlphabet[QRandomGenerator::global()->bounded(static_cast<int>(sizeof(JobIdAlphabet) - 1))]);
     }
     return id;
+}
+
+bool RayJobBuilder::isJobId(const QString &text)
+{
+    return text.size() == JobIdLength
+        && std::all_of(text.cbegin(), text.cend(), [](QChar c) { return QLatin1String(JobIdAlphabet).contains(c); });
 }
 
 Result<QJsonObject> RayJobBuilder::build(const RayJobInput &in)

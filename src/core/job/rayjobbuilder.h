@@ -78,6 +78,8 @@ public:
     // The Ray custom resource that pins work to a pool: "starforge_pool_<name>".
     static QString poolResource(const Pool &pool);
     static QString newJobId();
+    // True for text shaped like newJobId()'s: six characters of its alphabet.
+    static bool isJobId(const QString &text);
     // Where the init container (Cluster::CapsuleInitContainerName, which the diagnosis engine
     // recognises) puts the Capsule on HTTP-only storage, for a file:// working_dir.
     static QString capsuleMountPath() { return QStringLiteral("/starforge-capsule"); }

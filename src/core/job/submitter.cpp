@@ -14,16 +14,10 @@
 
 namespace Starforge::Job {
 
-namespace {
-
-// The Capsule's URL must still work when Ray's pods finally start, which the pre-running
-// deadline bounds; an hour on top covers a slow start. S3 allows at most seven days.
-int presignSeconds(const ClusterSettings &settings)
+int capsuleUrlLifetimeSeconds(const ClusterSettings &settings)
 {
     return std::clamp(settings.preRunningDeadlineSeconds + 3600, 3600, 7 * 24 * 3600);
 }
-
-} // namespace
 
 CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath, const QString &runnerPexPath)
 {
@@ -183,7 +177,7 @@ void Submitter::create(int attempt)
         return;
     }
     if (m_rayJob.isEmpty()) {
-        const auto url = m_s3->presignedGetUrl(m_builder->result()->objectKey(), presignSeconds(m_options.settings));
+        const auto url = m_s3->presignedGetUrl(m_builder->result()->objectKey(), capsuleUrlLifetimeSeconds(m_options.settings));
         if (!url) {
             fail(url.error());
             return;

@@ -47,6 +47,11 @@ namespace Starforge::Job {
 // top-level jobspec.json stay out.
 CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath, const QString &runnerPexPath);
 
+// How long the Capsule's presigned URL lives: it must still work when Ray's pods finally start,
+// which the pre-running deadline bounds; an hour on top covers a slow start. S3 allows at most
+// seven days.
+int capsuleUrlLifetimeSeconds(const ClusterSettings &settings);
+
 struct SubmitOptions
 {
     JobSpec spec;
