@@ -164,26 +164,32 @@ private:
             finish(std::move(m_snapshot));
             return;
         }
-        // The newest submitter pod: a retried submission leaves older ones beside it (their
-        // names end in random characters, so only the creation time orders them).
-        const QJsonObject *submitter = nullptr;
-        auto created = [](const QJsonObject &pod) { return pod[QStringLiteral("metadata")][QStringLiteral("creationTimestamp")].toString(); };
+        // Every submitter pod, oldest first: a retried submission leaves earlier ones beside
+        // it, and the newest may not have started yet while an older one holds the failure.
         for (const QJsonObject &pod : std::as_const(m_snapshot.pods)) {
-            if (Cluster::PodInfo::fromJson(pod).role() != QLatin1String("submitter")) continue;
-            if (!submitter || created(pod) > created(*submitter)) submitter = &pod;   // RFC 3339 UTC sorts as text
+            if (Cluster::PodInfo::fromJson(pod).role() == QLatin1String("submitter")) m_submitters.append(pod);
         }
-        if (!submitter) {
+        auto created = [](const QJsonObject &pod) { return pod[QStringLiteral("metadata")][QStringLiteral("creationTimestamp")].toString(); };
+        std::stable_sort(m_submitters.begin(), m_submitters.end(),
+                         [&created](const QJsonObject &x, const QJsonObject &y) { return created(x) < created(y); });   // RFC 3339 UTC sorts as text
+        readSubmitterLogs();
+    }
+
+    // The tails of the submitter pods' logs, one after another into submitterLog.
+    void readSubmitterLogs()
+    {
+        if (m_submitters.isEmpty()) {
             finish(std::move(m_snapshot));
             return;
         }
         Kube::ApiRequest log;
-        log.path = Kube::ResourceKind::pods().path(m_request.ns, Kube::Pod::fromJson(*submitter).name, QStringLiteral("log"));
+        log.path = Kube::ResourceKind::pods().path(m_request.ns, Kube::Pod::fromJson(m_submitters.takeFirst()).name, QStringLiteral("log"));
         log.query.addQueryItem(QStringLiteral("tailLines"), QString::number(m_request.submitterLogTailLines));
         log.what = QStringLiteral("read the submitter's log");
         m_client->send(log, this, [this](const Kube::ApiResult &result) {
-            // A log that cannot be read yet (the container waits) leaves the tail empty.
-            if (result.ok()) m_snapshot.submitterLog = QString::fromUtf8(result.body);
-            finish(std::move(m_snapshot));
+            // A log that cannot be read yet (the container waits) adds nothing.
+            if (result.ok()) m_snapshot.submitterLog += QString::fromUtf8(result.body);
+            readSubmitterLogs();
         });
     }
 
@@ -200,6 +206,7 @@ private:
     JobSnapshot m_snapshot;
     QString m_clusterName;
     QSet<QString> m_podUids;
+    QList<QJsonObject> m_submitters;   // whose logs are still to be read
     int m_pending = 0;
     std::optional<Error> m_error;
 };

@@ -30,7 +30,7 @@ struct JobSnapshot
     std::optional<QJsonObject> rayCluster;
     QList<QJsonObject> pods;                 // Ray pods (by job id label) and the submitter's
     QList<QJsonObject> events;               // oldest first
-    QString submitterLog;                    // the tail, when fetched
+    QString submitterLog;                    // the submitter pods' log tails, oldest pod first, when fetched
 
     QList<Kube::Event> typedEvents() const;
     Cluster::DiagnosisInput diagnosisInput(const Cluster::CapacityModel *capacity, const QString &seriesLabel) const;
@@ -42,7 +42,7 @@ struct SnapshotRequest
     QString job;                 // a job id (six characters) or a RayJob name
     QString rayJobName;          // when known: read by name, whatever job looks like
     bool withSubmitterLog = false;
-    int submitterLogTailLines = 400;
+    int submitterLogTailLines = 400;         // per submitter pod
 
     static SnapshotRequest of(const QString &ns, const QString &job, bool withSubmitterLog = false)
     {
