@@ -2,7 +2,7 @@
 
 // Everything the cluster holds about one job, read in one go: the RayJob, its RayCluster, the
 // Ray pods and the submitter's pods, the events about any of them (pods that are gone
-// included) and, when asked, the tail of the submitter's (driver's) log. The diagnosis, the
+// included) and, when asked, the tails of the submitter pods' (driver's) logs. The diagnosis, the
 // archive and `starforge-cli status/events/diagnose` all start from it.
 
 #include "core/cluster/diagnosis.h"
