@@ -6,7 +6,7 @@
 # daemon is stopped by its PID afterwards (ceph-osd takes a few seconds) and the directory
 # removed. The exit status is the command's; 1 with the daemons' logs when Ceph cannot start.
 # radosgw is the test server because it verifies SigV4, x-amz-content-sha256 and Content-MD5
-# and implements multipart as S3 does (shared/reference/notes/test-services.md, section 1).
+# and implements multipart as S3 does (docs/s3.md, "Why radosgw").
 # STARFORGE_RADOSGW_MEMSTORE_BYTES caps the OSD's RAM store (default 4 GiB: the benchmark's
 # 1 GiB object plus boto3's copy); memory is only used for what is stored.
 set -eu

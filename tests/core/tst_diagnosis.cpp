@@ -1,7 +1,8 @@
 // The diagnosis engine on fixtures written from the exact scheduler and kubelet texts of
-// reference/notes/kubernetes-api.md §3 (tests/data/diagnosis/*.json, each saying what it
-// expects): every cause, the priority between causes, stale events, pods that are gone, both
-// event shapes, a series no node has beside tainted nodes; the FailedScheduling parser on the regression strings of the notes; the JSON
+// docs/kubernetes-facts.md, "Scheduler messages" and "Kubelet messages" (tests/data/diagnosis/*.json,
+// each saying what it expects): every cause, the priority between causes, stale events, pods that
+// are gone, both event shapes, a series no node has beside tainted nodes; the FailedScheduling
+// parser on the real clusters' regression strings quoted there; the JSON
 // that `diagnose --json` prints.
 
 #include "core/cluster/diagnosis.h"

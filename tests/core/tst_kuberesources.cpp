@@ -1,6 +1,6 @@
 // Typed views over Kubernetes JSON: the upstream round-trip fixtures and real captures (both
 // Event shapes, a Node with GPUs added), GPU requests by kubectl's rules, KubeRay's sample
-// RayJobs with the status shapes of notes/kuberay.md, the submitter Job, and garbage that must
+// RayJobs with the status shapes of docs/kuberay.md, the submitter Job, and garbage that must
 // read as empty rather than crash.
 
 #include "core/kube/quantity.h"
@@ -51,8 +51,8 @@ QJsonObject with(QJsonObject obj, QStringList path, const QJsonValue &value)
 
 constexpr qint64 Gi = qint64(1024) * 1024 * 1024;
 
-// The status of a RayJob that ran on a ready cluster, shaped as notes/kuberay.md §2 describes
-// and as KubeRay v1.7 writes it.
+// The status of a RayJob that ran on a ready cluster, shaped as docs/kuberay.md, "RayJob
+// status", describes and as KubeRay v1.7 writes it.
 const char *const finishedStatus = R"({
     "jobStatus": "SUCCEEDED", "jobDeploymentStatus": "Complete", "jobId": "grpo-7b-x2k9q",
     "rayClusterName": "grpo-7b-bn7vz", "dashboardURL": "grpo-7b-bn7vz-head-svc.team-a.svc.cluster.local:8265",
@@ -274,8 +274,8 @@ private Q_SLOTS:
         QTest::addColumn<bool>("terminal");
         QTest::addColumn<bool>("succeeded");
         QTest::addColumn<bool>("jobStatusTerminal");
-        // notes/kuberay.md §2: terminal is Complete or Failed, plus ValidationFailed in practice;
-        // Complete covers STOPPED; Suspended is parked and Retrying transient.
+        // docs/kuberay.md, "RayJob status": terminal is Complete or Failed, plus ValidationFailed
+        // in practice; Complete covers STOPPED; Suspended is parked and Retrying transient.
         QTest::newRow("new") << QString() << QString() << false << false << false;
         QTest::newRow("initializing") << QStringLiteral("Initializing") << QString() << false << false << false;
         QTest::newRow("waiting") << QStringLiteral("Waiting") << QString() << false << false << false;

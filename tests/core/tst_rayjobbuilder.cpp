@@ -1,6 +1,6 @@
 // RayJob manifests for single-pool, multi-pool, HTTP-only, passthrough-off and corpus jobs:
 // each is admitted by the sandbox's KubeRay v1.7 CRD check with fieldValidation=Strict (so no
-// field is unknown or pruned) and has the shape DESIGN.md asks for. The HTTP-only init
+// field is unknown or pruned) and has the shape docs/design.md asks for. The HTTP-only init
 // container's command is run for real: it fetches, verifies, and interprets nothing in the URL.
 
 #include "core/cluster/diagnosis.h"

@@ -1,4 +1,4 @@
-// The settings table itself: every setting DESIGN.md names is there, defaults validate, keys are
+// The settings table itself: every setting the design names is there, defaults validate, keys are
 // unique, and validate() prefixes messages with the key.
 
 #include "core/config/settingsschema.h"
@@ -17,7 +17,7 @@ class TestSettingsSchema : public QObject
 private Q_SLOTS:
     void everySettingOfTheDesignIsInTheTable()
     {
-        // DESIGN.md is the contract: every FORGE_* it names is a setting.
+        // The product design is the contract: every FORGE_* it names is a setting.
         const QByteArray design = Testing::readAll(QStringLiteral(SF_SOURCE_DIR "/../shared/DESIGN.md"));
         if (design.isEmpty()) {
             // The shared folder is beside a developer's checkout, not in a CI clone; the table is

@@ -94,8 +94,9 @@ bool isPullEvent(const Kube::Event &e)
 }
 
 // The runtime writes these texts, not the kubelet, so they are matched loosely
-// (kubernetes-api.md §3.2): credentials first, since "pull access denied, repository does not
-// exist or may require authorization" is an access problem as often as a missing image.
+// (docs/kubernetes-facts.md, "Kubelet messages"): credentials first, since "pull access denied,
+// repository does not exist or may require authorization" is an access problem as often as a
+// missing image.
 Cause classifyPull(const QString &text)
 {
     const QString t = text.toLower();

@@ -4,7 +4,8 @@
 // asked, what is free, where) and the events that show it. Pure: it reads a job's objects and
 // events as typed views and decides; fetching them is the caller's work.
 //
-// Sources, exactly as the cluster writes them (reference/notes/kubernetes-api.md §3):
+// Sources, exactly as the cluster writes them (docs/kubernetes-facts.md, "Scheduler messages"
+// and "Kubelet messages"):
 //  - the scheduler's FailedScheduling text, on the pod's PodScheduled=False condition and its
 //    FailedScheduling event: "0/5 nodes are available: 2 Insufficient nvidia.com/gpu,
 //    3 node(s) didn't match Pod's node affinity/selector. preemption: ...";

@@ -1,6 +1,6 @@
 #pragma once
 
-// Archives one ended job to the bucket, then deletes its RayJob (DESIGN.md, "Tracking"):
+// Archives one ended job to the bucket, then deletes its RayJob (docs/design.md, "Tracking"):
 //   jobs/<id>/logs/<pod>/<container>.log   every container of the submitter and Ray pods still there
 //   jobs/<id>/events.json                  the events about the job's objects
 //   jobs/<id>/objects.json                 the final RayJob, RayCluster and pods

@@ -1,6 +1,6 @@
 #pragma once
 
-// A job as the user sees it (DESIGN.md, "Tracking"):
+// A job as the user sees it (docs/design.md, "Tracking"):
 //   Submitting -> Pending -> Running -> Succeeded / Failed / Stopped -> Archived.
 // The live states are read off the RayJob's status; Archived means the job's logs, events and
 // final objects are in the bucket under jobs/<id>/ and the RayJob is gone. An archived job

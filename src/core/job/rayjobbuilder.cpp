@@ -147,7 +147,8 @@ struct Shape
     QJsonObject rayStartParams(const Pool &pool) const
     {
         // num-gpus always, so Ray keeps its logical GPUs when passthrough is off; the pool's
-        // resource in the operator's single-quoted JSON form (kuberay.md section 4).
+        // resource in the operator's single-quoted JSON form (docs/kuberay.md, "Head and worker
+        // groups").
         return QJsonObject{{QStringLiteral("num-gpus"), QString::number(pool.gpusPerNode)},
                            {QStringLiteral("resources"),
                             QStringLiteral("'{\"%1\": %2}'").arg(RayJobBuilder::poolResource(pool)).arg(pool.gpusPerNode)}};

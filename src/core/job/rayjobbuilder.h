@@ -1,6 +1,6 @@
 #pragma once
 
-// The RayJob for a JobSpec and its uploaded Capsule (DESIGN.md, "The submit path", step 4;
+// The RayJob for a JobSpec and its uploaded Capsule (docs/design.md, "The submit path", step 4;
 // docs/jobspec.md maps every field). Pure: the same input gives the same object, so the
 // wizard's review page, `starforge-cli manifest` and the submitter show and send one thing.
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Submits one JobSpec, the submit path of DESIGN.md in one direction: validate -> build the
+// Submits one JobSpec, the submit path of docs/design.md in one direction: validate -> build the
 // Capsule -> HEAD it in the bucket (content address: an unchanged tree uploads nothing) ->
 // multipart upload -> presign a GET that outlives the pre-running deadline -> create the
 // RayJob.

@@ -2,7 +2,7 @@
 
 // Which KubeRay operator the cluster runs, read from its rayjobs.ray.io CustomResourceDefinition.
 // Each release added a RayJob field the app cares about, so the newest one the served ray.io/v1
-// schema has names the release (kuberay.md, "Version differences"):
+// schema has names the release (docs/kuberay.md, "Version differences"):
 //   status.jobStatusCheckFailureStartTime → 1.7, spec.preRunningDeadlineSeconds → 1.6,
 //   spec.deletionStrategy → 1.5, none of them → 1.4 (or older).
 // CRDs are cluster-scoped: reading one needs `get` on customresourcedefinitions

@@ -3,7 +3,7 @@
 // What the token may do, checked at connect with SelfSubjectAccessReviews (which every
 // authenticated user may create), and turned into features the user cannot use and why:
 // "Capacity heatmap: cannot list nodes at the cluster scope". One review per permission a
-// feature needs (kubernetes-api.md section 7), sent in parallel.
+// feature needs (docs/kubernetes-facts.md, "Permissions"), sent in parallel.
 
 #include "core/kube/apierror.h"
 
