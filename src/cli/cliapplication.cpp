@@ -1,63 +1,73 @@
 #include "cli/cliapplication.h"
 
-#include "cli/clustersession.h"
+#include "cli/commands/commands.h"
 #include "cli/output.h"
-#include "core/config/profilemanager.h"
-#include "core/config/settingsschema.h"
 #include "core/logging/logging.h"
-#include "core/secrets/secretstore.h"
 
-#include <QCoreApplication>
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QTimer>
-
-#include <cerrno>
-#include <csignal>
 
 namespace Starforge::Cli {
 
 namespace {
 
-using Command = void (CliApplication::*)();
+// The one dispatch table: a command path (one or two words) and the factory of its command.
+struct CommandEntry
+{
+    const char *path;
+    CommandFactory make;
+};
+
+constexpr CommandEntry Commands[] = {
+    {"profile list", makeProfileListCommand},
+    {"profile show", makeProfileShowCommand},
+    {"profile set", makeProfileSetCommand},
+    {"profile import-kubeconfig", makeProfileImportCommand},
+    {"profile use", makeProfileUseCommand},
+    {"profile rename", makeProfileRenameCommand},
+    {"profile duplicate", makeProfileDuplicateCommand},
+    {"profile delete", makeProfileDeleteCommand},
+    {"capsule build", makeCapsuleBuildCommand},
+    {"settings", makeSettingsCommand},
+    {"manifest", makeManifestCommand},
+    {"submit", makeSubmitCommand},
+    {"jobs", makeJobsCommand},
+    {"status", makeStatusCommand},
+    {"events", makeEventsCommand},
+    {"diagnose", makeDiagnoseCommand},
+    {"logs", makeLogsCommand},
+    {"capacity", makeCapacityCommand},
+    {"stop", makeStopCommand},
+    {"delete", makeDeleteCommand},
+    {"history", makeHistoryCommand},
+};
+
+// The entry for the positionals: the two-word path first ("profile list"), then one word.
+const CommandEntry *findCommand(const QStringList &positionals)
+{
+    const QString two = positionals.mid(0, 2).join(u' ');
+    for (const CommandEntry &entry : Commands) {
+        if (two == QLatin1String(entry.path)) return &entry;
+    }
+    for (const CommandEntry &entry : Commands) {
+        if (!QLatin1String(entry.path).contains(u' ') && positionals.value(0) == QLatin1String(entry.path)) return &entry;
+    }
+    return nullptr;
+}
+
+// The words under a group ("profile": list, show, …), or the top-level words.
+QStringList wordsUnder(const QString &group)
+{
+    QStringList words;
+    for (const CommandEntry &entry : Commands) {
+        const QString path = QLatin1String(entry.path);
+        const QString word = group.isEmpty() ? path.section(u' ', 0, 0) : (path.startsWith(group + u' ') ? path.section(u' ', 1, 1) : QString());
+        if (!word.isEmpty() && !words.contains(word)) words << word;
+    }
+    return words;
+}
 
 } // namespace
-
-// Declared where it is used (jobcommands.cpp, clustercommands.cpp) as well.
-QString stoppedSandbox(const QString &connectionFile);
-
-// Why the sandbox behind a connection file cannot answer: it stopped (it removes its file then)
-// or was killed (the pid it wrote is gone). Empty when it may still run, or for a profile. A
-// refused connection alone does not tell the user that the sandbox is the thing to restart.
-QString stoppedSandbox(const QString &connectionFile)
-{
-    if (connectionFile.isEmpty()) {
-        return {};
-    }
-    QFile file(connectionFile);
-    if (!file.open(QIODevice::ReadOnly)) {
-        return QStringLiteral("The starforge-sandbox that wrote %1 has stopped: start it again.").arg(connectionFile);
-    }
-    const qint64 pid = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("pid")).toInteger();
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-        return QStringLiteral("The starforge-sandbox that wrote %1 (pid %2) is not running any more: start it again.").arg(connectionFile).arg(pid);
-    }
-    return {};
-}
-
-const QMap<QString, void (CliApplication::*)()> &CliApplication::jobCommands()
-{
-    static const QMap<QString, Command> commands{
-        {QStringLiteral("manifest"), &CliApplication::runManifest}, {QStringLiteral("submit"), &CliApplication::runSubmit},
-        {QStringLiteral("jobs"), &CliApplication::runJobs},         {QStringLiteral("status"), &CliApplication::runStatus},
-        {QStringLiteral("events"), &CliApplication::runEvents},     {QStringLiteral("diagnose"), &CliApplication::runDiagnose},
-        {QStringLiteral("logs"), &CliApplication::runLogs},         {QStringLiteral("capacity"), &CliApplication::runCapacity},
-        {QStringLiteral("stop"), &CliApplication::runStop},         {QStringLiteral("delete"), &CliApplication::runDelete},
-        {QStringLiteral("history"), &CliApplication::runHistory}};
-    return commands;
-}
 
 CliApplication::CliApplication(QStringList arguments, QProcessEnvironment environment, Secrets::SecretStore *secrets,
                                QTextStream &out, QTextStream &err, QObject *parent)
@@ -72,6 +82,13 @@ CliApplication::CliApplication(QStringList arguments, QProcessEnvironment enviro
 
 CliApplication::~CliApplication() = default;
 
+QStringList CliApplication::commandNames()
+{
+    QStringList names;
+    for (const CommandEntry &entry : Commands) names << QLatin1String(entry.path);
+    return names;
+}
+
 void CliApplication::finish(int exitCode)
 {
     if (m_finished) {
@@ -84,93 +101,70 @@ void CliApplication::finish(int exitCode)
     QTimer::singleShot(0, this, [this, exitCode] { Q_EMIT finished(exitCode); });
 }
 
-int CliApplication::exitCodeFor(const Error &error)
+void CliApplication::failEarly(const Error &error, bool json)
 {
-    return error.code == Error::Code::Internal ? InternalError : UserError;
-}
-
-void CliApplication::fail(const Error &error)
-{
-    QString message = error.message;
-    if (error.code == Error::Code::Unavailable) {
-        if (const QString stopped = stoppedSandbox(m_args.value(QStringLiteral("connection-file"))); !stopped.isEmpty()) {
-            message += u' ' + stopped;
-        }
-    }
-    if (m_args.flag(QStringLiteral("json"))) {
-        QJsonObject object{{QStringLiteral("error"), Logging::redact(message)}};
-        printJson(m_err, object);
+    if (json) {
+        printJson(m_err, QJsonObject{{QStringLiteral("error"), Logging::redact(error.message)}});
     } else {
-        m_err << "starforge-cli: " << Logging::redact(message) << Qt::endl;
+        m_err << "starforge-cli: " << Logging::redact(error.message) << Qt::endl;
     }
-    finish(exitCodeFor(error));
-}
-
-QString CliApplication::selectedProfile() const
-{
-    if (m_args.values.contains(QStringLiteral("profile"))) {
-        return m_args.value(QStringLiteral("profile"));
-    }
-    const QString fromEnv = m_environment.value(QStringLiteral("STARFORGE_PROFILE"));
-    if (!fromEnv.isEmpty()) {
-        return fromEnv;
-    }
-    return m_store ? m_store->activeProfile() : QString();
-}
-
-Result<void> CliApplication::loadStore()
-{
-    QString path = m_args.value(QStringLiteral("config"));
-    if (path.isEmpty()) {
-        path = m_environment.value(QStringLiteral("STARFORGE_CONFIG_FILE"));
-    }
-    if (path.isEmpty()) {
-        path = Config::ProfileStore::defaultFilePath();
-    }
-    m_store = std::make_unique<Config::ProfileStore>(path);
-    auto loaded = m_store->load();
-    if (!loaded) {
-        return loaded.error();
-    }
-    m_migration = *loaded;
-    for (const QString &note : std::as_const(m_migration.notes)) {
-        m_err << "starforge-cli: note: " << note << Qt::endl;
-    }
-    m_profiles = std::make_unique<Config::ProfileManager>(m_store.get(), m_secrets);
-    return {};
+    finish(error.code == Error::Code::Internal ? InternalError : UserError);
 }
 
 void CliApplication::start()
 {
     auto parsed = Arguments::parse(m_rawArguments);
     if (!parsed) {
-        fail(parsed.error());
+        failEarly(parsed.error(), m_rawArguments.contains(QStringLiteral("--json")));
         return;
     }
-    m_args = *parsed;
-    if (m_args.flag(QStringLiteral("version"))) {
+    const Arguments &args = *parsed;
+    if (args.flag(QStringLiteral("version"))) {
         m_out << "starforge-cli " << QStringLiteral(STARFORGE_VERSION) << Qt::endl;
         finish(Ok);
         return;
     }
-    if (m_args.flag(QStringLiteral("help")) || m_args.positionals.isEmpty()) {
+    if (args.flag(QStringLiteral("help")) || args.positionals.isEmpty()) {
         printUsage();
-        finish(m_args.positionals.isEmpty() && !m_args.flag(QStringLiteral("help")) ? UserError : Ok);
+        finish(args.positionals.isEmpty() && !args.flag(QStringLiteral("help")) ? UserError : Ok);
         return;
     }
-    const QString command = m_args.positionals.first();
-    if (command == u"settings") {
-        runSettings();
-    } else if (command == u"profile") {
-        runProfile();
-    } else if (command == u"capsule") {
-        runCapsule();
-    } else if (const auto job = jobCommands().constFind(command); job != jobCommands().cend()) {
-        (this->*job.value())();
-    } else {
-        fail(Error::invalid(QStringLiteral("unknown command '%1'; commands: profile, settings, capsule, %2 (see --help)")
-                                .arg(command, jobCommands().keys().join(QStringLiteral(", ")))));
+    const CommandEntry *entry = findCommand(args.positionals);
+    if (!entry) {
+        const QString first = args.positionals.first();
+        const QStringList sub = wordsUnder(first);
+        const bool json = args.flag(QStringLiteral("json"));
+        if (!sub.isEmpty()) {
+            const QString given = args.positionals.value(1);
+            failEarly(Error::invalid(given.isEmpty() ? QStringLiteral("%1 needs a subcommand: %2").arg(first, sub.join(QStringLiteral(", ")))
+                                                     : QStringLiteral("unknown subcommand '%1 %2'; use %3").arg(first, given, sub.join(QStringLiteral(", ")))),
+                      json);
+        } else {
+            failEarly(Error::invalid(QStringLiteral("unknown command '%1'; commands: %2 (see --help)").arg(first, wordsUnder({}).join(QStringLiteral(", ")))), json);
+        }
+        return;
     }
+    CommandContext context;
+    context.args = args;
+    context.environment = m_environment;
+    context.secrets = m_secrets;
+    context.out = &m_out;
+    context.err = &m_err;
+    m_command = entry->make(context);
+    connect(m_command.get(), &Command::finished, this, [this](int exitCode) { finish(exitCode); });
+    m_command->run();
+}
+
+void CliApplication::interrupt()
+{
+    if (m_finished) {
+        return;
+    }
+    if (!m_command) {
+        finish(Interrupted);
+        return;
+    }
+    m_command->interrupt();
 }
 
 void CliApplication::printUsage()
@@ -219,85 +213,5 @@ void CliApplication::printUsage()
         "130 interrupted (Ctrl-C cancels a submission in progress and removes what it made).\n");
 }
 
-void CliApplication::runSettings()
-{
-    const auto &table = Config::SettingsSchema::all();
-    if (m_args.flag(QStringLiteral("json"))) {
-        QJsonArray array;
-        for (const auto &d : table) {
-            array.append(QJsonObject{{QStringLiteral("key"), d.key},
-                                     {QStringLiteral("type"), Config::SettingsSchema::typeName(d.type)},
-                                     {QStringLiteral("default"), d.defaultValue},
-                                     {QStringLiteral("group"), d.group},
-                                     {QStringLiteral("secret"), d.isSecret()},
-                                     {QStringLiteral("help"), d.help}});
-        }
-        printJson(m_out, array);
-    } else if (m_args.flag(QStringLiteral("markdown"))) {
-        QString group;
-        for (const auto &d : table) {
-            if (d.group != group) {
-                group = d.group;
-                m_out << "\n## " << group << "\n\n"
-                      << "| Setting (environment variable) | Type | Default | Meaning |\n"
-                      << "|---|---|---|---|\n";
-            }
-            QString help = d.help;
-            help.replace(u'|', QStringLiteral("\\|"));
-            m_out << "| `" << d.key << "` | " << Config::SettingsSchema::typeName(d.type) << " | "
-                  << (d.defaultValue.isEmpty() ? QStringLiteral("(none)") : u'`' + d.defaultValue + u'`') << " | " << help << " |\n";
-        }
-    } else {
-        QList<QStringList> rows;
-        for (const auto &d : table) {
-            rows.append({d.key, Config::SettingsSchema::typeName(d.type), d.defaultValue.isEmpty() ? QStringLiteral("-") : d.defaultValue});
-        }
-        m_out << formatTable({QStringLiteral("SETTING"), QStringLiteral("TYPE"), QStringLiteral("DEFAULT")}, rows);
-    }
-    finish(Ok);
-}
-
-void CliApplication::runProfile()
-{
-    if (auto loaded = loadStore(); !loaded) {
-        fail(loaded.error());
-        return;
-    }
-    const QString sub = m_args.positionals.value(1);
-    std::function<void()> command;
-    if (sub == u"list") {
-        command = [this] { profileList(); };
-    } else if (sub == u"show") {
-        command = [this] { profileShow(); };
-    } else if (sub == u"set") {
-        command = [this] { profileSet(); };
-    } else if (sub == u"import-kubeconfig") {
-        command = [this] { profileImportKubeconfig(); };
-    } else if (sub == u"delete") {
-        command = [this] { profileDelete(); };
-    } else if (sub == u"use") {
-        command = [this] { profileUse(); };
-    } else if (sub == u"rename") {
-        command = [this] { profileRename(); };
-    } else if (sub == u"duplicate") {
-        command = [this] { profileDuplicate(); };
-    } else {
-        fail(Error::invalid(sub.isEmpty() ? QStringLiteral("profile needs a subcommand: list, show, set, import-kubeconfig, use, rename, duplicate, delete")
-                                          : QStringLiteral("unknown subcommand 'profile %1'; use list, show, set, import-kubeconfig, use, rename, duplicate or delete").arg(sub)));
-        return;
-    }
-    // A hand-written or older file is brought up to date first (secrets into the keychain).
-    m_profiles->moveMigratedSecrets(m_migration, this, [this, command](Result<void> moved) {
-        if (!moved) {
-            fail(moved.error());
-            return;
-        }
-        if (!m_migration.secretsToMove.isEmpty()) {
-            m_err << "starforge-cli: note: moved " << m_migration.secretsToMove.size()
-                  << " secret(s) from the settings file into the keychain" << Qt::endl;
-        }
-        command();
-    });
-}
 
 } // namespace Starforge::Cli

@@ -1,5 +1,9 @@
 #include "cli/output.h"
 
+#include "core/job/jobrecord.h"
+#include "core/kube/kubeclient.h"
+#include "core/kube/resources.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -69,6 +73,53 @@ QString formatAge(qint64 seconds)
         return QStringLiteral("%1h%2m").arg(seconds / 3600).arg((seconds % 3600) / 60, 2, 10, QLatin1Char('0'));
     }
     return QStringLiteral("%1d%2h").arg(seconds / 86400).arg((seconds % 86400) / 3600, 2, 10, QLatin1Char('0'));
+}
+
+qint64 ageOf(const QDateTime &time)
+{
+    return time.isValid() ? time.secsTo(QDateTime::currentDateTimeUtc()) : -1;
+}
+
+QString oneLine(QString text, qsizetype max)
+{
+    text.replace(u'\n', u' ');
+    return text.size() > max ? text.left(max - 1) + QChar(0x2026) : text;
+}
+
+Result<QJsonArray> listItems(const Kube::ApiResult &result, const QString &what)
+{
+    if (!result.ok()) {
+        return result.error->toError();
+    }
+    const QJsonValue items = result.json().value(QStringLiteral("items"));
+    if (items.isArray() || items.isNull()) {
+        return items.toArray();
+    }
+    return Error::invalid(QStringLiteral("Could not %1: the server's answer is not a Kubernetes list. Is FORGE_K8S_API_SERVER the cluster's API server?").arg(what));
+}
+
+QJsonObject recordSummary(const Job::JobRecord &record)
+{
+    return QJsonObject{{QStringLiteral("id"), record.id},
+                       {QStringLiteral("name"), record.rayJobName},
+                       {QStringLiteral("state"), Job::jobStateName(record.state)},
+                       {QStringLiteral("archived"), record.archived},
+                       {QStringLiteral("reason"), record.reason},
+                       {QStringLiteral("message"), record.message},
+                       {QStringLiteral("cause"), record.cause},
+                       {QStringLiteral("endedAt"), record.ended.isValid() ? record.ended.toUTC().toString(Qt::ISODate) : QString()},
+                       {QStringLiteral("lost"), QJsonArray::fromStringList(record.lost)}};
+}
+
+QStringList eventHeader()
+{
+    return {QStringLiteral("LAST SEEN"), QStringLiteral("TYPE"), QStringLiteral("REASON"), QStringLiteral("OBJECT"), QStringLiteral("MESSAGE")};
+}
+
+QStringList eventRow(const Kube::Event &e)
+{
+    return {formatAge(ageOf(e.lastSeen)), e.type, e.reason, e.regardingKind + u'/' + e.regardingName,
+            oneLine(e.message, 160) + (e.count > 1 ? QStringLiteral(" (x%1)").arg(e.count) : QString())};
 }
 
 } // namespace Starforge::Cli

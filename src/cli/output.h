@@ -2,12 +2,16 @@
 
 // Printing for starforge-cli: aligned text tables for people, JSON for scripts.
 
+#include <QDateTime>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QList>
 #include <QString>
 #include <QStringList>
 #include <QTextStream>
+
+#include "core/util/result.h"
 
 namespace Starforge::Cli {
 
@@ -20,5 +24,31 @@ void printJsonLine(QTextStream &out, const QJsonObject &object);
 
 // "3m12s", "2h05m", "4d03h" for a span in seconds; "-" when negative or unknown.
 QString formatAge(qint64 seconds);
+
+// Seconds from time until now; -1 when time is not valid (formatAge prints "-").
+qint64 ageOf(const QDateTime &time);
+// text on one line, cut at max characters with an ellipsis.
+QString oneLine(QString text, qsizetype max = 100);
+
+} // namespace Starforge::Cli
+
+namespace Starforge::Kube {
+struct ApiResult;
+struct Event;
+}
+namespace Starforge::Job {
+struct JobRecord;
+}
+
+namespace Starforge::Cli {
+
+// The items of a list reply. A 200 whose body is not a Kubernetes list (a proxy's login page,
+// FORGE_K8S_API_SERVER pointing at some other web server) would otherwise read as "no jobs".
+Result<QJsonArray> listItems(const Kube::ApiResult &result, const QString &what);
+// The short JSON of a job's outcome that `submit --wait` and `stop` print.
+QJsonObject recordSummary(const Job::JobRecord &record);
+// LAST SEEN, TYPE, REASON, OBJECT, MESSAGE
+QStringList eventHeader();
+QStringList eventRow(const Kube::Event &event);
 
 } // namespace Starforge::Cli

@@ -1,6 +1,7 @@
 #include "gui/jobspanel.h"
 
 #include "core/job/tracker.h"
+#include "core/session/session.h"
 #include "gui/jobdetailsdialog.h"
 #include "gui/jobsfiltermodel.h"
 #include "gui/userprompts.h"
@@ -144,7 +145,15 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     });
     connect(m_view, &QTableView::doubleClicked, this, &JobsPanel::showDetails);
     connect(m_view, &QWidget::customContextMenuRequested, this, &JobsPanel::showContextMenu);
-    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &JobsPanel::updateActions);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        updateActions();
+        const auto job = selectedJob();
+        const QString id = job ? job->id : QString();
+        if (id != m_selectedJob) {
+            m_selectedJob = id;
+            Q_EMIT selectedJobChanged(id);
+        }
+    });
     // A row's state changes under the selection (Running -> Archived): Stop follows.
     connect(m_proxy, &QAbstractItemModel::dataChanged, this, &JobsPanel::updateActions);
     for (auto signal : { &QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved }) {
@@ -167,6 +176,66 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
 }
 
 JobsPanel::~JobsPanel() = default;
+
+void JobsPanel::setSession(Session *session)
+{
+    if (m_session) disconnect(m_session, nullptr, this, nullptr);
+    m_session = session;
+    if (m_session) {
+        connect(m_session, &Session::partsChanged, this, &JobsPanel::syncWithSession);
+        connect(m_session, &Session::partsAboutToBeRemoved, this, [this] {
+            m_model->setTracker(nullptr);
+            m_model->setHistoryStore(nullptr);
+        });
+        connect(m_session, &Session::stateChanged, this, &JobsPanel::syncWithSession);
+        connect(m_session, &Session::featuresChanged, this, &JobsPanel::syncWithSession);
+        connect(m_session, &QObject::destroyed, this, [this] { m_session = nullptr; });
+    }
+    syncWithSession();
+}
+
+QString JobsPanel::sessionPlaceholder() const
+{
+    if (!m_session) return tr("Jobs appear here once the window is connected to a cluster.");
+    switch (m_session->state()) {
+    case Session::State::Connecting:
+        return tr("Connecting…");
+    case Session::State::Reconnecting:
+        return tr("Reconnecting…");
+    case Session::State::Disconnected:
+        return tr("Jobs appear here once the window is connected to a cluster (the status bar says why it is not).");
+    case Session::State::Connected:
+    case Session::State::Degraded:
+    case Session::State::Lost:
+        break;
+    }
+    // Up (or briefly lost) without a bucket: tracking and history need one.
+    const auto bucket = m_session->bucket();
+    return tr("Job tracking and history need the profile's object storage. Set FORGE_S3_ENDPOINT, FORGE_S3_BUCKET, "
+              "FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY in File › Connection Profiles (the keys are kept in the "
+              "keychain), or in the environment.\n\n%1")
+        .arg(bucket ? QString() : bucket.error().message);
+}
+
+void JobsPanel::syncWithSession()
+{
+    const bool up = m_session && (m_session->isUp() || m_session->state() == Session::State::Lost);
+    S3::S3Client *s3 = up ? m_session->s3() : nullptr;
+    if (!s3) {
+        if (m_model->tracker() || m_model->historyStore() || m_message->text() != sessionPlaceholder()) setMessage(sessionPlaceholder());
+        return;
+    }
+    if (m_model->historyStore() != s3) setHistoryStore(s3);
+    Job::JobTracker *tracker = m_session->jobs();
+    if (m_model->tracker() != tracker) {
+        setTracker(tracker);
+        if (tracker) {
+            connect(tracker, &Job::JobTracker::archiveFailed, this, [this](const QString &id, const QString &message) {
+                Q_EMIT statusMessage(tr("Could not archive job %1 (its RayJob is kept; trying again later): %2").arg(id, message));
+            });
+        }
+    }
+}
 
 void JobsPanel::setMessage(const QString &text)
 {

@@ -3,8 +3,9 @@
 // The Jobs dock: the current and archived jobs of the connected cluster (JobsModel through
 // JobsFilterModel) in a table, with a filter box, a state filter, Stop (live jobs, after a
 // confirmation) and Refresh history in a toolbar and a context menu, and a job's details on
-// double-click. Until it has a bucket to read (not connected, no S3 settings) it shows a
-// sentence saying why instead.
+// double-click. It follows a core Session: the session's bucket gives the history and its
+// JobTracker the live jobs, taken again whenever the session rebuilds them. Until it has a
+// bucket to read (not connected, no S3 settings) it shows a sentence saying why instead.
 
 #include "core/job/jobrecord.h"
 
@@ -19,6 +20,9 @@ class QLineEdit;
 class QStackedWidget;
 class QTableView;
 
+namespace Starforge {
+class Session;
+}
 namespace Starforge::Job {
 class JobTracker;
 }
@@ -40,6 +44,9 @@ class JobsPanel final : public QWidget
 public:
     explicit JobsPanel(UserPrompts *prompts, QWidget *parent = nullptr);
     ~JobsPanel() override;
+
+    // Follows session (its bucket, its job tracker and its state) from now on; nullptr: none.
+    void setSession(Session *session);
 
     // Shows text in place of the table and lets go of the tracker and the bucket.
     void setMessage(const QString &text);
@@ -64,12 +71,16 @@ public:
 Q_SIGNALS:
     // Outcomes and errors for the status bar.
     void statusMessage(const QString &text);
+    // The job the panels that follow one job (timeline, logs) show; empty: none selected.
+    void selectedJobChanged(const QString &jobId);
 
 private:
     void showDetails(const QModelIndex &proxyIndex);
     void showContextMenu(const QPoint &pos);
     void updateActions();
     void updateSummary();
+    void syncWithSession();
+    QString sessionPlaceholder() const;
 
     UserPrompts *m_prompts;
     Models::JobsModel *m_model;
@@ -84,6 +95,8 @@ private:
     QAction *m_refreshAction;
     QAction *m_detailsAction;
     QAction *m_copyIdAction;
+    Session *m_session = nullptr;
+    QString m_selectedJob;
 };
 
 } // namespace Starforge::Gui

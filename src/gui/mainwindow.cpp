@@ -2,12 +2,8 @@
 
 #include "core/config/effectiveconfig.h"
 #include "core/config/profilemanager.h"
-#include "core/job/rayjobbuilder.h"
 #include "core/job/tracker.h"
-#include "core/kube/clusterconnection.h"
-#include "core/kube/operatorprobe.h"
-#include "core/s3/s3client.h"
-#include "core/secrets/secretstore.h"
+#include "core/session/session.h"
 #include "gui/jobspanel.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
@@ -36,7 +32,7 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     , m_connectionStatus(new QLabel(this))
     , m_tlsWarning(new QLabel(this))
     , m_setupButton(new QPushButton(tr("Set up a connection…"), this))
-    , m_connection(new Kube::ClusterConnection(this))
+    , m_session(new Session(manager->secrets(), m_environment, SessionOptions{}, this))
 {
     m_ui->setupUi(this);
     setWindowIcon(QIcon(QStringLiteral(":/starforge/starforge.svg")));
@@ -82,14 +78,10 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
             reconnect();
         }
     });
-    connect(m_connection, &Kube::ClusterConnection::stateChanged, this, [this](Kube::ClusterConnection::State state) {
-        refreshStatus();
-        if (state == Kube::ClusterConnection::State::Connected) {
-            startJobs();
-        } else {
-            stopJobs(jobsPlaceholder());
-        }
-    });
+    connect(m_session, &Session::stateChanged, this, &MainWindow::refreshStatus);
+    connect(m_session, &Session::featuresChanged, this, &MainWindow::refreshStatus);
+    connect(m_session, &Session::notice, this, &MainWindow::showJobsMessage);
+    m_jobsPanel->setSession(m_session);
     connect(m_jobsPanel, &JobsPanel::statusMessage, this, &MainWindow::showJobsMessage);
     connect(m_profileCombo, &QComboBox::activated, this, [this](int index) {
         const QString name = m_profileCombo->itemData(index).toString();
@@ -108,8 +100,14 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
 
 MainWindow::~MainWindow()
 {
-    // Before the connection's client goes: the tracker and the probe use it.
-    stopJobs({});
+    // The panels let go of the session's parts before the session tears them down.
+    m_jobsPanel->setSession(nullptr);
+    m_session->close();
+}
+
+Job::JobTracker *MainWindow::jobTracker() const
+{
+    return m_session->jobs();
 }
 
 QDockWidget *MainWindow::addPanelDock(const QString &objectName, const QString &title, const QString &emptyText, Qt::DockWidgetArea area)
@@ -191,40 +189,17 @@ QString MainWindow::settingsProblem() const
 QString MainWindow::connectionStateText() const
 {
     const QString problem = settingsProblem();
-    return problem.isEmpty() ? m_connection->statusText() : problem;
+    return problem.isEmpty() ? m_session->statusText() : problem;
 }
 
 void MainWindow::reconnect()
 {
-    const quint64 generation = ++m_connectGeneration;
-    const QString active = m_manager->store().activeProfile();
-    // The tracker and the probe use the connection's client, which the calls below replace.
-    stopJobs(tr("Connecting…"));
-    m_config.reset();
     if (!settingsProblem().isEmpty()) {
-        m_connection->disconnectFromCluster();
+        m_session->close();
         return;
     }
-    // The token lives in the keychain: read it, then connect with the settings in force.
-    m_connection->prepare(Config::EffectiveConfig::resolve(m_manager->store().profile(active), m_environment)
-                              .value(QStringLiteral("FORGE_K8S_API_SERVER")));
-    m_manager->secrets()->readAll(active, this, [this, generation, active](Result<QMap<QString, QString>> secrets) {
-        if (generation != m_connectGeneration) {
-            return;
-        }
-        if (!secrets) {
-            m_connection->fail(secrets.error().message);
-            return;
-        }
-        const auto config = Config::EffectiveConfig::resolve(m_manager->store().profile(active), m_environment, *secrets);
-        auto client = Kube::ClientConfig::fromSettings(config);
-        if (!client) {
-            m_connection->fail(client.error().message);
-            return;
-        }
-        m_config = config;
-        m_connection->connectTo(*client);
-    });
+    // The session reads the token from the keychain, then connects with the settings in force.
+    m_session->open(SessionSource::ofProfile(*m_manager->store().profile(m_manager->store().activeProfile())));
 }
 
 void MainWindow::refreshStatus()
@@ -246,7 +221,7 @@ void MainWindow::refreshStatus()
     m_setupButton->setText(none ? tr("Set up a connection…") : tr("Connection profiles…"));
     // Connected, the panels are the content (the status bar keeps the connection's sentence);
     // otherwise the welcome says what to do next.
-    const bool connected = m_connection->state() == Kube::ClusterConnection::State::Connected;
+    const bool connected = m_session->isUp() || m_session->state() == Session::State::Lost;
     if (connected && !m_ui->centralWidget->isHidden() && !m_jobsDockWidened) {
         // The first time the panels take the whole width, most of it goes to the jobs table;
         // after that the user's own arrangement stays.
@@ -256,80 +231,6 @@ void MainWindow::refreshStatus()
         }
     }
     m_ui->centralWidget->setVisible(!connected);
-}
-
-QString MainWindow::jobsPlaceholder() const
-{
-    switch (m_connection->state()) {
-    case Kube::ClusterConnection::State::Connecting:
-        return tr("Connecting…");
-    case Kube::ClusterConnection::State::Connected:
-        return {};
-    case Kube::ClusterConnection::State::Disconnected:
-    case Kube::ClusterConnection::State::Failed:
-        break;
-    }
-    return tr("Jobs appear here once the window is connected to a cluster (the status bar says why it is not).");
-}
-
-void MainWindow::startJobs()
-{
-    if (m_s3 || !m_config || !m_connection->client()) {
-        return;
-    }
-    // Tracking needs the bucket: ended jobs are archived there, and the history is read from it.
-    auto s3 = S3::ClientConfig::fromEffectiveConfig(*m_config);
-    if (!s3) {
-        m_jobsPanel->setMessage(tr("Job tracking and history need the profile's object storage. Set FORGE_S3_ENDPOINT, FORGE_S3_BUCKET, "
-                                   "FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY in File › Connection Profiles (the keys are kept in the "
-                                   "keychain), or in the environment.\n\n%1")
-                                    .arg(s3.error().message));
-        return;
-    }
-    m_s3 = std::make_unique<S3::S3Client>(*s3);
-    m_jobsPanel->setHistoryStore(m_s3.get());
-    // Whether the operator enforces the pre-running deadline decides the tracker's own timing.
-    m_probe = std::make_unique<Kube::OperatorProbe>(m_connection->client());
-    connect(m_probe.get(), &Kube::OperatorProbe::finished, this, &MainWindow::startTracker);
-    m_probe->start();
-}
-
-void MainWindow::startTracker(const Kube::OperatorVersion &found)
-{
-    using Outcome = Kube::OperatorVersion::Outcome;
-    if (m_tracker || !m_s3 || !m_config) {
-        return;
-    }
-    if (found.outcome == Outcome::NotInstalled || found.outcome == Outcome::Unsupported) {
-        // No RayJobs to follow; the history still shows.
-        showJobsMessage(tr("Live jobs are not followed: %1").arg(found.message));
-        return;
-    }
-    if (found.outcome != Outcome::Detected) {
-        showJobsMessage(tr("%1 Starforge enforces the pre-running deadline itself.").arg(found.message));
-    }
-    const auto settings = Job::ClusterSettings::fromConfig(*m_config);
-    Job::TrackerOptions options;
-    options.ns = settings.ns;
-    options.preRunningDeadlineSeconds = settings.preRunningDeadlineSeconds;
-    options.operatorEnforcesDeadline = found.hasPreRunningDeadline();
-    options.seriesLabel = settings.gpuNodeLabel;
-    m_tracker = std::make_unique<Job::JobTracker>(m_connection->client(), m_s3.get(), options);
-    connect(m_tracker.get(), &Job::JobTracker::archiveFailed, this, [this](const QString &id, const QString &message) {
-        showJobsMessage(tr("Could not archive job %1 (its RayJob is kept; trying again later): %2").arg(id, message));
-    });
-    m_jobsPanel->setTracker(m_tracker.get());
-    m_tracker->start();
-}
-
-void MainWindow::stopJobs(const QString &why)
-{
-    if (m_jobsPanel) {
-        m_jobsPanel->setMessage(why);
-    }
-    m_tracker.reset();
-    m_probe.reset();
-    m_s3.reset();
 }
 
 void MainWindow::showJobsMessage(const QString &text)

@@ -5,9 +5,9 @@
 // the connection state (server, version, features the token cannot use) and a warning while
 // TLS verification is off.
 //
-// Once connected it runs the jobs side of the session: the S3 client for the profile's bucket
-// (the history), the OperatorProbe (which KubeRay release enforces the pre-running deadline)
-// and then the JobTracker, all torn down before the connection changes.
+// The window owns one core Session for the active profile (docs/design.md, "One session"): the
+// clients, the connection check, the operator probe, the shared informers, the capacity and
+// job trackers. Panels take the Session and follow its signals; a profile change opens it again.
 
 #include "core/config/effectiveconfig.h"
 
@@ -28,16 +28,11 @@ class MainWindow;
 namespace Starforge::Config {
 class ProfileManager;
 }
-namespace Starforge::Kube {
-class ClusterConnection;
-class OperatorProbe;
-struct OperatorVersion;
+namespace Starforge {
+class Session;
 }
 namespace Starforge::Job {
 class JobTracker;
-}
-namespace Starforge::S3 {
-class S3Client;
 }
 
 namespace Starforge::Gui {
@@ -59,10 +54,10 @@ public:
     void showStartupProblem(const QString &text);
 
     QString connectionStateText() const;
-    Kube::ClusterConnection *connection() const { return m_connection; }
+    Session *session() const { return m_session; }
     JobsPanel *jobsPanel() const { return m_jobsPanel; }
-    // The live jobs' tracker while connected (null before the operator probe has answered).
-    Job::JobTracker *jobTracker() const { return m_tracker.get(); }
+    // The live jobs' tracker while connected (null before the session has started it).
+    Job::JobTracker *jobTracker() const;
 
 private:
     void createDocks();
@@ -73,11 +68,6 @@ private:
     // Why the active profile cannot connect yet, or empty when it can try.
     QString settingsProblem() const;
     void showAbout();
-    // The jobs side of a connected session: bucket, probe, then tracker; and its teardown.
-    void startJobs();
-    void startTracker(const Kube::OperatorVersion &found);
-    void stopJobs(const QString &why);
-    QString jobsPlaceholder() const;
     void showJobsMessage(const QString &text);
     QDockWidget *addPanelDock(const QString &objectName, const QString &title, const QString &emptyText, Qt::DockWidgetArea area);
 
@@ -91,15 +81,9 @@ private:
     QLabel *m_tlsWarning;
     QPushButton *m_setupButton;
     ProfilesDialog *m_profilesDialog = nullptr;
-    Kube::ClusterConnection *m_connection;
-    quint64 m_connectGeneration = 0;   // a newer reconnect() makes older keychain answers moot
+    Session *m_session;
     JobsPanel *m_jobsPanel = nullptr;
     bool m_jobsDockWidened = false;
-    std::optional<Config::EffectiveConfig> m_config;   // the settings connected with, secrets included
-    // Declared in teardown order reversed: the tracker goes first, then the probe, then the bucket.
-    std::unique_ptr<S3::S3Client> m_s3;
-    std::unique_ptr<Kube::OperatorProbe> m_probe;
-    std::unique_ptr<Job::JobTracker> m_tracker;
 };
 
 } // namespace Starforge::Gui

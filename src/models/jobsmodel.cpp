@@ -108,6 +108,11 @@ Job::JobTracker *JobsModel::tracker() const
     return m_tracker.data();
 }
 
+S3::S3Client *JobsModel::historyStore() const
+{
+    return m_s3.data();
+}
+
 void JobsModel::setHistoryStore(S3::S3Client *s3)
 {
     if (s3 == m_s3)

@@ -60,6 +60,7 @@ public:
     // The bucket the history is read from (nullptr: none, and the archived rows go). Does not
     // read by itself: call refreshHistory().
     void setHistoryStore(S3::S3Client *s3);
+    S3::S3Client *historyStore() const;
     // Reads the history again: new archives appear, archives deleted from the bucket go.
     // historyLoaded or historyFailed follows (nothing when there is no store).
     void refreshHistory();

@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 
     CapacityTracker tracker;
     for (const Kube::Node &n : nodes) {
-        QJsonObject labels{{QString::fromLatin1(DefaultSeriesLabel), n.series}};
+        QJsonObject labels{{defaultSeriesLabel(), n.series}};
         tracker.nodeAdded(QJsonObject{
             {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), n.name}, {QStringLiteral("labels"), labels}}},
             {QStringLiteral("status"), QJsonObject{{QStringLiteral("allocatable"), QJsonObject{{QStringLiteral("nvidia.com/gpu"), QString::number(n.gpuAllocatable)}}},

@@ -28,7 +28,7 @@ namespace {
 
 const QString RayImage = QStringLiteral("rayproject/ray:2.55.1");
 const QString Present = QStringLiteral("registry.example/present:1");
-const QString SeriesLabel = QString::fromLatin1(DefaultSeriesLabel);
+const QString SeriesLabel = defaultSeriesLabel();
 
 QJsonObject container(const QString &name, const QString &image = RayImage, int gpus = 0, const QJsonObject &extra = {})
 {

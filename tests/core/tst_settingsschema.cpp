@@ -18,12 +18,8 @@ private Q_SLOTS:
     void everySettingOfTheDesignIsInTheTable()
     {
         // The product design is the contract: every FORGE_* it names is a setting.
-        const QByteArray design = Testing::readAll(QStringLiteral(SF_SOURCE_DIR "/../shared/DESIGN.md"));
-        if (design.isEmpty()) {
-            // The shared folder is beside a developer's checkout, not in a CI clone; the table is
-            // then checked against the list frozen in this test.
-            qInfo("DESIGN.md not beside the checkout; checking the frozen list only");
-        }
+        const QByteArray design = Testing::readAll(QStringLiteral(SF_SOURCE_DIR "/docs/design.md"));
+        QVERIFY2(!design.isEmpty(), "docs/design.md is missing");
         QSet<QString> named;
         static const QRegularExpression re(QStringLiteral("FORGE_[A-Z0-9_]+[A-Z0-9]"));
         auto it = re.globalMatch(QString::fromUtf8(design));
@@ -43,7 +39,7 @@ private Q_SLOTS:
             named.insert(key);
         }
         for (const QString &key : std::as_const(named)) {
-            QVERIFY2(SettingsSchema::find(key), qPrintable(key + QStringLiteral(" is named in DESIGN.md but not in the settings table")));
+            QVERIFY2(SettingsSchema::find(key), qPrintable(key + QStringLiteral(" is named in docs/design.md but not in the settings table")));
         }
     }
 

@@ -2,7 +2,7 @@
 // and switching the active profile from the toolbar.
 
 #include "core/config/profilemanager.h"
-#include "core/kube/clusterconnection.h"
+#include "core/session/session.h"
 #include "gui/mainwindow.h"
 #include "gui/profilesdialog.h"
 #include "scriptedprompts.h"
@@ -70,7 +70,7 @@ private Q_SLOTS:
         // It tries at once, and says exactly why it cannot: this profile has no token.
         QTRY_VERIFY2(connection->text().startsWith(QStringLiteral("Not connected: No token is set for https://k8s.lab:6443")),
                      qPrintable(connection->text()));
-        QCOMPARE(window.connection()->state(), Kube::ClusterConnection::State::Failed);
+        QVERIFY(window.session()->state() == Session::State::Disconnected && window.session()->error());
         QVERIFY(tls->isVisible());
         QVERIFY(window.windowTitle().contains(QStringLiteral("lab")));
 

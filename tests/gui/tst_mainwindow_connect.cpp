@@ -3,7 +3,7 @@
 // cannot use, and says why a wrong token or an untrusted certificate keeps it out.
 
 #include "core/config/profilemanager.h"
-#include "core/kube/clusterconnection.h"
+#include "core/session/session.h"
 #include "gui/mainwindow.h"
 #include "scriptedprompts.h"
 #include "support/memorysecretstore.h"
@@ -61,19 +61,24 @@ private Q_SLOTS:
         Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
         window.show();
         auto *status = window.findChild<QLabel *>(QStringLiteral("connectionStatus"));
-        QTRY_COMPARE(window.connection()->state(), Kube::ClusterConnection::State::Connected);
+        QTRY_VERIFY(window.session()->isUp());
         QVERIFY2(status->text().startsWith(QStringLiteral("Connected to ") + server), qPrintable(status->text()));
         QVERIFY2(status->text().contains(QStringLiteral("namespace starforge")), qPrintable(status->text()));
-        QVERIFY(window.connection()->permissions()->allAllowed());
-        QVERIFY(!window.connection()->serverVersion().isEmpty());
+        // The token may do everything; only job tracking is off, for want of a bucket.
+        QCOMPARE(window.session()->state(), Session::State::Degraded);
+        for (const FeatureStatus &feature : window.session()->features()) {
+            QVERIFY2(feature.available == (feature.id != u"jobs"), qPrintable(feature.id + u' ' + feature.reason));
+        }
+        QVERIFY(window.session()->feature(QStringLiteral("jobs"))->reason.contains(QStringLiteral("FORGE_S3_ENDPOINT")));
+        QVERIFY(window.session()->feature(QStringLiteral("jobs"))->roleRule.isEmpty());
+        QVERIFY(!window.session()->serverVersion().isEmpty());
 
         // A weaker token: connected, and the status says which features it cannot use.
         written = false;
         manager.setValues(QStringLiteral("sandbox"), {{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("viewer-token")}}, false, this,
                           [&](Result<void> r) { written = r.ok(); });
         QTRY_VERIFY(written);
-        QTRY_VERIFY(window.connection()->state() == Kube::ClusterConnection::State::Connected
-                    && !window.connection()->permissions()->allAllowed());
+        QTRY_VERIFY(window.session()->state() == Session::State::Degraded && !window.session()->feature(QStringLiteral("capacity"))->available);
         QVERIFY2(status->text().contains(QStringLiteral("Capacity heatmap and fit verdicts is unavailable: the token cannot list nodes at the cluster scope")),
                  qPrintable(status->text()));
 
@@ -82,7 +87,7 @@ private Q_SLOTS:
         manager.setValues(QStringLiteral("sandbox"), {{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("stale-token")}}, false, this,
                           [&](Result<void> r) { written = r.ok(); });
         QTRY_VERIFY(written);
-        QTRY_COMPARE(window.connection()->state(), Kube::ClusterConnection::State::Failed);
+        QTRY_VERIFY(window.session()->state() == Session::State::Disconnected && window.session()->error());
         QVERIFY2(status->text().contains(QStringLiteral("401 Unauthorized")), qPrintable(status->text()));
 
         // The wrong CA: refused, and the sentence says what to give.
@@ -91,7 +96,7 @@ private Q_SLOTS:
                                                       {QStringLiteral("FORGE_K8S_CA_FILE"), Testing::dataPath(QStringLiteral("kubeconfig/ca.pem"))}},
                           false, this, [&](Result<void> r) { written = r.ok(); });
         QTRY_VERIFY(written);
-        QTRY_COMPARE(window.connection()->state(), Kube::ClusterConnection::State::Failed);
+        QTRY_VERIFY(window.session()->state() == Session::State::Disconnected && window.session()->error());
         QVERIFY2(status->text().contains(QStringLiteral("is not trusted")), qPrintable(status->text()));
     }
 };

@@ -7,7 +7,7 @@
 #include "core/config/profilemanager.h"
 #include "core/job/rayjobbuilder.h"
 #include "core/job/tracker.h"
-#include "core/kube/clusterconnection.h"
+#include "core/session/session.h"
 #include "gui/jobdetailsdialog.h"
 #include "gui/jobsfiltermodel.h"
 #include "gui/jobspanel.h"
@@ -109,7 +109,7 @@ private Q_SLOTS:
             window.show();
             auto *panel = window.jobsPanel();
             QVERIFY(panel);
-            QTRY_COMPARE(window.connection()->state(), Kube::ClusterConnection::State::Connected);
+            QTRY_VERIFY(window.session()->isUp());
             // No bucket settings: the panel says which to set instead of failing.
             QTRY_VERIFY(panel->messageText().contains(QStringLiteral("FORGE_S3_ENDPOINT")));
             QVERIFY2(panel->messageText().contains(QStringLiteral("FORGE_S3_BUCKET"))
@@ -127,7 +127,7 @@ private Q_SLOTS:
         Gui::MainWindow full(&manager, &prompts, environment);
         full.show();
         auto *panel = full.jobsPanel();
-        QTRY_COMPARE(full.connection()->state(), Kube::ClusterConnection::State::Connected);
+        QTRY_VERIFY(full.session()->isUp());
         QTRY_VERIFY(panel->isShowingJobs());
         QTRY_VERIFY(full.jobTracker() && full.jobTracker()->hasSynced());
         auto *view = full.findChild<QTableView *>(QStringLiteral("jobsView"));

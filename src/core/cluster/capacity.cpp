@@ -1,4 +1,5 @@
 #include "core/cluster/capacity.h"
+#include "core/config/settingsschema.h"
 
 #include "core/kube/informer.h"
 
@@ -31,10 +32,15 @@ void decrement(std::map<int, int> &counts, int key)
 
 } // namespace
 
+QString defaultSeriesLabel()
+{
+    return Config::SettingsSchema::defaultValue(QStringLiteral("FORGE_K8S_GPU_NODE_LABEL"));
+}
+
 QString seriesLabelFromEnvironment()
 {
     const QString fromEnv = qEnvironmentVariable("FORGE_K8S_GPU_NODE_LABEL").trimmed();
-    return fromEnv.isEmpty() ? QString::fromLatin1(DefaultSeriesLabel) : fromEnv;
+    return fromEnv.isEmpty() ? defaultSeriesLabel() : fromEnv;
 }
 
 Toleration Toleration::fromJson(const QJsonObject &toleration)

@@ -64,8 +64,8 @@ class Informer;
 
 namespace Starforge::Cluster {
 
-// FORGE_K8S_GPU_NODE_LABEL's default.
-inline constexpr char DefaultSeriesLabel[] = "starforge/gpu-series";
+// FORGE_K8S_GPU_NODE_LABEL's default, from the settings table.
+QString defaultSeriesLabel();
 // The series label from the environment's FORGE_K8S_GPU_NODE_LABEL, else the default. The app
 // passes its effective configuration's value instead; this is for tools without a profile.
 QString seriesLabelFromEnvironment();
@@ -241,7 +241,7 @@ class CapacityTracker final : public QObject
 {
     Q_OBJECT
 public:
-    explicit CapacityTracker(QString seriesLabel = QString::fromLatin1(DefaultSeriesLabel),
+    explicit CapacityTracker(QString seriesLabel = defaultSeriesLabel(),
                              QList<Toleration> tolerations = defaultTolerations(), QObject *parent = nullptr);
     ~CapacityTracker() override;
 

@@ -126,7 +126,7 @@ struct DiagnosisInput
     QList<Kube::Event> events;     // about the RayJob, the RayCluster, the pods, the submitter Job
     QString submitterLog;          // the submitter's (driver's) log tail, if read
     const CapacityModel *capacity = nullptr;   // for the numbers and the series that exist; may be null
-    QString seriesLabel = QString::fromLatin1(DefaultSeriesLabel);
+    QString seriesLabel = defaultSeriesLabel();
 };
 
 struct Diagnosis

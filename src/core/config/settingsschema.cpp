@@ -129,6 +129,23 @@ const QList<SettingDefinition> &SettingsSchema::all()
     return table;
 }
 
+QString SettingsSchema::defaultValue(const QString &key)
+{
+    const SettingDefinition *d = find(key);
+    Q_ASSERT_X(d, "SettingsSchema::defaultValue", "not a setting");
+    return d ? d->defaultValue : QString();
+}
+
+int SettingsSchema::defaultInteger(const QString &key)
+{
+    return defaultValue(key).toInt();
+}
+
+bool SettingsSchema::defaultBoolean(const QString &key)
+{
+    return defaultValue(key) == u"true";
+}
+
 const SettingDefinition *SettingsSchema::find(const QString &key)
 {
     for (const SettingDefinition &d : all()) {

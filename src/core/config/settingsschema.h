@@ -54,6 +54,10 @@ public:
     static const QList<SettingDefinition> &all();
     // nullptr when the key is not a known setting.
     static const SettingDefinition *find(const QString &key);
+    // The default of a known setting: what code uses before a profile is read (key must exist).
+    static QString defaultValue(const QString &key);
+    static int defaultInteger(const QString &key);
+    static bool defaultBoolean(const QString &key);
     // The keys of the three secrets, which live only in the keychain.
     static QStringList secretKeys();
     // A readable name of a type for listings ("Kubernetes quantity").

@@ -169,6 +169,29 @@ void JobArchiver::put(const QString &key, const QByteArray &data, const QByteArr
     });
 }
 
+QJsonObject archivedObjects(const JobSnapshot &snapshot)
+{
+    QJsonArray pods;
+    for (const QJsonObject &p : snapshot.pods) pods.append(p);
+    return QJsonObject{{QStringLiteral("rayJob"), snapshot.rayJob ? QJsonValue(*snapshot.rayJob) : QJsonValue()},
+                       {QStringLiteral("rayCluster"), snapshot.rayCluster ? QJsonValue(*snapshot.rayCluster) : QJsonValue()},
+                       {QStringLiteral("pods"), pods}};
+}
+
+JobSnapshot snapshotFromArchive(const QByteArray &objectsJson, const QByteArray &eventsJson)
+{
+    JobSnapshot snapshot;
+    const QJsonObject o = QJsonDocument::fromJson(objectsJson).object();
+    if (o.value(QStringLiteral("rayJob")).isObject()) snapshot.rayJob = o.value(QStringLiteral("rayJob")).toObject();
+    if (o.value(QStringLiteral("rayCluster")).isObject()) snapshot.rayCluster = o.value(QStringLiteral("rayCluster")).toObject();
+    for (const QJsonValue &p : o.value(QStringLiteral("pods")).toArray()) snapshot.pods.append(p.toObject());
+    for (const QJsonValue &e : QJsonDocument::fromJson(eventsJson).array()) snapshot.events.append(e.toObject());
+    if (snapshot.rayJob) {
+        snapshot.rayJobName = snapshot.rayJob->value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+    }
+    return snapshot;
+}
+
 void JobArchiver::writeRecord()
 {
     const JobSnapshot &snapshot = m_request.snapshot;
@@ -176,11 +199,7 @@ void JobArchiver::writeRecord()
               [](const ArchivedLog &a, const ArchivedLog &b) { return std::tie(a.pod, a.container) < std::tie(b.pod, b.container); });
     QJsonArray events;
     for (const QJsonObject &e : snapshot.events) events.append(e);
-    QJsonArray pods;
-    for (const QJsonObject &p : snapshot.pods) pods.append(p);
-    const QJsonObject objects{{QStringLiteral("rayJob"), snapshot.rayJob ? QJsonValue(*snapshot.rayJob) : QJsonValue()},
-                              {QStringLiteral("rayCluster"), snapshot.rayCluster ? QJsonValue(*snapshot.rayCluster) : QJsonValue()},
-                              {QStringLiteral("pods"), pods}};
+    const QJsonObject objects = archivedObjects(snapshot);
     put(ArchiveKeys::events(m_request.record.id), toJson(events), JsonType, [this, objects] {
         put(ArchiveKeys::objects(m_request.record.id), toJson(objects), JsonType, [this] {
             m_request.record.archived = true;

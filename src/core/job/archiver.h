@@ -28,6 +28,12 @@ class S3Client;
 
 namespace Starforge::Job {
 
+// objects.json's content: the final RayJob, RayCluster and pods of a snapshot.
+QJsonObject archivedObjects(const JobSnapshot &snapshot);
+// A snapshot rebuilt from an archive's objects.json and events.json (what `starforge-cli
+// diagnose` reads for an ended job); missing or damaged parts are left empty.
+JobSnapshot snapshotFromArchive(const QByteArray &objectsJson, const QByteArray &eventsJson);
+
 struct ArchiveRequest
 {
     JobRecord record;            // the outcome: state, reason, message, cause

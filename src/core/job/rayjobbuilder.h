@@ -4,6 +4,7 @@
 // docs/jobspec.md maps every field). Pure: the same input gives the same object, so the
 // wizard's review page, `starforge-cli manifest` and the submitter show and send one thing.
 
+#include "core/config/settingsschema.h"
 #include "core/job/jobspec.h"
 #include "core/util/result.h"
 
@@ -31,25 +32,29 @@ inline constexpr char JobSpec[] = "starforge.dev/jobspec";
 inline constexpr char DeleteRequested[] = "starforge.dev/delete-requested";
 } // namespace Labels
 
-// The FORGE_* settings the manifest depends on.
+// The FORGE_* settings the manifest depends on. A default-made one holds the settings table's
+// defaults (the table is the one place a default is written).
 struct ClusterSettings
 {
-    QString ns = QStringLiteral("starforge");
-    QString image = QStringLiteral("nvcr.io/nvidia/nemo-rl:v0.7.0");   // FORGE_IMAGE_NEMO_RL
-    QString nemoRlDir = QStringLiteral("/opt/nemo-rl");
-    QString gpuNodeLabel = QStringLiteral("starforge/gpu-series");
-    QString shmSize = QStringLiteral("64Gi");
-    QString storageRoot = QStringLiteral("/starforge");
-    QString storagePvc = QStringLiteral("starforge-storage");
-    QString storageMount;        // empty: storageRoot
-    bool storageShared = true;
-    QString corpusPvc;
-    QString rayVersion = QStringLiteral("2.55.1");
-    int ttlSeconds = 600;
-    int preRunningDeadlineSeconds = 1800;
-    bool gpuPassthrough = true;
+    QString ns = def("FORGE_K8S_NAMESPACE");
+    QString image = def("FORGE_IMAGE_NEMO_RL");
+    QString nemoRlDir = def("FORGE_NEMO_RL_DIR");
+    QString gpuNodeLabel = def("FORGE_K8S_GPU_NODE_LABEL");
+    QString shmSize = def("FORGE_K8S_SHM_SIZE");
+    QString storageRoot = def("FORGE_STORAGE_ROOT");
+    QString storagePvc = def("FORGE_K8S_STORAGE_PVC");
+    QString storageMount = def("FORGE_K8S_STORAGE_MOUNT");   // empty: storageRoot
+    bool storageShared = Config::SettingsSchema::defaultBoolean(QStringLiteral("FORGE_K8S_STORAGE_SHARED"));
+    QString corpusPvc = def("FORGE_K8S_CORPUS_PVC");
+    QString rayVersion = def("FORGE_KUBERAY_RAY_VERSION");
+    int ttlSeconds = Config::SettingsSchema::defaultInteger(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS"));
+    int preRunningDeadlineSeconds = Config::SettingsSchema::defaultInteger(QStringLiteral("FORGE_KUBERAY_PRERUNNING_DEADLINE_S"));
+    bool gpuPassthrough = Config::SettingsSchema::defaultBoolean(QStringLiteral("FORGE_K8S_GPU_PASSTHROUGH"));
 
     static ClusterSettings fromConfig(const Config::EffectiveConfig &config);
+
+private:
+    static QString def(const char *key) { return Config::SettingsSchema::defaultValue(QLatin1String(key)); }
 };
 
 struct CapsuleLocation

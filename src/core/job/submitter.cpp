@@ -6,6 +6,7 @@
 #include "core/s3/multipartupload.h"
 #include "core/s3/s3client.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -19,10 +20,15 @@ int capsuleUrlLifetimeSeconds(const ClusterSettings &settings)
     return std::clamp(settings.preRunningDeadlineSeconds + 3600, 3600, 7 * 24 * 3600);
 }
 
-CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath, const QString &runnerPexPath)
+QString defaultRunnerPexPath()
+{
+    return QCoreApplication::applicationDirPath() + QStringLiteral("/../share/starforge/runner.pex");
+}
+
+CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath, const QString &runnerPexPath, const QString &sourceDir)
 {
     CapsuleOptions capsule;
-    capsule.sourceDir = spec.codePath();
+    capsule.sourceDir = sourceDir.isEmpty() ? spec.codePath() : sourceDir;
     capsule.outputPath = outputPath;
     capsule.jobSpecJson = spec.canonicalJson();
     capsule.runnerPexPath = runnerPexPath;
@@ -31,7 +37,7 @@ CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath,
     // the Capsule's own jobspec.json takes its place.
     capsule.excludePatterns << QStringLiteral("/jobspec.json");
     if (!spec.sourcePath.isEmpty()) {
-        const QString relative = QDir(spec.codePath()).relativeFilePath(spec.sourcePath);
+        const QString relative = QDir(capsule.sourceDir).relativeFilePath(spec.sourcePath);
         if (!relative.startsWith(QLatin1String("../"))) {
             capsule.excludePatterns << QLatin1Char('/') + relative;
         }

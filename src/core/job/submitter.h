@@ -44,8 +44,13 @@ namespace Starforge::Job {
 // The Capsule of a JobSpec: its code folder, excludes and canonical jobspec.json. The JobSpec
 // file often sits in the code folder, beside others (jobspec.json, a debug variant); the
 // Capsule carries the canonical form of the one submitted instead, so that file and a
-// top-level jobspec.json stay out.
-CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath, const QString &runnerPexPath);
+// top-level jobspec.json stay out. sourceDir: the folder to pack when not the JobSpec's own code
+// folder (`starforge-cli capsule build DIR --spec SPEC`). Every path that builds a Capsule (the
+// submitter, `capsule build`, `manifest`, the wizard) comes through here.
+CapsuleOptions capsuleOptionsFor(const JobSpec &spec, const QString &outputPath, const QString &runnerPexPath, const QString &sourceDir = {});
+
+// runner.pex as installed beside the executables: <bin>/../share/starforge/runner.pex.
+QString defaultRunnerPexPath();
 
 // How long the Capsule's presigned URL lives: it must still work when Ray's pods finally start,
 // which the pre-running deadline bounds; an hour on top covers a slow start. S3 allows at most

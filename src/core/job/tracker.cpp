@@ -1,5 +1,6 @@
 #include "core/job/tracker.h"
 
+#include "core/cluster/capacity.h"
 #include "core/cluster/diagnosis.h"
 #include "core/job/archiver.h"
 #include "core/job/history.h"
@@ -18,18 +19,19 @@ JobTracker::JobTracker(Kube::KubeClient *kube, S3::S3Client *s3, TrackerOptions 
     , m_kube(kube)
     , m_s3(s3)
     , m_options(std::move(options))
+    , m_informer(m_options.rayJobs)
 {
-    Kube::InformerOptions informer;
-    informer.ns = m_options.ns;
-    informer.labelSelector = QLatin1String(Labels::ManagedBy) + u'=' + QLatin1String(Labels::ManagedByValue);
-    if (!m_options.onlyJobId.isEmpty()) {
-        informer.labelSelector += u',' + QLatin1String(Labels::JobId) + u'=' + m_options.onlyJobId;
+    if (!m_informer) {
+        Kube::InformerOptions informer;
+        informer.ns = m_options.ns;
+        informer.labelSelector = labelSelector(m_options.onlyJobId);
+        m_ownInformer = std::make_unique<Kube::Informer>(kube, Kube::ResourceKind::rayJobs(), informer);
+        m_informer = m_ownInformer.get();
     }
-    m_informer = std::make_unique<Kube::Informer>(kube, Kube::ResourceKind::rayJobs(), informer);
-    connect(m_informer.get(), &Kube::Informer::added, this, &JobTracker::onRayJob);
-    connect(m_informer.get(), &Kube::Informer::updated, this, [this](const QJsonObject &, const QJsonObject &after) { onRayJob(after); });
-    connect(m_informer.get(), &Kube::Informer::deleted, this, &JobTracker::onRayJobDeleted);
-    connect(m_informer.get(), &Kube::Informer::synced, this, [this] {
+    connect(m_informer, &Kube::Informer::added, this, &JobTracker::onRayJob);
+    connect(m_informer, &Kube::Informer::updated, this, [this](const QJsonObject &, const QJsonObject &after) { onRayJob(after); });
+    connect(m_informer, &Kube::Informer::deleted, this, &JobTracker::onRayJobDeleted);
+    connect(m_informer, &Kube::Informer::synced, this, [this] {
         check();
         Q_EMIT synced();
     });
@@ -39,9 +41,25 @@ JobTracker::JobTracker(Kube::KubeClient *kube, S3::S3Client *s3, TrackerOptions 
 
 JobTracker::~JobTracker() = default;
 
+QString JobTracker::labelSelector(const QString &onlyJobId)
+{
+    QString selector = QLatin1String(Labels::ManagedBy) + u'=' + QLatin1String(Labels::ManagedByValue);
+    if (!onlyJobId.isEmpty()) selector += u',' + QLatin1String(Labels::JobId) + u'=' + onlyJobId;
+    return selector;
+}
+
 void JobTracker::start()
 {
-    m_informer->start();
+    if (m_ownInformer) {
+        m_ownInformer->start();
+    } else if (m_informer->hasSynced()) {
+        // A shared informer that synced before this tracker existed: take what it holds.
+        for (const QJsonObject &rayJob : m_informer->list()) onRayJob(rayJob);
+        QTimer::singleShot(0, this, [this] {
+            check();
+            Q_EMIT synced();
+        });
+    }
     m_timer.start();
 }
 
@@ -220,7 +238,8 @@ void JobTracker::startArchiver(const QString &id, JobRecord outcome, JobSnapshot
 {
     // A job that ended without ever running: say why, from its events and pods.
     if (outcome.state == JobState::Failed && !outcome.started.isValid()) {
-        const Cluster::Diagnosis d = Cluster::diagnose(taken.diagnosisInput(m_options.capacity, m_options.seriesLabel));
+        const Cluster::CapacityModel *capacity = m_options.capacity && m_options.capacity->isSynced() ? &m_options.capacity->model() : nullptr;
+        const Cluster::Diagnosis d = Cluster::diagnose(taken.diagnosisInput(capacity, m_options.seriesLabel));
         if (d.cause != Cluster::Cause::Unknown || outcome.cause.isEmpty()) {
             outcome.cause = d.causeId();
             if (d.cause == Cluster::Cause::PreRunningDeadlineExceeded) {

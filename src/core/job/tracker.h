@@ -37,7 +37,7 @@ namespace Starforge::S3 {
 class S3Client;
 }
 namespace Starforge::Cluster {
-class CapacityModel;
+class CapacityTracker;
 }
 
 namespace Starforge::Job {
@@ -48,7 +48,7 @@ struct TrackerOptions
 {
     QString ns;
     QString onlyJobId;                     // follow one job only (`submit --wait`)
-    int preRunningDeadlineSeconds = 1800;  // FORGE_KUBERAY_PRERUNNING_DEADLINE_S; <= 0: none
+    int preRunningDeadlineSeconds = 0;     // FORGE_KUBERAY_PRERUNNING_DEADLINE_S (ClusterSettings); <= 0: none
     bool operatorEnforcesDeadline = true;  // KubeRay >= 1.6 sets Failed itself
     int deadlineGraceSeconds = 30;         // the operator's turn first, when it enforces it
     int checkIntervalMs = 2000;            // deadline checks and archive retries
@@ -56,7 +56,12 @@ struct TrackerOptions
     int archiveRetryMs = 5000;             // doubling after each failed archive ...
     int archiveRetryMaxMs = 300000;        // ... up to this
     QString seriesLabel;                   // for the diagnosis' numbers
-    const Cluster::CapacityModel *capacity = nullptr;
+    // The cluster's capacity, for the diagnosis of a job that never ran; used once synced, so
+    // the archived cause has the numbers `starforge-cli status` and `diagnose` show.
+    const Cluster::CapacityTracker *capacity = nullptr;
+    // The Session's RayJob informer (labelSelector(onlyJobId)), started by its owner; null: the
+    // tracker makes and starts its own.
+    Kube::Informer *rayJobs = nullptr;
 };
 
 class JobTracker final : public QObject
@@ -68,6 +73,9 @@ public:
 
     void start();
     bool hasSynced() const;
+
+    // The label selector of the RayJobs a tracker follows: Starforge's, or one job's.
+    static QString labelSelector(const QString &onlyJobId = {});
 
     // The jobs on the cluster (and those being submitted), newest first.
     QList<JobRecord> jobs() const;
@@ -116,7 +124,8 @@ private:
     Kube::KubeClient *m_kube;
     S3::S3Client *m_s3;
     TrackerOptions m_options;
-    std::unique_ptr<Kube::Informer> m_informer;
+    std::unique_ptr<Kube::Informer> m_ownInformer;   // when no informer was given
+    Kube::Informer *m_informer;
     QHash<QString, Live> m_live;                 // by job id
     QHash<QString, JobRecord> m_submitting;
     QSet<QString> m_done;                        // archived by this tracker (their delete echoes back)

@@ -13,6 +13,7 @@ Q_LOGGING_CATEGORY(lcModels, "starforge.models")
 Q_LOGGING_CATEGORY(lcGui, "starforge.gui")
 Q_LOGGING_CATEGORY(lcCli, "starforge.cli")
 Q_LOGGING_CATEGORY(lcSandbox, "starforge.sandbox")
+Q_LOGGING_CATEGORY(lcSession, "starforge.core.session")
 
 namespace Logging {
 

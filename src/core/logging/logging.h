@@ -16,6 +16,7 @@ Q_DECLARE_LOGGING_CATEGORY(lcModels)     // starforge.models
 Q_DECLARE_LOGGING_CATEGORY(lcGui)        // starforge.gui
 Q_DECLARE_LOGGING_CATEGORY(lcCli)        // starforge.cli
 Q_DECLARE_LOGGING_CATEGORY(lcSandbox)    // starforge.sandbox
+Q_DECLARE_LOGGING_CATEGORY(lcSession)    // starforge.core.session
 
 namespace Logging {
 

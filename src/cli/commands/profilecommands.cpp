@@ -1,6 +1,6 @@
 // The `starforge-cli profile ...` commands.
 
-#include "cli/cliapplication.h"
+#include "cli/commands/commands.h"
 #include "cli/output.h"
 #include "core/config/effectiveconfig.h"
 #include "core/config/kubeconfig.h"
@@ -37,9 +37,52 @@ QString readStandardInput()
     return text;
 }
 
+class ProfileCommand final : public Command
+{
+public:
+    using Verb = void (ProfileCommand::*)();
+    ProfileCommand(const CommandContext &context, Verb verb)
+        : Command(context)
+        , m_verb(verb)
+    {
+    }
+
+    void run() override
+    {
+        if (auto loaded = loadStore(); !loaded) {
+            fail(loaded.error());
+            return;
+        }
+        // A hand-written or older file is brought up to date first (secrets into the keychain).
+        m_profiles->moveMigratedSecrets(m_migration, this, [this](Result<void> moved) {
+            if (!moved) {
+                fail(moved.error());
+                return;
+            }
+            if (!m_migration.secretsToMove.isEmpty()) {
+                m_err << "starforge-cli: note: moved " << m_migration.secretsToMove.size()
+                      << " secret(s) from the settings file into the keychain" << Qt::endl;
+            }
+            (this->*m_verb)();
+        });
+    }
+
+    void list();
+    void show();
+    void set();
+    void importKubeconfig();
+    void remove();
+    void use();
+    void rename();
+    void duplicate();
+
+private:
+    Verb m_verb;
+};
+
 } // namespace
 
-void CliApplication::profileList()
+void ProfileCommand::list()
 {
     const bool json = m_args.flag(QStringLiteral("json"));
     QJsonArray array;
@@ -68,7 +111,7 @@ void CliApplication::profileList()
     finish(Ok);
 }
 
-void CliApplication::profileShow()
+void ProfileCommand::show()
 {
     QString name = m_args.positionals.value(2);
     if (name.isEmpty()) {
@@ -137,7 +180,7 @@ void CliApplication::profileShow()
     });
 }
 
-void CliApplication::profileSet()
+void ProfileCommand::set()
 {
     const QString name = m_args.positionals.value(2);
     const QStringList items = m_args.positionals.mid(3);
@@ -219,7 +262,7 @@ void CliApplication::profileSet()
     });
 }
 
-void CliApplication::profileImportKubeconfig()
+void ProfileCommand::importKubeconfig()
 {
     QStringList paths;
     const QString file = m_args.positionals.value(2, m_args.value(QStringLiteral("kubeconfig")));
@@ -272,7 +315,7 @@ void CliApplication::profileImportKubeconfig()
     });
 }
 
-void CliApplication::profileDelete()
+void ProfileCommand::remove()
 {
     const QString name = m_args.positionals.value(2);
     if (name.isEmpty()) {
@@ -300,7 +343,7 @@ void CliApplication::profileDelete()
         [warning](const QString &text) { *warning = text; });
 }
 
-void CliApplication::profileUse()
+void ProfileCommand::use()
 {
     const QString name = m_args.positionals.value(2);
     if (name.isEmpty()) {
@@ -315,7 +358,7 @@ void CliApplication::profileUse()
     finish(Ok);
 }
 
-void CliApplication::profileRename()
+void ProfileCommand::rename()
 {
     const QString from = m_args.positionals.value(2);
     const QString to = m_args.positionals.value(3);
@@ -333,7 +376,7 @@ void CliApplication::profileRename()
     });
 }
 
-void CliApplication::profileDuplicate()
+void ProfileCommand::duplicate()
 {
     const QString from = m_args.positionals.value(2);
     const QString to = m_args.positionals.value(3);
@@ -350,5 +393,14 @@ void CliApplication::profileDuplicate()
         finish(Ok);
     });
 }
+
+std::unique_ptr<Command> makeProfileListCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::list); }
+std::unique_ptr<Command> makeProfileShowCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::show); }
+std::unique_ptr<Command> makeProfileSetCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::set); }
+std::unique_ptr<Command> makeProfileImportCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::importKubeconfig); }
+std::unique_ptr<Command> makeProfileUseCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::use); }
+std::unique_ptr<Command> makeProfileRenameCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::rename); }
+std::unique_ptr<Command> makeProfileDuplicateCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::duplicate); }
+std::unique_ptr<Command> makeProfileDeleteCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::remove); }
 
 } // namespace Starforge::Cli

@@ -1,0 +1,215 @@
+#include "cli/command.h"
+
+#include "cli/output.h"
+#include "core/config/profilemanager.h"
+#include "core/job/jobspec.h"
+#include "core/logging/logging.h"
+#include "core/secrets/secretstore.h"
+
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTimer>
+
+namespace Starforge::Cli {
+
+Command::Command(const CommandContext &context, QObject *parent)
+    : QObject(parent)
+    , m_args(context.args)
+    , m_environment(context.environment)
+    , m_secrets(context.secrets)
+    , m_out(*context.out)
+    , m_err(*context.err)
+    , m_work(new QObject(this))
+{
+}
+
+Command::~Command()
+{
+    // The work on the clients first, then the sessions (the newest first), then the profiles
+    // they were read from.
+    delete m_work;
+    while (!m_sessions.empty()) m_sessions.pop_back();
+}
+
+void Command::interrupt()
+{
+    finish(Interrupted);
+}
+
+void Command::finish(int exitCode)
+{
+    if (m_finished) {
+        return;
+    }
+    m_finished = true;
+    m_out.flush();
+    m_err.flush();
+    // From the event loop, so a caller connected after run() still hears it, and a command
+    // that finishes inside one of its own callbacks is not deleted under that callback.
+    QTimer::singleShot(0, this, [this, exitCode] { Q_EMIT finished(exitCode); });
+}
+
+void Command::fail(const Error &error)
+{
+    if (m_finished) {
+        return;
+    }
+    QString message = error.message;
+    if (error.code == Error::Code::Unavailable && m_args.values.contains(QStringLiteral("connection-file"))) {
+        const QString stopped = SessionSource::ofConnectionFile(m_args.value(QStringLiteral("connection-file"))).stoppedReason();
+        if (!stopped.isEmpty() && !message.contains(stopped)) message += u' ' + stopped;
+    }
+    if (json()) {
+        printJson(m_err, QJsonObject{{QStringLiteral("error"), Logging::redact(message)}});
+    } else {
+        m_err << "starforge-cli: " << Logging::redact(message) << Qt::endl;
+    }
+    finish(error.code == Error::Code::Internal ? InternalError : UserError);
+}
+
+void Command::note(const QString &text)
+{
+    m_err << "starforge-cli: " << Logging::redact(text) << Qt::endl;
+}
+
+Result<void> Command::loadStore()
+{
+    QString path = m_args.value(QStringLiteral("config"));
+    if (path.isEmpty()) {
+        path = m_environment.value(QStringLiteral("STARFORGE_CONFIG_FILE"));
+    }
+    if (path.isEmpty()) {
+        path = Config::ProfileStore::defaultFilePath();
+    }
+    m_store = std::make_unique<Config::ProfileStore>(path);
+    auto loaded = m_store->load();
+    if (!loaded) {
+        return loaded.error();
+    }
+    m_migration = *loaded;
+    for (const QString &text : std::as_const(m_migration.notes)) {
+        note(QStringLiteral("note: ") + text);
+    }
+    m_profiles = std::make_unique<Config::ProfileManager>(m_store.get(), m_secrets);
+    return {};
+}
+
+QString Command::selectedProfile() const
+{
+    if (m_args.values.contains(QStringLiteral("profile"))) {
+        return m_args.value(QStringLiteral("profile"));
+    }
+    const QString fromEnv = m_environment.value(QStringLiteral("STARFORGE_PROFILE"));
+    if (!fromEnv.isEmpty()) {
+        return fromEnv;
+    }
+    return m_store ? m_store->activeProfile() : QString();
+}
+
+SessionOptions Command::clientsOnly()
+{
+    SessionOptions options;
+    options.verifyAccess = false;
+    options.probeOperator = false;
+    options.followJobs = false;
+    options.followCapacity = false;
+    options.followEvents = false;
+    options.livenessIntervalMs = 0;   // done in seconds; its own requests say when the cluster is gone
+    return options;
+}
+
+SessionOptions Command::capacityOnly()
+{
+    SessionOptions options = clientsOnly();
+    options.followCapacity = true;
+    options.failOnFirstListError = true;
+    return options;
+}
+
+void Command::openSession(SessionOptions options, std::function<void()> then, std::function<Error(const Error &)> describeEnd)
+{
+    SessionSource source;
+    if (m_args.values.contains(QStringLiteral("connection-file"))) {   // --connection-file "" too: not a silent fallback to a profile
+        if (m_args.values.contains(QStringLiteral("profile"))) {
+            fail(Error::invalid(QStringLiteral("give --profile or --connection-file, not both")));
+            return;
+        }
+        source = SessionSource::ofConnectionFile(m_args.value(QStringLiteral("connection-file")));
+    } else {
+        if (auto loaded = loadStore(); !loaded) {
+            fail(loaded.error());
+            return;
+        }
+        const QString name = selectedProfile();
+        const auto profile = m_store->profile(name);
+        if (name.isEmpty() || !profile) {
+            fail(Error::invalid(name.isEmpty() ? QStringLiteral("no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), "
+                                                                "or make one with `starforge-cli profile import-kubeconfig`")
+                                               : QStringLiteral("there is no profile '%1' (see `starforge-cli profile list`)").arg(name)));
+            return;
+        }
+        source = SessionSource::ofProfile(*profile);
+    }
+    m_sessions.push_back(std::make_unique<Session>(m_secrets, m_environment, std::move(options)));
+    Session *session = m_sessions.back().get();
+    m_session = session;
+    connect(session, &Session::ready, this, [then] { then(); });
+    connect(session, &Session::notice, this, [this](const QString &text) {
+        if (!json()) note(QStringLiteral("note: ") + text);
+    });
+    connect(session, &Session::stateChanged, this, [this, session, describeEnd](Session::State state) {
+        if (state == Session::State::Lost) {
+            if (!json()) note(session->statusText());
+        } else if (state == Session::State::Disconnected && session->error()) {
+            fail(describeEnd ? describeEnd(*session->error()) : *session->error());
+        }
+    });
+    session->open(source);
+}
+
+std::optional<QString> Command::jobArgument(const QString &usage)
+{
+    if (m_args.positionals.size() != 2) {
+        fail(Error::invalid(QStringLiteral("usage: starforge-cli %1").arg(usage)));
+        return std::nullopt;
+    }
+    const QString argument = m_args.positionals.at(1);
+    // A JOB goes into API paths and bucket keys: only a job id or a RayJob name (a DNS-1123
+    // subdomain) may, not "" (the whole collection) or "../x".
+    static const QRegularExpression kubeName(QStringLiteral("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"));
+    if (!kubeName.match(argument).hasMatch()) {
+        fail(Error::invalid(QStringLiteral("'%1' is not a job id or a RayJob name (see `starforge-cli jobs` and `starforge-cli history`)").arg(argument)));
+        return std::nullopt;
+    }
+    return argument;
+}
+
+std::optional<Job::JobSpec> Command::specArgument(const QString &usage)
+{
+    if (m_args.positionals.size() != 2) {
+        fail(Error::invalid(QStringLiteral("usage: starforge-cli %1").arg(usage)));
+        return std::nullopt;
+    }
+    auto spec = Job::JobSpec::load(m_args.positionals.at(1));
+    if (!spec) {
+        fail(spec.error());
+        return std::nullopt;
+    }
+    return *spec;
+}
+
+bool Command::loadSpecOption(std::optional<Job::JobSpec> *spec)
+{
+    if (!m_args.values.contains(QStringLiteral("spec"))) {
+        return true;
+    }
+    auto loaded = Job::JobSpec::load(m_args.value(QStringLiteral("spec")));
+    if (!loaded) {
+        fail(loaded.error());
+        return false;
+    }
+    *spec = *loaded;
+    return true;
+}
+
+} // namespace Starforge::Cli

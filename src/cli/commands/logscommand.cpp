@@ -1,0 +1,166 @@
+// `starforge-cli logs JOB [-f] [--pod P] [--container C] [--tail N]`: a pod's log (by default
+// the driver's, the submitter's), followed live across dropped connections with -f, or read
+// from the archive once the job has ended.
+
+#include "cli/commands/commands.h"
+#include "cli/commands/jobcommand.h"
+#include "core/cluster/diagnosis.h"
+#include "core/job/history.h"
+#include "core/job/jobactions.h"
+#include "core/job/jobrecord.h"
+#include "core/kube/logstream.h"
+#include "core/logging/logging.h"
+
+#include <QDateTime>
+
+#include <memory>
+
+namespace Starforge::Cli {
+
+namespace {
+
+class LogsCommand final : public JobCommand
+{
+public:
+    using JobCommand::JobCommand;
+
+    void run() override
+    {
+        const auto job = jobArgument(QStringLiteral("logs JOB [-f] [--pod POD|submitter|head|worker] [--container C] [--tail N]"));
+        if (!job) return;
+        // Checked before anything is read: an archived log would otherwise take "abc" as 0 lines.
+        int tailLines = -1;
+        if (m_args.values.contains(QStringLiteral("tail"))) {
+            bool ok = false;
+            tailLines = m_args.value(QStringLiteral("tail")).toInt(&ok);
+            if (!ok || tailLines < 0) {
+                fail(Error::invalid(QStringLiteral("--tail takes a number of lines, e.g. --tail 100, not '%1'").arg(m_args.value(QStringLiteral("tail")))));
+                return;
+            }
+        }
+        openSession(clientsOnly(), [this, job = *job, tailLines] {
+            withSnapshot(job, false, [this, job, tailLines](const Job::JobSnapshot &taken) {
+                const Job::JobSnapshot *snapshot = &taken;
+                const QString want = m_args.value(QStringLiteral("pod"));
+                // The pod: named, or the first of a role; by default the driver's (the submitter).
+                const QString pod = Job::pickPod(*snapshot, want);
+                QStringList available;
+                for (const QJsonObject &p : std::as_const(snapshot->pods)) available << Cluster::PodInfo::fromJson(p).view.name;
+                if (!snapshot->rayJob && (pod.isEmpty() || snapshot->pods.isEmpty())) {
+                    printArchivedLog(snapshot->jobId.isEmpty() ? job : snapshot->jobId);
+                    return;
+                }
+                if (pod.isEmpty()) {
+                    fail(Error::notFound(available.isEmpty() ? QStringLiteral("job %1 has no pods yet (see `starforge-cli status %1`)").arg(job)
+                                                              : QStringLiteral("job %1 has no pod '%2'; its pods: %3").arg(job, want, available.join(QStringLiteral(", ")))));
+                    return;
+                }
+                Kube::LogStreamOptions options;
+                options.container = m_args.value(QStringLiteral("container"));
+                options.follow = m_args.flag(QStringLiteral("follow"));
+                options.tailLines = tailLines;
+                auto *stream = new Kube::LogStream(m_session->kube(), m_session->ns(), pod, options, work());
+                // Since when the stream has been failing, and whether any line came at all.
+                auto failingSince = std::make_shared<QDateTime>();
+                auto gotLines = std::make_shared<bool>(false);
+                connect(stream, &Kube::LogStream::lines, this, [this, failingSince, gotLines](const QList<Kube::LogLine> &lines) {
+                    *failingSince = {};
+                    *gotLines = true;
+                    for (const Kube::LogLine &line : lines) m_out << QString::fromUtf8(line.text) << '\n';
+                    m_out.flush();
+                });
+                connect(stream, &Kube::LogStream::interrupted, this, [this, stream, job, pod, failingSince, gotLines](const Kube::ApiError &error) {
+                    if (!stream->isRunning()) {
+                        // The stream gave up (the pod is gone, or reading its log is not allowed) and
+                        // finishes next: an error, unless the pod went away after its log was shown.
+                        if (error.kind == Kube::ApiError::Kind::NotFound && *gotLines) {
+                            m_err << "starforge-cli: pod " << pod << " is gone (the job ended?); its archived log: starforge-cli logs " << job << Qt::endl;
+                        } else {
+                            fail(error.toError());
+                        }
+                        return;
+                    }
+                    // A container that cannot start never gets a log: say so instead of retrying on.
+                    if (error.kind == Kube::ApiError::Kind::Invalid) {
+                        stream->stop();
+                        fail(error.toError());
+                        return;
+                    }
+                    // Reconnecting to a server that went away would never end: give up when the
+                    // sandbox has stopped, or after LostClusterSeconds of failures.
+                    const QDateTime now = QDateTime::currentDateTimeUtc();
+                    if (!failingSince->isValid()) *failingSince = now;
+                    if (!m_session->source().stoppedReason().isEmpty() || failingSince->secsTo(now) >= LostClusterSeconds) {
+                        stream->stop();
+                        fail(Error{error.toError().code, QStringLiteral("%1 Gave up after %2 s.").arg(error.message).arg(failingSince->secsTo(now))});
+                        return;
+                    }
+                    m_err << "starforge-cli: log interrupted (" << Logging::redact(error.message) << "); reconnecting" << Qt::endl;
+                });
+                connect(stream, &Kube::LogStream::finished, this, [this] { finish(Ok); });
+                stream->start();
+            });
+        });
+    }
+
+private:
+    void printArchivedLog(const QString &jobId)
+    {
+        auto s3 = m_session->bucket();
+        if (!s3) {
+            fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(jobId, s3.error().message)));
+            return;
+        }
+        Job::readArchivedJob(*s3, jobId, this, [this, jobId](Result<Job::JobRecord> record) {
+            if (!record) {
+                fail(record.error());
+                return;
+            }
+            const QString want = m_args.value(QStringLiteral("pod"));
+            const QString container = m_args.value(QStringLiteral("container"));
+            const Job::ArchivedLog *chosen = Job::pickArchivedLog(*record, want, container);
+        QStringList available;
+        for (const Job::ArchivedLog &l : record->logs) available << l.pod + u'/' + l.container;
+            if (!chosen) {
+                fail(Error::notFound(available.isEmpty() ? QStringLiteral("job %1 was archived without logs%2").arg(jobId, record->lost.isEmpty() ? QString() : QStringLiteral(": ") + record->lost.join(u' '))
+                                                         : QStringLiteral("the archive of job %1 has no log for '%2'; it has: %3").arg(jobId, want, available.join(QStringLiteral(", ")))));
+                return;
+            }
+            // A damaged or hand-made status.json must not make `logs` print some other object of the
+            // bucket (an empty key reads the bucket's listing).
+            if (!chosen->key.startsWith(Job::ArchiveKeys::prefix(jobId)) || chosen->key.size() == Job::ArchiveKeys::prefix(jobId).size()) {
+                fail(Error::invalid(QStringLiteral("the archive of job %1 is damaged: its log %2/%3 is kept under '%4', outside %5")
+                                        .arg(jobId, chosen->pod, chosen->container, chosen->key, Job::ArchiveKeys::prefix(jobId))));
+                return;
+            }
+            if (m_args.flag(QStringLiteral("follow"))) {
+                m_err << "starforge-cli: job " << jobId << " has ended; showing its archived log" << Qt::endl;
+            }
+            Job::readArchivedObject(m_session->s3(), chosen->key, this, [this](Result<QByteArray> data) {
+                if (!data) {
+                    fail(data.error());
+                    return;
+                }
+                QByteArray text = *data;
+                if (m_args.values.contains(QStringLiteral("tail"))) {
+                    const int tail = m_args.value(QStringLiteral("tail")).toInt();   // checked in runLogs
+                    QList<QByteArray> lines = text.split('\n');
+                    if (!lines.isEmpty() && lines.last().isEmpty()) lines.removeLast();
+                    lines = lines.mid(std::max<qsizetype>(0, lines.size() - tail));
+                    text = lines.isEmpty() ? QByteArray() : lines.join('\n') + '\n';   // --tail 0: nothing, not an empty line
+                }
+                m_out << QString::fromUtf8(text);
+                finish(Ok);
+            });
+        });
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Command> makeLogsCommand(const CommandContext &context)
+{
+    return std::make_unique<LogsCommand>(context);
+}
+
+} // namespace Starforge::Cli

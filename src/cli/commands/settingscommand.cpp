@@ -1,0 +1,66 @@
+// `starforge-cli settings [--markdown] [--json]`: every setting of the settings table with its
+// type, default and meaning (docs/configuration.md is this command's --markdown output).
+
+#include "cli/commands/commands.h"
+#include "cli/output.h"
+#include "core/config/settingsschema.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+
+namespace Starforge::Cli {
+
+namespace {
+
+class SettingsCommand final : public Command
+{
+public:
+    using Command::Command;
+
+    void run() override
+    {
+        const auto &table = Config::SettingsSchema::all();
+        if (m_args.flag(QStringLiteral("json"))) {
+            QJsonArray array;
+            for (const auto &d : table) {
+                array.append(QJsonObject{{QStringLiteral("key"), d.key},
+                                         {QStringLiteral("type"), Config::SettingsSchema::typeName(d.type)},
+                                         {QStringLiteral("default"), d.defaultValue},
+                                         {QStringLiteral("group"), d.group},
+                                         {QStringLiteral("secret"), d.isSecret()},
+                                         {QStringLiteral("help"), d.help}});
+            }
+            printJson(m_out, array);
+        } else if (m_args.flag(QStringLiteral("markdown"))) {
+            QString group;
+            for (const auto &d : table) {
+                if (d.group != group) {
+                    group = d.group;
+                    m_out << "\n## " << group << "\n\n"
+                          << "| Setting (environment variable) | Type | Default | Meaning |\n"
+                          << "|---|---|---|---|\n";
+                }
+                QString help = d.help;
+                help.replace(u'|', QStringLiteral("\\|"));
+                m_out << "| `" << d.key << "` | " << Config::SettingsSchema::typeName(d.type) << " | "
+                      << (d.defaultValue.isEmpty() ? QStringLiteral("(none)") : u'`' + d.defaultValue + u'`') << " | " << help << " |\n";
+            }
+        } else {
+            QList<QStringList> rows;
+            for (const auto &d : table) {
+                rows.append({d.key, Config::SettingsSchema::typeName(d.type), d.defaultValue.isEmpty() ? QStringLiteral("-") : d.defaultValue});
+            }
+            m_out << formatTable({QStringLiteral("SETTING"), QStringLiteral("TYPE"), QStringLiteral("DEFAULT")}, rows);
+        }
+        finish(Ok);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Command> makeSettingsCommand(const CommandContext &context)
+{
+    return std::make_unique<SettingsCommand>(context);
+}
+
+} // namespace Starforge::Cli

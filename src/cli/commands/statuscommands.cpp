@@ -1,0 +1,200 @@
+// What one job is doing and why: `starforge-cli status JOB`, `events JOB` and `diagnose JOB`.
+// A job no longer on the cluster is read from its archive (jobs/<id>/ in the bucket), so they
+// work the same on a job that ended a month ago. A live job's diagnosis uses the cluster's
+// capacity from the same computation the app's tracker archives with.
+
+#include "cli/commands/commands.h"
+#include "cli/commands/jobcommand.h"
+#include "cli/output.h"
+#include "core/cluster/capacity.h"
+#include "core/cluster/diagnosis.h"
+#include "core/job/archiver.h"
+#include "core/job/history.h"
+#include "core/job/jobrecord.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace Starforge::Cli {
+
+namespace {
+
+class StatusCommand final : public JobCommand
+{
+public:
+    using JobCommand::JobCommand;
+
+    void run() override
+    {
+        const auto job = jobArgument(QStringLiteral("status JOB [--json]"));
+        if (!job) return;
+        openSession(clientsOnly(), [this, job = *job] {
+            withSnapshot(job, true, [this, job](const Job::JobSnapshot &taken) {
+                const Job::JobSnapshot *snapshot = &taken;
+                const bool json = m_args.flag(QStringLiteral("json"));
+                if (!snapshot->rayJob) {
+                    // Not on the cluster: the archive, if there is one.
+                    auto s3 = m_session->bucket();
+                    if (!s3) {
+                        fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(job, s3.error().message)));
+                        return;
+                    }
+                    Job::readArchivedJob(*s3, snapshot->jobId.isEmpty() ? job : snapshot->jobId, this, [this, json](Result<Job::JobRecord> record) {
+                        if (!record) {
+                            fail(record.error());
+                            return;
+                        }
+                        if (json) {
+                            printJson(m_out, record->toJson());
+                        } else {
+                            const Job::JobRecord &r = *record;
+                            m_out << "job       " << r.id << " (" << r.rayJobName << ")" << Qt::endl
+                                  << "state     " << r.displayState() << (r.reason.isEmpty() ? QString() : QStringLiteral(", ") + r.reason) << Qt::endl;
+                            if (!r.message.isEmpty()) m_out << "message   " << r.message << Qt::endl;
+                            if (!r.cause.isEmpty()) m_out << "cause     " << r.cause << Qt::endl;
+                            m_out << "submitted " << r.created.toString(Qt::ISODate) << Qt::endl
+                                  << "ended     " << r.ended.toString(Qt::ISODate) << Qt::endl
+                                  << "archived  " << r.archivedAt.toString(Qt::ISODate) << ", " << r.logs.size() << " logs" << Qt::endl;
+                            for (const QString &lost : r.lost) m_out << "  not archived: " << lost << Qt::endl;
+                        }
+                        finish(Ok);
+                    });
+                    return;
+                }
+                withCapacity([this, json, snap = *snapshot](const Cluster::CapacityModel *capacity) {
+                    const Job::JobRecord r = Job::JobRecord::fromRayJob(*snap.rayJob);
+                    std::optional<Cluster::Diagnosis> diagnosis;
+                    if (r.state == Job::JobState::Pending || (r.state == Job::JobState::Failed && !r.started.isValid())) {
+                        diagnosis = Cluster::diagnose(snap.diagnosisInput(capacity, m_session->settings().gpuNodeLabel));
+                    }
+                    QJsonArray pods;
+                    QList<QStringList> podRows;
+                    for (const QJsonObject &pod : snap.pods) {
+                        const Cluster::PodInfo info = Cluster::PodInfo::fromJson(pod);
+                        pods.append(QJsonObject{{QStringLiteral("name"), info.view.name}, {QStringLiteral("role"), info.role()},
+                                                {QStringLiteral("phase"), info.view.phase}, {QStringLiteral("node"), info.view.nodeName}});
+                        podRows.append({info.view.name, info.role(), info.view.phase, info.view.nodeName.isEmpty() ? QStringLiteral("-") : info.view.nodeName});
+                    }
+                    if (json) {
+                        QJsonObject out = r.toJson();
+                        out.insert(QStringLiteral("pods"), pods);
+                        if (diagnosis) out.insert(QStringLiteral("diagnosis"), diagnosis->toJson());
+                        printJson(m_out, out);
+                    } else {
+                        m_out << "job       " << r.id << " (" << r.rayJobName << ")" << Qt::endl
+                              << "state     " << r.displayState() << (r.reason.isEmpty() ? QString() : QStringLiteral(", ") + r.reason) << Qt::endl;
+                        if (!r.message.isEmpty()) m_out << "message   " << r.message << Qt::endl;
+                        m_out << "submitted " << r.created.toString(Qt::ISODate) << " (" << formatAge(ageOf(r.created)) << " ago)" << Qt::endl;
+                        if (r.started.isValid()) m_out << "started   " << r.started.toString(Qt::ISODate) << Qt::endl;
+                        if (r.ended.isValid()) m_out << "ended     " << r.ended.toString(Qt::ISODate) << Qt::endl;
+                        if (diagnosis) m_out << "why       " << diagnosis->causeId() << ": " << diagnosis->message << Qt::endl;
+                        if (!podRows.isEmpty()) {
+                            m_out << Qt::endl << formatTable({QStringLiteral("POD"), QStringLiteral("ROLE"), QStringLiteral("PHASE"), QStringLiteral("NODE")}, podRows);
+                        }
+                    }
+                    finish(Ok);
+                });
+            });
+        });
+    }
+};
+
+class EventsCommand final : public JobCommand
+{
+public:
+    using JobCommand::JobCommand;
+
+    void run() override
+    {
+        const auto job = jobArgument(QStringLiteral("events JOB [--json]"));
+        if (!job) return;
+        openSession(clientsOnly(), [this, job = *job] {
+            auto print = [this](const QList<QJsonObject> &events) {
+                if (m_args.flag(QStringLiteral("json"))) {
+                    QJsonArray array;
+                    for (const QJsonObject &e : events) array.append(Cluster::eventToJson(Kube::Event::fromJson(e)));
+                    printJson(m_out, array);
+                } else {
+                    QList<QStringList> rows;
+                    for (const QJsonObject &e : events) rows.append(eventRow(Kube::Event::fromJson(e)));
+                    m_out << formatTable(eventHeader(), rows);
+                }
+                finish(Ok);
+            };
+            withSnapshot(job, false, [this, job, print](const Job::JobSnapshot &taken) {
+                const Job::JobSnapshot *snapshot = &taken;
+                if (snapshot->rayJob) {
+                    print(snapshot->events);
+                    return;
+                }
+                readArchived(snapshot->jobId.isEmpty() ? job : snapshot->jobId, &Job::ArchiveKeys::events, [print](const QByteArray &data) {
+                    QList<QJsonObject> events;
+                    for (const QJsonValue &e : QJsonDocument::fromJson(data).array()) events.append(e.toObject());
+                    print(events);
+                });
+            });
+        });
+    }
+};
+
+class DiagnoseCommand final : public JobCommand
+{
+public:
+    using JobCommand::JobCommand;
+
+    void run() override
+    {
+        const auto job = jobArgument(QStringLiteral("diagnose JOB [--json]"));
+        if (!job) return;
+        openSession(clientsOnly(), [this, job = *job] {
+            auto print = [this](const Cluster::Diagnosis &d) {
+                if (m_args.flag(QStringLiteral("json"))) {
+                    printJson(m_out, d.toJson());
+                } else {
+                    m_out << d.causeId() << ": " << d.message << Qt::endl;
+                    if (!d.evidence.isEmpty()) {
+                        QList<QStringList> rows;
+                        for (const Kube::Event &e : d.evidence) rows.append(eventRow(e));
+                        m_out << Qt::endl << formatTable(eventHeader(), rows);
+                    }
+                }
+                finish(Ok);
+            };
+            withSnapshot(job, true, [this, job, print](const Job::JobSnapshot &taken) {
+                const Job::JobSnapshot *snapshot = &taken;
+                if (snapshot->rayJob) {
+                    withCapacity([this, print, snap = *snapshot](const Cluster::CapacityModel *capacity) {
+                        print(Cluster::diagnose(snap.diagnosisInput(capacity, m_session->settings().gpuNodeLabel)));
+                    });
+                    return;
+                }
+                // An archived job: diagnosed again from its final objects and events.
+                const QString id = snapshot->jobId.isEmpty() ? job : snapshot->jobId;
+                readArchived(id, &Job::ArchiveKeys::objects, [this, id, print](const QByteArray &objects) {
+                    readArchived(id, &Job::ArchiveKeys::events, [this, print, objects](const QByteArray &events) {
+                        print(Cluster::diagnose(Job::snapshotFromArchive(objects, events).diagnosisInput(nullptr, m_session->settings().gpuNodeLabel)));
+                    });
+                });
+            });
+        });
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Command> makeStatusCommand(const CommandContext &context)
+{
+    return std::make_unique<StatusCommand>(context);
+}
+
+std::unique_ptr<Command> makeEventsCommand(const CommandContext &context)
+{
+    return std::make_unique<EventsCommand>(context);
+}
+
+std::unique_ptr<Command> makeDiagnoseCommand(const CommandContext &context)
+{
+    return std::make_unique<DiagnoseCommand>(context);
+}
+
+} // namespace Starforge::Cli

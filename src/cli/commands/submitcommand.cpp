@@ -1,0 +1,293 @@
+// `starforge-cli manifest SPEC` (the RayJob SPEC would make, nothing submitted) and
+// `starforge-cli submit SPEC [--wait]` (build, upload, create; --wait follows the job until it
+// is archived, as the app's tracker does, and the exit code says how it ended).
+
+#include "cli/commands/commands.h"
+#include "cli/output.h"
+#include "core/job/capsule.h"
+#include "core/job/history.h"
+#include "core/job/jobspec.h"
+#include "core/job/rayjobbuilder.h"
+#include "core/job/submitter.h"
+#include "core/job/tracker.h"
+#include "core/s3/s3client.h"
+
+#include <QJsonObject>
+#include <QPointer>
+#include <QTemporaryDir>
+
+namespace Starforge::Cli {
+
+namespace {
+
+QString stageName(Job::Submitter::Stage stage)
+{
+    switch (stage) {
+    case Job::Submitter::Stage::Building: return QStringLiteral("building the Capsule");
+    case Job::Submitter::Stage::Checking: return QStringLiteral("checking the bucket");
+    case Job::Submitter::Stage::Uploading: return QStringLiteral("uploading");
+    case Job::Submitter::Stage::Creating: return QStringLiteral("creating the RayJob");
+    default: return {};
+    }
+}
+
+// The KubeRay release RayJobs are built for: --kuberay-version, else the cluster's CRD (the
+// session asks). Shared by manifest and submit.
+class BuildCommand : public Command
+{
+public:
+    using Command::Command;
+
+protected:
+    // Opens a clients-only session that knows the operator; then(version) once it does.
+    void withOperatorVersion(std::function<void(const QVersionNumber &)> then)
+    {
+        SessionOptions options = clientsOnly();
+        options.probeOperator = true;
+        if (m_args.values.contains(QStringLiteral("kuberay-version"))) {
+            const auto version = QVersionNumber::fromString(m_args.value(QStringLiteral("kuberay-version")));
+            if (version.isNull() || version.majorVersion() < 1) {
+                fail(Error::invalid(QStringLiteral("--kuberay-version takes a KubeRay release, e.g. --kuberay-version 1.7")));
+                return;
+            }
+            options.operatorVersion = version;
+        }
+        openSession(options, [this, then] {
+            const Kube::OperatorVersion &found = m_session->operatorVersion();
+            using Outcome = Kube::OperatorVersion::Outcome;
+            if (found.outcome == Outcome::NotInstalled || found.outcome == Outcome::Unsupported) {
+                fail(Error::unavailable(found.message));
+                return;
+            }
+            then(found.assumed());
+        });
+    }
+};
+
+class ManifestCommand final : public BuildCommand
+{
+public:
+    using BuildCommand::BuildCommand;
+
+    void run() override
+    {
+        const auto spec = specArgument(QStringLiteral("manifest SPEC [--kuberay-version X.Y]"));
+        if (!spec) return;
+        withOperatorVersion([this, spec = *spec](const QVersionNumber &version) {
+            auto s3 = m_session->bucket();
+            if (!s3) {
+                fail(s3.error());
+                return;
+            }
+            // The Capsule is built to show its true content address; nothing is uploaded.
+            QTemporaryDir work;
+            const auto built = Job::CapsuleBuilder::build(Job::capsuleOptionsFor(spec, work.filePath(QStringLiteral("capsule.zip")), Job::defaultRunnerPexPath()));
+            if (!built) {
+                fail(built.error());
+                return;
+            }
+            Job::RayJobInput input;
+            input.spec = spec;
+            input.jobId = Job::RayJobBuilder::newJobId();
+            input.settings = m_session->settings();
+            input.operatorVersion = version;
+            input.capsule.sha256 = QString::fromLatin1(built->sha256);
+            auto url = (*s3)->presignedGetUrl(built->objectKey(), Job::capsuleUrlLifetimeSeconds(m_session->settings()));
+            if (!url) {
+                fail(url.error());
+                return;
+            }
+            input.capsule.url = *url;
+            const auto rayJob = Job::RayJobBuilder::build(input);
+            if (!rayJob) {
+                fail(rayJob.error());
+                return;
+            }
+            printJson(m_out, *rayJob);
+            finish(Ok);
+        });
+    }
+};
+
+class SubmitCommand final : public BuildCommand
+{
+public:
+    using BuildCommand::BuildCommand;
+
+    void run() override
+    {
+        const auto spec = specArgument(QStringLiteral("submit SPEC [--wait] [--json]"));
+        if (!spec) return;
+        withOperatorVersion([this, spec = *spec](const QVersionNumber &version) { submit(spec, version); });
+    }
+
+    // Ctrl-C: a submission is cancelled and cleaned up (finished() follows when it is); a wait
+    // stops, leaving the job as it is. A second interrupt quits at once.
+    void interrupt() override
+    {
+        if (isFinished()) return;
+        if (m_interrupted) {
+            note(QStringLiteral("interrupted again; quitting without cleaning up"));
+            finish(Interrupted);
+            return;
+        }
+        m_interrupted = true;
+        if (m_submitter && m_submitter->stage() != Job::Submitter::Stage::Done) {
+            note(QStringLiteral("cancelling the submission (Ctrl-C again to quit at once)..."));
+            m_submitter->cancel();   // its finished() reports Cancelled once the leftovers are removed
+            return;
+        }
+        if (m_waiting) note(QStringLiteral("stopped waiting; the job goes on (see starforge-cli status)"));
+        finish(Interrupted);
+    }
+
+private:
+    void submit(const Job::JobSpec &spec, const QVersionNumber &version)
+    {
+        auto s3 = m_session->bucket();
+        if (!s3) {
+            fail(s3.error());
+            return;
+        }
+        Job::SubmitOptions options;
+        options.spec = spec;
+        options.settings = m_session->settings();
+        options.runnerPexPath = Job::defaultRunnerPexPath();
+        options.operatorVersion = version;
+        m_submitter = new Job::Submitter(m_session->kube(), *s3, options, work());
+        connect(m_submitter, &Job::Submitter::stageChanged, this, [this](Job::Submitter::Stage stage) {
+            if (!json() && !stageName(stage).isEmpty()) m_err << stageName(stage) << "..." << Qt::endl;
+        });
+        connect(m_submitter, &Job::Submitter::finished, this, [this] { submitted(); });
+        m_submitter->start();
+    }
+
+    void submitted()
+    {
+        const Result<Job::Submission> &result = m_submitter->result();
+        if (!result) {
+            if (m_submitter->stage() == Job::Submitter::Stage::Cancelled) {
+                note(result.error().message);
+                finish(Interrupted);
+                return;
+            }
+            fail(result.error());
+            return;
+        }
+        const Job::Submission &s = *result;
+        if (json()) {
+            printJsonLine(m_out, QJsonObject{{QStringLiteral("id"), s.jobId},
+                                             {QStringLiteral("name"), s.rayJobName},
+                                             {QStringLiteral("namespace"), m_session->ns()},
+                                             {QStringLiteral("capsuleSha256"), s.capsuleSha256},
+                                             {QStringLiteral("capsuleSize"), static_cast<double>(s.capsuleSize)},
+                                             {QStringLiteral("uploadedBytes"), static_cast<double>(s.uploadedBytes)}});
+        } else {
+            m_out << "submitted job " << s.jobId << " (RayJob " << s.rayJobName << " in " << m_session->ns() << ")" << Qt::endl
+                  << "capsule  " << s.capsuleSha256 << ", " << s.capsuleSize << " bytes, "
+                  << (s.uploadedBytes == 0 ? QStringLiteral("already in the bucket") : QStringLiteral("%1 bytes uploaded").arg(s.uploadedBytes)) << Qt::endl;
+        }
+        if (m_args.flag(QStringLiteral("wait"))) {
+            waitFor(s.jobId, m_session->operatorVersion());
+        } else {
+            finish(Ok);
+        }
+    }
+
+    // Follows one job until it is archived, printing its state changes. The session's tracker
+    // enforces the pre-running deadline as the app's does, with the same capacity evidence.
+    void waitFor(const QString &jobId, const Kube::OperatorVersion &found)
+    {
+        m_waiting = true;
+        SessionOptions options;
+        options.verifyAccess = false;
+        options.operatorVersion = found.assumed();
+        options.followEvents = false;
+        options.onlyJobId = jobId;
+        options.giveUpAfterSeconds = LostClusterSeconds;
+        options.giveUpWhenSourceStops = true;
+        openSession(
+            options, [this, jobId] { checkStillThere(jobId); },
+            [jobId](const Error &error) {
+                return Error{error.code, QStringLiteral("lost the cluster while waiting for job %1: %2 The job may still run; see `starforge-cli status %1` once the cluster answers.")
+                                             .arg(jobId, error.message)};
+            });
+        // A rebuilt session (after the cluster came back) has a new tracker: follow that one.
+        connect(m_session, &Session::partsChanged, this, [this, jobId] { follow(jobId); });
+        follow(jobId);
+    }
+
+    void follow(const QString &jobId)
+    {
+        Job::JobTracker *tracker = m_session->jobs();
+        if (!tracker || tracker == m_followed) return;
+        m_followed = tracker;
+        connect(tracker, &Job::JobTracker::jobChanged, this, [this](const Job::JobRecord &record) {
+            if (!json()) m_err << record.id << ": " << Job::jobStateName(record.state) << (record.message.isEmpty() ? QString() : QStringLiteral(" - ") + record.message) << Qt::endl;
+        });
+        connect(tracker, &Job::JobTracker::archiveFailed, this, [this](const QString &id, const QString &message) { note(id + QStringLiteral(": ") + message); });
+        connect(tracker, &Job::JobTracker::jobArchived, this, [this](const Job::JobRecord &record) { report(record); });
+        connect(tracker, &Job::JobTracker::jobRemoved, this, [this, jobId](const QString &id) {
+            if (id == jobId) endedElsewhere(jobId);   // after jobArchived this does nothing: the wait has finished
+        });
+    }
+
+    void checkStillThere(const QString &jobId)
+    {
+        if (m_session->jobs() && !m_session->jobs()->job(jobId)) endedElsewhere(jobId);
+    }
+
+    void report(const Job::JobRecord &record)
+    {
+        if (isFinished()) return;
+        if (json()) {
+            printJsonLine(m_out, recordSummary(record));
+        } else {
+            m_out << record.id << " " << record.displayState() << (record.message.isEmpty() ? QString() : QStringLiteral(": ") + record.message) << Qt::endl;
+            for (const QString &lost : record.lost) m_out << "  not archived: " << lost << Qt::endl;
+        }
+        finish(record.state == Job::JobState::Succeeded ? Ok : JobFailed);
+    }
+
+    // The job left the cluster without this tracker archiving it: another tracker (the GUI's,
+    // another submit --wait) archived it first, or `starforge-cli delete` removed it. Its
+    // archive, if any, says how it ended; without this check the wait would never end.
+    void endedElsewhere(const QString &jobId)
+    {
+        if (isFinished()) return;
+        Job::readArchivedJob(m_session->s3(), jobId, this, [this, jobId](Result<Job::JobRecord> record) {
+            if (record) {
+                report(*record);
+            } else if (record.error().code != Error::Code::NotFound) {
+                fail(record.error());
+            } else if (!isFinished()) {
+                const QString message = QStringLiteral("job %1 was deleted before it ended (starforge-cli delete); nothing was archived").arg(jobId);
+                if (json()) {
+                    printJson(m_err, QJsonObject{{QStringLiteral("error"), message}});
+                } else {
+                    note(message);
+                }
+                finish(JobFailed);
+            }
+        });
+    }
+
+    QPointer<Job::Submitter> m_submitter;
+    QPointer<Job::JobTracker> m_followed;
+    bool m_waiting = false;
+    bool m_interrupted = false;
+};
+
+} // namespace
+
+std::unique_ptr<Command> makeManifestCommand(const CommandContext &context)
+{
+    return std::make_unique<ManifestCommand>(context);
+}
+
+std::unique_ptr<Command> makeSubmitCommand(const CommandContext &context)
+{
+    return std::make_unique<SubmitCommand>(context);
+}
+
+} // namespace Starforge::Cli

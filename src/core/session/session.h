@@ -1,0 +1,235 @@
+#pragma once
+
+// One connection to one cluster and its bucket, shared by everything that shows or acts on it:
+// the GUI's panels and every starforge-cli command (docs/design.md, "One session").
+//
+// A Session reads its source (a profile with its keychain secrets, or a sandbox's connection
+// file), resolves the settings, makes the Kubernetes and S3 clients, proves the server and the
+// token (GET /version, then one SelfSubjectAccessReview per permission), asks which KubeRay
+// release runs there, and then runs the shared parts the caller asked for:
+//   - informers on RayJobs (this namespace, Starforge's), the namespace's events, and the
+//     cluster's nodes and pods;
+//   - the CapacityTracker over the node and pod informers;
+//   - the JobTracker over the RayJob informer, given the capacity model, so a job's archived
+//     cause has the same evidence `starforge-cli status` and `diagnose` use.
+// A feature whose permission is missing is switched off with the reason and the Role rule that
+// would allow it, and never retried; an informer the server starts refusing (403) is stopped
+// the same way. While connected a light request every few seconds tells a lost cluster from a
+// quiet one; a lost session reads its source again and rebuilds everything once the cluster
+// answers (a restarted sandbox has a new CA and tokens), backing off between attempts.
+//
+// Teardown runs in one written order (teardown()), never by the order members are declared:
+// the job tracker, the capacity tracker, the informers, the checks, then the clients.
+
+#include "core/config/effectiveconfig.h"
+#include "core/job/rayjobbuilder.h"
+#include "core/kube/operatorprobe.h"
+#include "core/net/backoff.h"
+#include "core/session/sessionsource.h"
+#include "core/util/result.h"
+
+#include <QDateTime>
+#include <QObject>
+#include <QPointer>
+#include <QProcessEnvironment>
+#include <QTimer>
+#include <QVersionNumber>
+
+#include <memory>
+#include <optional>
+
+namespace Starforge::Secrets {
+class SecretStore;
+}
+namespace Starforge::Kube {
+class Informer;
+class KubeClient;
+class PermissionCheck;
+struct PermissionReport;
+struct ApiResult;
+}
+namespace Starforge::S3 {
+class S3Client;
+}
+namespace Starforge::Cluster {
+class CapacityTracker;
+}
+namespace Starforge::Job {
+class JobTracker;
+}
+
+namespace Starforge {
+
+struct SessionOptions
+{
+    // GET /version and the permission check before anything else. A one-shot CLI command skips
+    // them: its own request proves the token and names what is refused.
+    bool verifyAccess = true;
+    // The KubeRay release RayJobs are built for and the tracker's deadline timing depend on;
+    // when set (--kuberay-version) the operator is not asked.
+    std::optional<QVersionNumber> operatorVersion;
+    bool probeOperator = true;
+    bool followJobs = true;         // RayJob informer and JobTracker (the tracker needs the bucket)
+    QString onlyJobId;              // the RayJob informer and the tracker follow this job alone
+    bool followCapacity = true;     // node and pod informers and the CapacityTracker
+    bool followEvents = true;       // the namespace's events
+    // An informer whose first list fails (other than 403, which switches its feature off) ends
+    // the session instead of retrying: a command that reads once must not wait for ever.
+    bool failOnFirstListError = false;
+    // The job tracker's own timings (tests shorten them); its deadline and series label come
+    // from the settings.
+    int trackerCheckIntervalMs = 2000;
+    int trackerArchiveRetryMs = 5000;
+    int livenessIntervalMs = 5000;  // the light request while connected or lost; <= 0: none
+    // Lost this long: the session ends (Disconnected, error() says why); 0 keeps reconnecting.
+    int giveUpAfterSeconds = 0;
+    // A connection file whose sandbox has stopped ends a lost session at once.
+    bool giveUpWhenSourceStops = false;
+    Net::Backoff::Params reconnectBackoff{1000, 30000, 2.0, 0.5, 120000};
+};
+
+// One feature of the app as this session can offer it.
+struct FeatureStatus
+{
+    QString id;                  // "jobs", "events", "logs", "capacity", "playground"
+    QString title;               // "Capacity heatmap and fit verdicts"
+    bool available = true;
+    QString reason;              // when not: one sentence
+    QString roleRule;            // when a permission is missing: the Role/ClusterRole rules (YAML) that would allow it
+};
+
+class Session final : public QObject
+{
+    Q_OBJECT
+public:
+    enum class State {
+        Disconnected,   // not opened, closed, or ended: error() says why when it failed
+        Connecting,     // the first connect is under way
+        Connected,      // everything asked for is running
+        Degraded,       // connected, but a feature is off or an informer keeps failing: features(), problems()
+        Lost,           // was connected; the cluster stopped answering (the informers keep trying)
+        Reconnecting,   // rebuilding from the source after a loss, backing off between attempts
+    };
+    Q_ENUM(State)
+
+    Session(Secrets::SecretStore *secrets, QProcessEnvironment environment, SessionOptions options = {}, QObject *parent = nullptr);
+    ~Session() override;
+
+    // Connects to source; any session already open is closed first.
+    void open(SessionSource source);
+    void close();
+
+    State state() const { return m_state; }
+    static QString stateName(State state);
+    bool isUp() const { return m_state == State::Connected || m_state == State::Degraded; }
+    // One sentence for a status bar: "Connected to https://…: Kubernetes v1.32.4, namespace ml"
+    QString statusText() const { return m_status; }
+    // Why the session ended or could not connect.
+    std::optional<Error> error() const { return m_error; }
+    // The first connect's settings were read; valid until close().
+    const SessionSource &source() const { return m_source; }
+    // The settings in force (secrets included) and the ones the manifest depends on.
+    const Config::EffectiveConfig &config() const { return m_config; }
+    const Job::ClusterSettings &settings() const { return m_settings; }
+    QString ns() const { return m_settings.ns; }
+    QString serverVersion() const { return m_serverVersion; }
+
+    // The clients (null before the settings are read and after close()).
+    Kube::KubeClient *kube() const { return m_kube.get(); }
+    // The bucket's client, or the sentence saying which setting to fix.
+    Result<S3::S3Client *> bucket() const;
+    S3::S3Client *s3() const { return m_s3.get(); }
+
+    // The KubeRay release found (or given); meaningful once connected.
+    const Kube::OperatorVersion &operatorVersion() const { return m_operator; }
+
+    QList<FeatureStatus> features() const { return m_features; }
+    std::optional<FeatureStatus> feature(const QString &id) const;
+    // Running problems worth a word: an informer backing off, with its last error.
+    QStringList problems() const;
+
+    // The shared parts; null when not asked for, switched off, or not connected.
+    Kube::Informer *rayJobInformer() const { return m_rayJobs.get(); }
+    Kube::Informer *eventInformer() const { return m_events.get(); }
+    Kube::Informer *nodeInformer() const { return m_nodes.get(); }
+    Kube::Informer *podInformer() const { return m_pods.get(); }
+    Cluster::CapacityTracker *capacity() const { return m_capacity.get(); }
+    Job::JobTracker *jobs() const { return m_jobs.get(); }
+
+    // Seconds since the cluster last answered while Lost; 0 otherwise.
+    qint64 lostForSeconds() const;
+
+Q_SIGNALS:
+    void stateChanged(Starforge::Session::State state);
+    // The clients, informers or trackers were made or torn down: a panel takes them again.
+    void partsChanged();
+    // They are about to be deleted: a panel lets go of them now (partsChanged follows).
+    void partsAboutToBeRemoved();
+    void featuresChanged();
+    // Connected and every started informer has synced (once per connect): a command that needs
+    // the whole picture starts now.
+    void ready();
+    // A note worth showing once (an operator version assumed, the cluster answering again).
+    void notice(const QString &text);
+
+private:
+    void connectFromSource();
+    void onResolved(Result<Config::EffectiveConfig> resolved);
+    void checkServer();
+    void checkPermissions();
+    void onPermissions(const Kube::PermissionReport &report);
+    void probeOperatorThenStart();
+    void startParts();
+    void watchInformer(Kube::Informer *informer, const QString &featureId);
+    void maybeReady();
+    void connectFailed(const Error &error);
+    void checkLiveness();
+    void onLivenessAnswer(const Kube::ApiResult &result);
+    void becomeLost(const QString &why);
+    void rebuild();
+    void scheduleReconnect(const Error &why);
+    void giveUp(const Error &why);
+    void switchOff(const QString &featureId, const QString &reason, const QString &roleRule = {});
+    void setState(State state, const QString &status);
+    void refreshUpState();
+    QString connectedText() const;
+    void teardown();
+
+    Secrets::SecretStore *m_secrets;
+    QProcessEnvironment m_environment;
+    SessionOptions m_options;
+    SessionSource m_source;
+    State m_state = State::Disconnected;
+    QString m_status;
+    std::optional<Error> m_error;
+    quint64 m_generation = 0;            // bumped by every (re)build: late answers of an older one are dropped
+
+    Config::EffectiveConfig m_config;
+    Job::ClusterSettings m_settings;
+    QString m_serverVersion;
+    Kube::OperatorVersion m_operator;
+    QList<FeatureStatus> m_features;
+    bool m_readyEmitted = false;
+
+    // Owned parts; torn down by teardown() in its written order.
+    std::unique_ptr<Kube::KubeClient> m_kube;
+    std::unique_ptr<S3::S3Client> m_s3;
+    std::optional<Error> m_s3Problem;
+    std::unique_ptr<Kube::PermissionCheck> m_permissionCheck;
+    std::unique_ptr<Kube::OperatorProbe> m_probe;
+    std::unique_ptr<Kube::Informer> m_rayJobs;
+    std::unique_ptr<Kube::Informer> m_events;
+    std::unique_ptr<Kube::Informer> m_nodes;
+    std::unique_ptr<Kube::Informer> m_pods;
+    std::unique_ptr<Cluster::CapacityTracker> m_capacity;
+    std::unique_ptr<Job::JobTracker> m_jobs;
+
+    // Liveness and reconnection.
+    QTimer m_liveness;
+    QPointer<QObject> m_livenessRequest;   // the request in flight; deleting it aborts it
+    QDateTime m_lostSince;
+    QTimer m_reconnectTimer;
+    Net::Backoff m_reconnectBackoff;
+};
+
+} // namespace Starforge
