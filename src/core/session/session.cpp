@@ -315,7 +315,7 @@ void Session::startParts()
         // Finished pods hold no GPUs; leaving them out keeps the biggest list small.
         pods.fieldSelector = QStringLiteral("status.phase!=Succeeded,status.phase!=Failed");
         m_pods = std::make_unique<Kube::Informer>(m_kube.get(), Kube::ResourceKind::pods(), pods);
-        m_capacity = std::make_unique<Cluster::CapacityTracker>(m_settings.gpuNodeLabel);
+        m_capacity = std::make_unique<Cluster::CapacityTracker>(m_settings.gpuNodeLabel, Cluster::defaultTolerations(), this);
         m_capacity->attach(m_nodes.get(), m_pods.get());
         watchInformer(m_nodes.get(), QStringLiteral("capacity"));
         watchInformer(m_pods.get(), QStringLiteral("capacity"));
@@ -342,7 +342,8 @@ void Session::startParts()
         tracker.rayJobs = m_rayJobs.get();
         tracker.checkIntervalMs = m_options.trackerCheckIntervalMs;
         tracker.archiveRetryMs = m_options.trackerArchiveRetryMs;
-        m_jobs = std::make_unique<Job::JobTracker>(m_kube.get(), m_s3.get(), tracker);
+        // Children as well as owned: what a session runs can be counted (one tracker, never two).
+        m_jobs = std::make_unique<Job::JobTracker>(m_kube.get(), m_s3.get(), tracker, this);
     }
     for (Kube::Informer *informer : {m_nodes.get(), m_pods.get(), m_events.get(), m_rayJobs.get()}) {
         if (!informer) continue;
