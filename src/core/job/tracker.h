@@ -1,6 +1,6 @@
 #pragma once
 
-// Follows the app's jobs on the cluster and ends them properly (DESIGN.md, "Tracking"):
+// Follows the app's jobs on the cluster and ends them properly (docs/design.md, "Tracking"):
 //  - an informer on the namespace's RayJobs that Starforge made (managed-by label) gives each
 //    job's state as the user sees it (JobRecord, stateOfRayJob);
 //  - a job that reaches Succeeded, Failed or Stopped is archived to jobs/<id>/ in the bucket
