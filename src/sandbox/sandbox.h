@@ -6,6 +6,7 @@
 
 #include "core/util/result.h"
 #include "sandbox/api/apiserver.h"
+#include "sandbox/faults.h"
 
 #include <QHostAddress>
 #include <QObject>

@@ -1,8 +1,6 @@
 // The sandbox scheduler: upstream FitError texts, conditions and events, binding, and pods
 // scheduled once room frees up.
 
-#include "core/kube/podresources.h"
-#include "core/kube/quantity.h"
 #include "sandbox/cluster/eventrecorder.h"
 #include "sandbox/cluster/fleet.h"
 #include "sandbox/cluster/scheduler.h"
@@ -89,23 +87,6 @@ private Q_SLOTS:
         m_scheduler.reset();
         m_events.reset();
         m_store.reset();
-    }
-
-    void quantitiesAndRequests()
-    {
-        QCOMPARE(Kube::parseQuantityMilli(QStringLiteral("500m")), std::optional<qint64>(500));
-        QCOMPARE(Kube::parseQuantityMilli(QStringLiteral("2")), std::optional<qint64>(2000));
-        QCOMPARE(Kube::parseQuantityMilli(QStringLiteral("1Ki")), std::optional<qint64>(1024000));
-        QCOMPARE(Kube::parseQuantityMilli(QStringLiteral("1.5G")), std::optional<qint64>(1500000000000));
-        QCOMPARE(Kube::parseQuantityMilli(QStringLiteral("2e3")), std::optional<qint64>(2000000));
-        QVERIFY(!Kube::parseQuantityMilli(QStringLiteral("64GB")));
-        // Init containers: the largest counts, not the sum; a sidecar adds up.
-        const QJsonObject p{{QStringLiteral("spec"), QJsonObject{
-            {QStringLiteral("containers"), QJsonArray{QJsonObject{{QStringLiteral("resources"), QJsonObject{{QStringLiteral("requests"), QJsonObject{{QStringLiteral("cpu"), QStringLiteral("1")}}}}}},
-                                                      QJsonObject{{QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("cpu"), QStringLiteral("2")}}}}}}}},
-            {QStringLiteral("initContainers"), QJsonArray{QJsonObject{{QStringLiteral("resources"), QJsonObject{{QStringLiteral("requests"), QJsonObject{{QStringLiteral("cpu"), QStringLiteral("5")}}}}}},
-                                                          QJsonObject{{QStringLiteral("resources"), QJsonObject{{QStringLiteral("requests"), QJsonObject{{QStringLiteral("cpu"), QStringLiteral("4")}}}}}}}}}}};
-        QCOMPARE(Kube::podRequests(p).value(QStringLiteral("cpu")), 5000);
     }
 
     void bindsAndRecordsScheduled()

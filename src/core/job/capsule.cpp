@@ -2,11 +2,11 @@
 
 #include "core/crypto/digest.h"
 #include "core/job/ignorerules.h"
+#include "core/job/zipwriter.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -23,7 +23,6 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <set>
 
 #include <dirent.h>
@@ -37,19 +36,11 @@ Q_LOGGING_CATEGORY(lcCapsule, "starforge.core.capsule")
 
 namespace {
 
-constexpr qint64 BlockSize = 1024 * 1024;   // deflated independently, in parallel
-constexpr qint64 DictionarySize = 32 * 1024; // the previous block's tail primes each block
 constexpr qint64 ProbeSize = 64 * 1024;
 constexpr qint64 ProbeMinSize = 8 * 1024;
 // Order-0 entropy (bits per byte) above which a sample is taken as already compressed or random:
 // text is near 4.5-5.5, float tensors near 7-7.6, deflate/PNG/JPEG output above 7.95.
 constexpr double StoreEntropy = 7.9;
-constexpr quint32 Zip64Threshold = 0xff000000u; // leave room for deflate's worst-case growth
-// DOS date 1980-01-02, time 00:00:00: a constant written directly, never converted through a
-// time zone. Not 1980-01-01 so that a reader converting it to a zone west of UTC stays >= 1980.
-constexpr quint16 DosDate = (0 << 9) | (1 << 5) | 2;
-constexpr quint16 DosTime = 0;
-constexpr quint16 FlagUtf8 = 0x0800;
 
 const char *const GeneratedNames[] = {"jobspec.json", "manifest.json", "runner.pex"};
 
@@ -266,7 +257,7 @@ void hashEntry(Entry &e, const std::atomic_bool *cancelled)
                                     .arg(display(e.relative), file.errorString()));
             return;
         }
-        QByteArray block(BlockSize, Qt::Uninitialized);
+        QByteArray block(ZipWriter::BlockSize, Qt::Uninitialized);
         qint64 total = 0;
         for (;;) {
             if (cancelled && cancelled->load()) return;
@@ -293,270 +284,6 @@ void hashEntry(Entry &e, const std::atomic_bool *cancelled)
     e.crc = static_cast<quint32>(crc);
     if (e.size == 0) e.store = true;
 }
-
-// One block of one entry, read and (unless stored) deflated on a worker thread. A block is a
-// raw deflate stream ended with a sync flush (the last one with a final block) and primed with
-// the previous 32 KiB, so the blocks concatenate into one valid stream, as pigz does.
-struct Block
-{
-    QByteArray data;
-    quint32 crc = 0;
-    qint64 inputSize = 0;
-    bool stored = false;
-    QByteArray input;             // kept for a single-block entry that falls back to storing
-    std::optional<Error> error;
-};
-
-Block makeBlock(const Entry &e, qint64 offset, qint64 length, bool last, bool singleBlock, int level)
-{
-    Block b;
-    b.inputSize = length;
-    QByteArray dictionary;
-    QByteArray input;
-    const bool deflating = !e.store;
-    const qint64 dictStart = deflating ? std::max<qint64>(0, offset - DictionarySize) : offset;
-    if (!e.sourcePath.isEmpty()) {
-        QFile file(QFile::decodeName(e.sourcePath));
-        if (!file.open(QIODevice::ReadOnly) || !file.seek(dictStart)) {
-            b.error = Error::io(QStringLiteral("Cannot read %1: %2.").arg(display(e.relative), file.errorString()));
-            return b;
-        }
-        const QByteArray all = file.read(offset - dictStart + length);
-        if (all.size() != offset - dictStart + length) {
-            b.error = Error::io(QStringLiteral("%1 changed while the capsule was being built. Build it again.").arg(display(e.relative)));
-            return b;
-        }
-        dictionary = all.left(offset - dictStart);
-        input = all.mid(offset - dictStart);
-    } else {
-        dictionary = e.memory.mid(dictStart, offset - dictStart);
-        input = e.memory.mid(offset, length);
-    }
-    b.crc = static_cast<quint32>(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(input.constData()),
-                                       static_cast<uInt>(input.size())));
-    if (!deflating) {
-        b.data = input;
-        b.stored = true;
-        return b;
-    }
-    z_stream zs {};
-    if (deflateInit2(&zs, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-        b.error = Error::internal(QStringLiteral("zlib could not start a deflate stream."));
-        return b;
-    }
-    if (!dictionary.isEmpty()) {
-        deflateSetDictionary(&zs, reinterpret_cast<const Bytef *>(dictionary.constData()), static_cast<uInt>(dictionary.size()));
-    }
-    b.data.resize(static_cast<qsizetype>(deflateBound(&zs, static_cast<uLong>(length))) + 64);
-    zs.next_in = reinterpret_cast<Bytef *>(input.data());
-    zs.avail_in = static_cast<uInt>(input.size());
-    qsizetype produced = 0;
-    for (;;) {
-        zs.next_out = reinterpret_cast<Bytef *>(b.data.data() + produced);
-        zs.avail_out = static_cast<uInt>(b.data.size() - produced);
-        const int rc = deflate(&zs, last ? Z_FINISH : Z_SYNC_FLUSH);
-        produced = b.data.size() - static_cast<qsizetype>(zs.avail_out);
-        if (rc == Z_STREAM_ERROR) {
-            deflateEnd(&zs);
-            b.error = Error::internal(QStringLiteral("zlib failed while deflating %1.").arg(display(e.relative)));
-            return b;
-        }
-        const bool done = last ? rc == Z_STREAM_END : (zs.avail_in == 0 && zs.avail_out > 0);
-        if (done) break;
-        b.data.resize(b.data.size() * 2);
-    }
-    deflateEnd(&zs);
-    b.data.resize(produced);
-    if (singleBlock && b.data.size() >= input.size()) {
-        // Deflate did not help: store it (decided by content alone, so still deterministic).
-        b.data = input;
-        b.stored = true;
-    }
-    return b;
-}
-
-// The zip container, written by hand: libarchive deflates inside archive_write_data() on the
-// calling thread and converts the date through the local time zone (docs/capsule.md).
-class ZipWriter
-{
-public:
-    explicit ZipWriter(QSaveFile &file) : m_file(file) {}
-
-    bool write(const QByteArray &bytes)
-    {
-        if (bytes.isEmpty()) return true;
-        if (m_file.write(bytes) != bytes.size()) return false;
-        m_offset += bytes.size();
-        return true;
-    }
-
-    // The local header; sizes and CRC are patched by finishEntry() when not known yet.
-    bool beginEntry(const Entry &e, bool stored, bool zip64)
-    {
-        m_current = {};
-        m_current.name = e.name;
-        m_current.offset = m_offset;
-        m_current.method = stored ? 0 : 8;
-        m_current.zip64 = zip64;
-        m_current.mode = e.isDir ? 040755 : (e.executable ? 0100755 : 0100644);
-        m_current.isDir = e.isDir;
-        QByteArray h;
-        put32(h, 0x04034b50);
-        put16(h, zip64 ? 45 : 20);
-        put16(h, FlagUtf8);
-        put16(h, m_current.method);
-        put16(h, DosTime);
-        put16(h, DosDate);
-        put32(h, 0);                              // CRC-32, patched
-        put32(h, zip64 ? 0xffffffffu : 0);        // compressed size, patched
-        put32(h, zip64 ? 0xffffffffu : 0);        // uncompressed size, patched
-        put16(h, static_cast<quint16>(e.name.size()));
-        put16(h, zip64 ? 20 : 0);
-        h += e.name;
-        if (zip64) {
-            put16(h, 0x0001);
-            put16(h, 16);
-            put64(h, 0);
-            put64(h, 0);
-        }
-        m_current.headerSize = h.size();
-        return write(h);
-    }
-
-    bool finishEntry(quint32 crc, qint64 compressed, qint64 uncompressed)
-    {
-        m_current.crc = crc;
-        m_current.compressed = compressed;
-        m_current.uncompressed = uncompressed;
-        QByteArray patch;
-        put32(patch, crc);
-        put32(patch, m_current.zip64 ? 0xffffffffu : static_cast<quint32>(compressed));
-        put32(patch, m_current.zip64 ? 0xffffffffu : static_cast<quint32>(uncompressed));
-        const qint64 end = m_offset;
-        if (!m_file.seek(m_current.offset + 14) || m_file.write(patch) != patch.size()) return false;
-        if (m_current.zip64) {
-            QByteArray sizes;
-            put64(sizes, uncompressed);
-            put64(sizes, compressed);
-            if (!m_file.seek(m_current.offset + 30 + m_current.name.size() + 4) || m_file.write(sizes) != sizes.size()) return false;
-        }
-        if (!m_file.seek(end)) return false;
-        m_entries.push_back(m_current);
-        return true;
-    }
-
-    bool finishArchive()
-    {
-        const qint64 cdOffset = m_offset;
-        QByteArray cd;
-        for (const Central &c : m_entries) {
-            const bool bigOffset = c.offset >= 0xffffffffLL;
-            QByteArray extra;
-            if (c.zip64 || bigOffset) {
-                QByteArray fields;
-                if (c.zip64) {
-                    put64(fields, c.uncompressed);
-                    put64(fields, c.compressed);
-                }
-                if (bigOffset) put64(fields, c.offset);
-                put16(extra, 0x0001);
-                put16(extra, static_cast<quint16>(fields.size()));
-                extra += fields;
-            }
-            const quint16 version = (c.zip64 || bigOffset) ? 45 : 20;
-            put32(cd, 0x02014b50);
-            put16(cd, 0x0300 | version);          // made by: Unix, so readers honour the mode bits
-            put16(cd, version);
-            put16(cd, FlagUtf8);
-            put16(cd, c.method);
-            put16(cd, DosTime);
-            put16(cd, DosDate);
-            put32(cd, c.crc);
-            put32(cd, c.zip64 ? 0xffffffffu : static_cast<quint32>(c.compressed));
-            put32(cd, c.zip64 ? 0xffffffffu : static_cast<quint32>(c.uncompressed));
-            put16(cd, static_cast<quint16>(c.name.size()));
-            put16(cd, static_cast<quint16>(extra.size()));
-            put16(cd, 0);                         // comment
-            put16(cd, 0);                         // disk
-            put16(cd, 0);                         // internal attributes
-            put32(cd, (static_cast<quint32>(c.mode) << 16) | (c.isDir ? 0x10u : 0u));
-            put32(cd, bigOffset ? 0xffffffffu : static_cast<quint32>(c.offset));
-            cd += c.name;
-            cd += extra;
-            if (cd.size() > 4 * 1024 * 1024) {
-                if (!write(cd)) return false;
-                cd.clear();
-            }
-        }
-        if (!write(cd)) return false;
-        const qint64 cdSize = m_offset - cdOffset;
-        const qint64 count = static_cast<qint64>(m_entries.size());
-        const bool zip64 = count >= 0xffff || cdOffset >= 0xffffffffLL || cdSize >= 0xffffffffLL;
-        QByteArray tail;
-        if (zip64) {
-            const qint64 eocd64 = m_offset;
-            put32(tail, 0x06064b50);
-            put64(tail, 44);
-            put16(tail, 0x0300 | 45);
-            put16(tail, 45);
-            put32(tail, 0);
-            put32(tail, 0);
-            put64(tail, count);
-            put64(tail, count);
-            put64(tail, cdSize);
-            put64(tail, cdOffset);
-            put32(tail, 0x07064b50);
-            put32(tail, 0);
-            put64(tail, eocd64);
-            put32(tail, 1);
-        }
-        put32(tail, 0x06054b50);
-        put16(tail, 0);
-        put16(tail, 0);
-        put16(tail, zip64 ? 0xffff : static_cast<quint16>(count));
-        put16(tail, zip64 ? 0xffff : static_cast<quint16>(count));
-        put32(tail, zip64 ? 0xffffffffu : static_cast<quint32>(cdSize));
-        put32(tail, zip64 ? 0xffffffffu : static_cast<quint32>(cdOffset));
-        put16(tail, 0);
-        return write(tail);
-    }
-
-private:
-    struct Central
-    {
-        QByteArray name;
-        qint64 offset = 0;
-        qint64 headerSize = 0;
-        quint16 method = 0;
-        bool zip64 = false;
-        bool isDir = false;
-        int mode = 0;
-        quint32 crc = 0;
-        qint64 compressed = 0;
-        qint64 uncompressed = 0;
-    };
-
-    static void put16(QByteArray &b, quint32 v)
-    {
-        b.append(static_cast<char>(v & 0xff));
-        b.append(static_cast<char>((v >> 8) & 0xff));
-    }
-    static void put32(QByteArray &b, quint32 v)
-    {
-        put16(b, v & 0xffff);
-        put16(b, v >> 16);
-    }
-    static void put64(QByteArray &b, qint64 v)
-    {
-        put32(b, static_cast<quint32>(static_cast<quint64>(v) & 0xffffffffu));
-        put32(b, static_cast<quint32>(static_cast<quint64>(v) >> 32));
-    }
-
-    QSaveFile &m_file;
-    qint64 m_offset = 0;
-    Central m_current;
-    std::vector<Central> m_entries;
-};
 
 QByteArray manifestJson(const std::vector<Entry> &files)
 {
@@ -587,23 +314,21 @@ Result<void> validate(const CapsuleOptions &o)
     return {};
 }
 
-} // namespace
+// Progress (stage, files done and total, bytes done and total), when the caller asked for it.
+using Reporter = std::function<void(CapsuleProgress::Stage, qint64, qint64, qint64, qint64)>;
 
-Result<CapsuleResult> CapsuleBuilder::build(const CapsuleOptions &options, const std::atomic_bool *cancelled,
-                                            const std::function<void(const CapsuleProgress &)> &progress)
+bool isCancelled(const ZipWriter::Workers &workers)
 {
-    if (Result<void> v = validate(options); !v) return v.error();
-    const auto isCancelled = [cancelled] { return cancelled && cancelled->load(); };
-    const auto report = [&progress](CapsuleProgress::Stage stage, qint64 filesDone, qint64 filesTotal, qint64 bytesDone, qint64 bytesTotal) {
-        if (progress) progress({stage, filesDone, filesTotal, bytesDone, bytesTotal});
-    };
+    return workers.cancelled && workers.cancelled->load();
+}
 
-    // --- Scan: the tree in order, with excludes, links and odd files settled.
+// Phase 1, walk: the code folder in sorted order, with excludes, links and odd files settled.
+Result<void> walkTree(const CapsuleOptions &options, const std::atomic_bool *cancelled, const Reporter &report, ScanState &scan)
+{
     char resolvedRoot[PATH_MAX];
     if (!::realpath(QFile::encodeName(options.sourceDir).constData(), resolvedRoot)) {
         return Error::notFound(QStringLiteral("The code folder %1 does not exist.").arg(options.sourceDir));
     }
-    ScanState scan;
     scan.root = QByteArray(resolvedRoot);
     struct stat rootStat {};
     if (::stat(scan.root.constData(), &rootStat) != 0 || !S_ISDIR(rootStat.st_mode)) {
@@ -622,205 +347,190 @@ Result<CapsuleResult> CapsuleBuilder::build(const CapsuleOptions &options, const
     }
     for (const QString &p : options.excludePatterns) scan.rules.addPattern(p.toUtf8(), {}, IgnoreRules::Layer::User);
     report(CapsuleProgress::Stage::Scanning, 0, 0, 0, 0);
-    if (Result<void> r = scanDir(scan, {}); !r) return r.error();
+    return scanDir(scan, {});
+}
 
-    std::vector<Entry> files = std::move(scan.files);
-    {
-        Entry jobspec;
-        jobspec.relative = "jobspec.json";
-        jobspec.memory = options.jobSpecJson;
-        files.push_back(std::move(jobspec));
-        Entry runner;
-        runner.relative = "runner.pex";
-        if (!options.runnerPexPath.isEmpty()) {
-            const QFileInfo info(options.runnerPexPath);
-            if (!info.isFile()) return Error::notFound(QStringLiteral("runner.pex was not found at %1.").arg(options.runnerPexPath));
-            runner.sourcePath = QFile::encodeName(info.absoluteFilePath());
-            runner.size = info.size();
-        } else {
-            runner.memory = options.runnerPex;
-        }
-        files.push_back(std::move(runner));
+// Phase 2, collect: the walked files plus the job's jobspec.json and runner.pex, each with its
+// zip name and its store-by-type decision, in zip order.
+Result<std::vector<Entry>> collectFiles(const CapsuleOptions &options, std::vector<Entry> files)
+{
+    Entry jobspec;
+    jobspec.relative = "jobspec.json";
+    jobspec.memory = options.jobSpecJson;
+    files.push_back(std::move(jobspec));
+    Entry runner;
+    runner.relative = "runner.pex";
+    if (!options.runnerPexPath.isEmpty()) {
+        const QFileInfo info(options.runnerPexPath);
+        if (!info.isFile()) return Error::notFound(QStringLiteral("runner.pex was not found at %1.").arg(options.runnerPexPath));
+        runner.sourcePath = QFile::encodeName(info.absoluteFilePath());
+        runner.size = info.size();
+    } else {
+        runner.memory = options.runnerPex;
     }
+    files.push_back(std::move(runner));
     const QByteArray top = options.topLevelDir.toUtf8();
     for (Entry &e : files) {
         e.name = top + '/' + e.relative;
         e.store = isCompressedType(e.relative);
     }
     std::sort(files.begin(), files.end(), [](const Entry &a, const Entry &b) { return a.name < b.name; });
+    return files;
+}
 
-    const int threads = options.threads > 0 ? options.threads : std::max(1, QThread::idealThreadCount());
-    QThreadPool pool;
-    pool.setMaxThreadCount(threads);
-    const qsizetype window = 4 * threads;
-
-    // --- Hash: every file once, in parallel, results taken in order.
-    qint64 bytesTotal = 0;
-    for (const Entry &e : files) bytesTotal += e.size;
-    {
-        std::deque<QFuture<void>> inFlight;
-        qsizetype next = 0;
-        qsizetype done = 0;
-        qint64 bytesDone = 0;
-        report(CapsuleProgress::Stage::Hashing, 0, static_cast<qint64>(files.size()), 0, bytesTotal);
-        while (done < static_cast<qsizetype>(files.size())) {
-            while (next < static_cast<qsizetype>(files.size()) && static_cast<qsizetype>(inFlight.size()) < window) {
-                Entry *e = &files[static_cast<size_t>(next++)];
-                inFlight.push_back(QtConcurrent::run(&pool, [e, cancelled] { hashEntry(*e, cancelled); }));
-            }
-            inFlight.front().waitForFinished();
-            inFlight.pop_front();
-            const Entry &e = files[static_cast<size_t>(done++)];
-            bytesDone += e.size;
-            if (isCancelled()) {
-                for (auto &f : inFlight) f.waitForFinished();
-                return cancelledError();
-            }
-            if (e.error) {
-                for (auto &f : inFlight) f.waitForFinished();
-                return *e.error;
-            }
-            report(CapsuleProgress::Stage::Hashing, done, static_cast<qint64>(files.size()), bytesDone, bytesTotal);
-        }
-    }
-
-    // --- Manifest and the full entry list: files, generated entries, folders.
-    CapsuleResult result;
-    {
-        result.manifestJson = manifestJson(files);
-        for (const Entry &e : files) {
-            result.files.append(CapsuleFile {QString::fromUtf8(e.relative), e.size, e.sha256.toHex(), e.executable, e.store});
-        }
-    }
-    {
-        Entry manifest;
-        manifest.relative = "manifest.json";
-        manifest.name = top + "/manifest.json";
-        manifest.memory = result.manifestJson;
-        hashEntry(manifest, nullptr);
-        files.push_back(std::move(manifest));
-        std::set<QByteArray> dirs {top + '/'};
-        for (const Entry &e : files) {
-            for (qsizetype slash = e.relative.indexOf('/'); slash >= 0; slash = e.relative.indexOf('/', slash + 1)) {
-                dirs.insert(top + '/' + e.relative.left(slash + 1));
-            }
-        }
-        for (const QByteArray &d : dirs) {
-            Entry dir;
-            dir.name = d;
-            dir.isDir = true;
-            dir.store = true;
-            files.push_back(std::move(dir));
-        }
-        std::sort(files.begin(), files.end(), [](const Entry &a, const Entry &b) { return a.name < b.name; });
-    }
-
-    // --- Write: blocks deflated in parallel, a window ahead of the writer, written in order.
-    QSaveFile out(options.outputPath);
-    out.setDirectWriteFallback(false);
-    if (!out.open(QIODevice::WriteOnly)) {
-        return Error::io(QStringLiteral("Cannot write the capsule to %1: %2.").arg(options.outputPath, out.errorString()));
-    }
-    const auto writeError = [&] {
-        return Error::io(QStringLiteral("Cannot write the capsule to %1: %2.").arg(options.outputPath, out.errorString()));
-    };
-    ZipWriter zip(out);
-    struct Task
-    {
-        size_t entry;
-        qint64 offset;
-        qint64 length;
-        bool last;
-        bool single;
-    };
-    std::vector<Task> tasks;
-    for (size_t i = 0; i < files.size(); ++i) {
-        const Entry &e = files[i];
-        if (e.isDir || e.size == 0) continue;
-        const qint64 blocks = (e.size + BlockSize - 1) / BlockSize;
-        for (qint64 b = 0; b < blocks; ++b) {
-            const qint64 offset = b * BlockSize;
-            tasks.push_back({i, offset, std::min(BlockSize, e.size - offset), b == blocks - 1, blocks == 1});
-        }
-    }
-    std::deque<QFuture<Block>> inFlight;
-    size_t nextTask = 0;
-    const auto fill = [&] {
-        while (nextTask < tasks.size() && static_cast<qsizetype>(inFlight.size()) < window) {
-            const Task t = tasks[nextTask++];
-            const Entry *e = &files[t.entry];
-            const int level = options.compressionLevel;
-            inFlight.push_back(QtConcurrent::run(&pool, [e, t, level] { return makeBlock(*e, t.offset, t.length, t.last, t.single, level); }));
-        }
-    };
+// Phase 3, hash: every file read once, in parallel, the results taken in order so that the first
+// error reported is the first in zip order.
+Result<void> hashFiles(std::vector<Entry> &files, const ZipWriter::Workers &workers, const Reporter &report, qint64 bytesTotal)
+{
+    std::deque<QFuture<void>> inFlight;
     const auto drain = [&] {
         for (auto &f : inFlight) f.waitForFinished();
-        inFlight.clear();
     };
+    qsizetype next = 0;
+    qsizetype done = 0;
     qint64 bytesDone = 0;
-    qint64 filesDone = 0;
-    const qint64 fileCount = static_cast<qint64>(std::count_if(files.begin(), files.end(), [](const Entry &e) { return !e.isDir; }));
-    report(CapsuleProgress::Stage::Writing, 0, fileCount, 0, bytesTotal + result.manifestJson.size());
-    fill();
-    for (size_t i = 0; i < files.size(); ++i) {
-        Entry &e = files[i];
-        if (e.isDir || e.size == 0) {
-            if (!zip.beginEntry(e, true, false) || !zip.finishEntry(0, 0, 0)) return writeError();
-            if (!e.isDir) ++filesDone;
-            continue;
+    const auto count = static_cast<qsizetype>(files.size());
+    report(CapsuleProgress::Stage::Hashing, 0, count, 0, bytesTotal);
+    while (done < count) {
+        while (next < count && static_cast<qsizetype>(inFlight.size()) < workers.window) {
+            Entry *e = &files[static_cast<size_t>(next++)];
+            inFlight.push_back(QtConcurrent::run(workers.pool, [e, cancelled = workers.cancelled] { hashEntry(*e, cancelled); }));
         }
-        const bool zip64 = e.size >= Zip64Threshold;
-        bool begun = false;
-        qint64 compressed = 0;
-        qint64 seen = 0;
-        uLong crc = crc32(0L, Z_NULL, 0);
-        for (;;) {
-            fill();
-            Block b = inFlight.front().result();
-            inFlight.pop_front();
-            fill();
-            if (isCancelled()) {
-                drain();
-                out.cancelWriting();
-                return cancelledError();
-            }
-            if (b.error) {
-                drain();
-                out.cancelWriting();
-                return *b.error;
-            }
-            if (!begun) {
-                if (!zip.beginEntry(e, b.stored, zip64)) return writeError();
-                begun = true;
-            }
-            if (!zip.write(b.data)) return writeError();
-            compressed += b.data.size();
-            crc = crc32_combine(crc, b.crc, static_cast<z_off_t>(b.inputSize));
-            seen += b.inputSize;
-            bytesDone += b.inputSize;
-            report(CapsuleProgress::Stage::Writing, filesDone, fileCount, bytesDone, bytesTotal + result.manifestJson.size());
-            if (seen >= e.size) break;
-        }
-        if (static_cast<quint32>(crc) != e.crc) {
+        inFlight.front().waitForFinished();
+        inFlight.pop_front();
+        const Entry &e = files[static_cast<size_t>(done++)];
+        bytesDone += e.size;
+        if (isCancelled(workers)) {
             drain();
-            out.cancelWriting();
-            return Error::io(QStringLiteral("%1 changed while the capsule was being built. Build it again.").arg(display(e.relative)));
+            return cancelledError();
         }
-        if (!zip.finishEntry(static_cast<quint32>(crc), compressed, e.size)) return writeError();
-        ++filesDone;
+        if (e.error) {
+            drain();
+            return *e.error;
+        }
+        report(CapsuleProgress::Stage::Hashing, done, count, bytesDone, bytesTotal);
     }
-    if (!zip.finishArchive()) return writeError();
-    if (!out.commit()) return writeError();
-    report(CapsuleProgress::Stage::Writing, filesDone, fileCount, bytesDone, bytesDone);
+    return {};
+}
 
+// Phase 4, manifest: manifest.json and the result's file list over the hashed files, then
+// manifest.json itself and every folder added as entries, all in zip order.
+CapsuleResult describeFiles(const std::vector<Entry> &files)
+{
+    CapsuleResult result;
+    result.manifestJson = manifestJson(files);
+    for (const Entry &e : files) {
+        result.files.append(CapsuleFile {QString::fromUtf8(e.relative), e.size, e.sha256.toHex(), e.executable, e.store});
+    }
+    return result;
+}
+
+void addManifestAndFolders(std::vector<Entry> &files, const QByteArray &manifest, const QByteArray &top)
+{
+    Entry entry;
+    entry.relative = "manifest.json";
+    entry.name = top + "/manifest.json";
+    entry.memory = manifest;
+    hashEntry(entry, nullptr);
+    files.push_back(std::move(entry));
+    std::set<QByteArray> dirs {top + '/'};
+    for (const Entry &e : files) {
+        for (qsizetype slash = e.relative.indexOf('/'); slash >= 0; slash = e.relative.indexOf('/', slash + 1)) {
+            dirs.insert(top + '/' + e.relative.left(slash + 1));
+        }
+    }
+    for (const QByteArray &d : dirs) {
+        Entry dir;
+        dir.name = d;
+        dir.isDir = true;
+        dir.store = true;
+        files.push_back(std::move(dir));
+    }
+    std::sort(files.begin(), files.end(), [](const Entry &a, const Entry &b) { return a.name < b.name; });
+}
+
+// Phase 5, write: the entries in zip order, each file's blocks deflated on the workers while
+// this thread writes (ZipWriter::writeEntries), into a temporary file beside the output that is
+// renamed into place only when complete, so that a failure or a cancel leaves no partial file.
+// Returns the number of files (not folders) in the zip.
+Result<qint64> writeZip(const std::vector<Entry> &files, const CapsuleOptions &options, const ZipWriter::Workers &workers,
+                        const Reporter &report, qint64 bytesTotal)
+{
+    std::vector<ZipWriter::Entry> entries;
+    entries.reserve(files.size());
+    for (const Entry &e : files) {
+        const ZipWriter::Kind kind = e.isDir ? ZipWriter::Kind::Folder : e.executable ? ZipWriter::Kind::Executable : ZipWriter::Kind::File;
+        entries.push_back({e.name, kind, e.sourcePath, e.memory, e.size, e.store, e.crc, display(e.relative)});
+    }
+    const qint64 fileCount = static_cast<qint64>(std::count_if(files.begin(), files.end(), [](const Entry &e) { return !e.isDir; }));
+
+    QSaveFile out(options.outputPath);
+    out.setDirectWriteFallback(false);
+    ZipWriter zip(out, options.outputPath);
+    if (!out.open(QIODevice::WriteOnly)) {
+        return zip.writeError();
+    }
+    report(CapsuleProgress::Stage::Writing, 0, fileCount, 0, bytesTotal);
+    qint64 written = 0;
+    const Result<void> wrote = zip.writeEntries(entries, workers, [&](qint64 filesDone, qint64 bytesDone) {
+        written = bytesDone;
+        report(CapsuleProgress::Stage::Writing, filesDone, fileCount, bytesDone, bytesTotal);
+    });
+    if (!wrote) {
+        out.cancelWriting();
+        return wrote.error();
+    }
+    if (!zip.finishArchive() || !out.commit()) return zip.writeError();
+    report(CapsuleProgress::Stage::Writing, fileCount, fileCount, written, written);
+    return fileCount;
+}
+
+// Phase 6, finalize: the content address and size, read back from the committed file.
+Result<void> finalize(CapsuleResult &result, const CapsuleOptions &options, qint64 fileCount, const QStringList &skipped)
+{
     Result<QByteArray> sha = Crypto::Digest::sha256File(options.outputPath);
     if (!sha) return sha.error();
     result.zipPath = options.outputPath;
     result.sha256 = sha->toHex();
     result.size = QFileInfo(options.outputPath).size();
     result.fileCount = static_cast<int>(fileCount);
-    result.skipped = scan.skipped;
+    result.skipped = skipped;
     for (const QString &s : std::as_const(result.skipped)) qCInfo(lcCapsule, "skipped %s", qPrintable(s));
+    return {};
+}
+
+} // namespace
+
+Result<CapsuleResult> CapsuleBuilder::build(const CapsuleOptions &options, const std::atomic_bool *cancelled,
+                                            const std::function<void(const CapsuleProgress &)> &progress)
+{
+    if (Result<void> v = validate(options); !v) return v.error();
+    const Reporter report = [&progress](CapsuleProgress::Stage stage, qint64 filesDone, qint64 filesTotal, qint64 bytesDone, qint64 bytesTotal) {
+        if (progress) progress({stage, filesDone, filesTotal, bytesDone, bytesTotal});
+    };
+    ScanState scan;
+    if (Result<void> walked = walkTree(options, cancelled, report, scan); !walked) return walked.error();
+    Result<std::vector<Entry>> collected = collectFiles(options, std::move(scan.files));
+    if (!collected) return collected.error();
+    std::vector<Entry> files = std::move(collected).value();
+
+    // Declared after `files`, so that its destructor waits for the workers before the entries
+    // they read go away. Each worker runs a few blocks ahead, so memory stays bounded.
+    const int threads = options.threads > 0 ? options.threads : std::max(1, QThread::idealThreadCount());
+    QThreadPool pool;
+    pool.setMaxThreadCount(threads);
+    const ZipWriter::Workers workers {&pool, 4 * threads, options.compressionLevel, cancelled, cancelledError()};
+
+    qint64 bytesTotal = 0;
+    for (const Entry &e : files) bytesTotal += e.size;
+    if (Result<void> hashed = hashFiles(files, workers, report, bytesTotal); !hashed) return hashed.error();
+
+    CapsuleResult result = describeFiles(files);
+    addManifestAndFolders(files, result.manifestJson, options.topLevelDir.toUtf8());
+
+    Result<qint64> fileCount = writeZip(files, options, workers, report, bytesTotal + result.manifestJson.size());
+    if (!fileCount) return fileCount.error();
+    if (Result<void> done = finalize(result, options, *fileCount, scan.skipped); !done) return done.error();
     return result;
 }
 

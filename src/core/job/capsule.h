@@ -1,6 +1,6 @@
 #pragma once
 
-// The Capsule (DESIGN.md, "The submit path", step 2): a code folder, the job's jobspec.json, a
+// The Capsule (docs/design.md, "The submit path", step 2): a code folder, the job's jobspec.json, a
 // manifest.json (path, size and SHA-256 of every file) and runner.pex, packed as one
 // deterministic zip under a single top-level folder, which Ray strips. The SHA-256 of the zip's
 // bytes is its content address (object key `capsules/<sha256>.zip`): the same tree gives the same
@@ -9,9 +9,9 @@
 // symlink policy.
 //
 // Files are hashed in parallel first (the manifest needs every hash), then deflated in parallel
-// in 1 MiB blocks while one thread writes the entries in sorted order. The zip is written to a
-// temporary file beside the output and renamed into place only when complete, so a failure or a
-// cancel leaves no partial file.
+// in 1 MiB blocks while one thread writes the entries in sorted order (ZipWriter, zipwriter.h).
+// The zip is written to a temporary file beside the output and renamed into place only when
+// complete, so a failure or a cancel leaves no partial file.
 
 #include "core/util/result.h"
 

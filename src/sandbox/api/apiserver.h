@@ -8,6 +8,7 @@
 // plugged in from outside, so this file knows nothing of what runs in the cluster.
 
 #include "sandbox/api/authorizer.h"
+#include "sandbox/faults.h"
 #include "sandbox/http/httpserver.h"
 
 #include <QHash>
@@ -26,22 +27,6 @@ namespace Starforge::Sandbox {
 class ObjectStore;
 struct ResourceType;
 class WatchStream;
-
-// Switchable at start (--faults) and at run time (PUT /sandbox/v1/faults).
-struct Faults
-{
-    double rate429 = 0;            // fraction of resource requests answered 429
-    double rate500 = 0;            // fraction answered 500
-    int delayMs = 0;               // added before every resource request is answered
-    int dropWatchesAfterMs = 0;    // every watch stream is cut after this long (0: never)
-    int dropLogsAfterMs = 0;       // every pods/log follow is cut after this long (0: never)
-    double s3PartFailureRate = 0;  // fraction of S3 part uploads answered 500
-
-    QJsonObject toJson() const;
-    static Result<Faults> fromJson(const QJsonObject &json, const Faults &base);
-    // "rate429=0.1,rate500=0.05,delayMs=20,dropWatchesAfterMs=2000,dropLogsAfterMs=500,s3PartFailureRate=0.1"
-    static Result<Faults> parse(const QString &spec);
-};
 
 struct RequestInfo
 {
@@ -86,28 +71,43 @@ public:
     // A custom resource's additionalPrinterColumns, read on first use (kubectl's Table output).
     void setPrinterColumns(const QString &storage, std::function<QJsonArray()> columns);
 
+    static const QByteArray JsonContentType; // "application/json"
     static void respondStatus(Http::Responder *responder, const QJsonObject &status, const Http::Headers &extra = {});
     static void respondJson(Http::Responder *responder, int code, const QJsonObject &object);
 
 private:
+    // kubectl asks for server-side printing with "application/json;as=Table;v=v1;g=meta.k8s.io".
+    static bool wantsTable(const Http::Request &request);
+    // A boolean query parameter as the API server reads it: "true" or "1".
+    static bool isTrue(const QString &queryValue);
+
+    // Answers (or delays) the request as the current faults say; false when it goes on as usual.
+    bool injectFault(const Http::Request &request, Http::Responder *responder, const User &user);
     void serve(const Http::Request &request, Http::Responder *responder, const User &user);
-    bool serveNonResource(const Http::Request &request, Http::Responder *responder, const User &user);
-    void serveDiscovery(const Http::Request &request, Http::Responder *responder, const QStringList &segments);
     void serveControl(const Http::Request &request, Http::Responder *responder, const User &user);
     std::optional<RequestInfo> parseRequestInfo(const Http::Request &request) const;
+    void get(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
 
+    // discovery.cpp: /version, the health checks and discovery; false for a resource path.
+    bool serveNonResource(const Http::Request &request, Http::Responder *responder, const User &user);
+    void serveDiscovery(const Http::Request &request, Http::Responder *responder, const QStringList &segments);
+
+    // listwatch.cpp
     void list(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void watch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
-    void get(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
+
+    // writes.cpp
     void create(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void update(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void patch(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
     void remove(const RequestInfo &info, const Http::Request &request, Http::Responder *responder);
-    void accessReview(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user);
-    void rulesReview(const Http::Request &request, Http::Responder *responder, const User &user);
     // Runs the type's admission; false when it answered the request itself.
     bool admit(const ResourceType &type, QJsonObject &object, const Http::Request &request, Http::Responder *responder,
                Http::Headers &headers);
+
+    // reviews.cpp
+    void accessReview(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user);
+    void rulesReview(const Http::Request &request, Http::Responder *responder, const User &user);
 
     ObjectStore *m_store;
     Authorizer *m_authorizer;

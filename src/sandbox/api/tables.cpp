@@ -1,6 +1,5 @@
 #include "sandbox/api/tables.h"
 
-#include "core/kube/podresources.h"
 #include "sandbox/store/resourcetypes.h"
 
 #include <QDateTime>

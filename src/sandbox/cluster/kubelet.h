@@ -15,6 +15,8 @@
 // on loopback with its token. A container without a command (the image's own entrypoint, which
 // the sandbox cannot know) runs an idle stand-in process; `ray` resolves to the sandbox's Ray
 // CLI stand-in (src/sandbox/tools/ray).
+//
+// The implementation is split by concern over kubelet*.cpp; kubeletpod.h lists them.
 
 #include "sandbox/api/apiserver.h"
 
@@ -22,6 +24,7 @@
 #include <QHash>
 #include <QObject>
 #include <QPointer>
+#include <QProcessEnvironment>
 #include <QSet>
 #include <QString>
 #include <QStringList>
@@ -64,13 +67,20 @@ public:
     static QString normalizeImage(const QString &image);
 
 private:
+    // Defined in kubeletpod.h, which only the kubelet's own files include.
     struct Container;
     struct Pod;
 
+    // kubelet.cpp: the pod lifecycle.
     void onChange(const Change &change);
     void adopt(const QString &ns, const QString &name);
     void stopPod(const QString &uid, bool removeFiles);
     void advance(Pod &pod);
+    void failPod(Pod &pod, const QString &reason, const QString &message);
+    void record(const Pod &pod, const QString &type, const QString &reason, const QString &message, const QString &fieldPath);
+    Pod *podFor(const QString &ns, const QString &name);
+
+    // kubeletregistry.cpp: image pulls and registry credentials.
     void pull(Pod &pod, Container &container);
     void pullFailed(Pod &pod, Container &container, const QString &error, const QString &field);
     // The pod's imagePullSecrets that do not exist, and whether the ones that do hold
@@ -78,13 +88,24 @@ private:
     QStringList missingPullSecrets(const Pod &pod) const;
     bool hasPullCredentials(const Pod &pod, const QString &ref) const;
     bool isPrivate(const QString &ref) const;
+
+    // kubeletprocesses.cpp: container processes, exits and restarts.
     void run(Pod &pod, Container &container);
+    // The container's environment into `env`; the CreateContainerConfigError message for the
+    // first reference it cannot resolve, or empty.
+    QString resolveEnvironment(const Pod &pod, const Container &container, QProcessEnvironment &env) const;
+    void holdForConfig(Pod &pod, Container &container, const QString &error);
+    void failToStart(Pod &pod, Container &container, const QString &program);
+    void startProcess(Pod &pod, Container &container, const QString &program, const QStringList &arguments,
+                      const QProcessEnvironment &env, const QString &workDir);
     void onExit(const QString &uid, Container *container, int exitCode);
-    void appendOutput(Container &container, const QByteArray &data, const char *stream, bool flush);
-    void failPod(Pod &pod, const QString &reason, const QString &message);
+    void restartAfterBackOff(Pod &pod, Container &container);
+
+    // kubeletstatus.cpp
     void syncStatus(Pod &pod);
-    void record(const Pod &pod, const QString &type, const QString &reason, const QString &message, const QString &fieldPath);
-    Pod *podFor(const QString &ns, const QString &name);
+
+    // kubeletlogs.cpp
+    void appendOutput(Container &container, const QByteArray &data, const char *stream, bool flush);
 
     ObjectStore *m_store;
     EventRecorder *m_events;

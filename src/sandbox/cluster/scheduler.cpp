@@ -1,8 +1,7 @@
 #include "sandbox/cluster/scheduler.h"
 
-#include "core/kube/podresources.h"
-#include "core/kube/quantity.h"
 #include "sandbox/cluster/eventrecorder.h"
+#include "sandbox/cluster/podrequests.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
 
@@ -24,8 +23,8 @@ const QString Gpu = QStringLiteral("nvidia.com/gpu");
 struct NodeState
 {
     ObjectPtr node;
-    Kube::ResourceMilli allocatable;
-    Kube::ResourceMilli used;
+    PodRequests::MilliAmounts allocatable;
+    PodRequests::MilliAmounts used;
     qint64 pods = 0;
 };
 
@@ -114,7 +113,7 @@ bool matchesAffinity(const QJsonObject &pod, const QJsonObject &labels)
     return false;
 }
 
-NodeVerdict evaluate(const QJsonObject &pod, const Kube::ResourceMilli &requests, const NodeState &state)
+NodeVerdict evaluate(const QJsonObject &pod, const PodRequests::MilliAmounts &requests, const NodeState &state)
 {
     const QJsonObject node = state.node->object;
     const QJsonObject spec = node.value(QStringLiteral("spec")).toObject();
@@ -182,14 +181,14 @@ QHash<QString, NodeState> nodeStates(const ObjectStore &store)
         s.node = node;
         const QJsonObject allocatable = node->object.value(QStringLiteral("status")).toObject().value(QStringLiteral("allocatable")).toObject();
         for (auto it = allocatable.begin(); it != allocatable.end(); ++it) {
-            if (const auto v = Kube::parseQuantityMilli(it.value().toString())) {
+            if (const auto v = PodRequests::milliQuantity(it.value().toString())) {
                 s.allocatable.insert(it.key(), *v);
             }
         }
         states.insert(node->name, s);
     }
     for (const ObjectPtr &pod : store.list(QStringLiteral("pods"))) {
-        if (!Kube::holdsNodeResources(pod->object)) {
+        if (!PodRequests::holdsNodeResources(pod->object)) {
             continue;
         }
         const QString nodeName = pod->object.value(QStringLiteral("spec")).toObject().value(QStringLiteral("nodeName")).toString();
@@ -197,7 +196,7 @@ QHash<QString, NodeState> nodeStates(const ObjectStore &store)
         if (it == states.end()) {
             continue;
         }
-        const Kube::ResourceMilli requests = Kube::podRequests(pod->object);
+        const PodRequests::MilliAmounts requests = PodRequests::ofPod(pod->object);
         for (auto r = requests.cbegin(); r != requests.cend(); ++r) {
             it->used[r.key()] += r.value();
         }
@@ -242,7 +241,7 @@ struct Placement
     QString fitError;
 };
 
-Placement place(const QJsonObject &pod, const Kube::ResourceMilli &requests, const QHash<QString, NodeState> &states)
+Placement place(const QJsonObject &pod, const PodRequests::MilliAmounts &requests, const QHash<QString, NodeState> &states)
 {
     if (states.isEmpty()) {
         return {{}, QStringLiteral("no nodes available to schedule pods")};
@@ -319,9 +318,9 @@ void Scheduler::onChange(const Change &change)
         return;
     }
     const bool newPending = change.type == ChangeType::Added && isPending(change.object->object);
-    const bool freed = (change.type == ChangeType::Deleted && change.previous && Kube::holdsNodeResources(change.previous->object))
-        || (change.type == ChangeType::Modified && change.previous && Kube::holdsNodeResources(change.previous->object)
-            && !Kube::holdsNodeResources(change.object->object));
+    const bool freed = (change.type == ChangeType::Deleted && change.previous && PodRequests::holdsNodeResources(change.previous->object))
+        || (change.type == ChangeType::Modified && change.previous && PodRequests::holdsNodeResources(change.previous->object)
+            && !PodRequests::holdsNodeResources(change.object->object));
     if (newPending || freed) {
         requestPass();
     }
@@ -329,7 +328,7 @@ void Scheduler::onChange(const Change &change)
 
 QString Scheduler::fitError(const QJsonObject &pod) const
 {
-    return place(pod, Kube::podRequests(pod), nodeStates(*m_store)).fitError;
+    return place(pod, PodRequests::ofPod(pod), nodeStates(*m_store)).fitError;
 }
 
 void Scheduler::schedulePending()
@@ -349,7 +348,7 @@ void Scheduler::schedulePending()
     QHash<QString, NodeState> states = nodeStates(*m_store);
     const QString now = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
     for (const ObjectPtr &pod : pending) {
-        const Kube::ResourceMilli requests = Kube::podRequests(pod->object);
+        const PodRequests::MilliAmounts requests = PodRequests::ofPod(pod->object);
         const Placement placement = place(pod->object, requests, states);
         const QString &chosen = placement.node;
         const QString ns = pod->ns;

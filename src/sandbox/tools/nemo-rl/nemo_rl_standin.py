@@ -3,7 +3,7 @@
 The sandbox has no GPUs and no NeMo-RL. The connection file's FORGE_NEMO_RL_DIR points at this
 folder, so runner.pex starts `python $FORGE_NEMO_RL_DIR/examples/run_grpo.py --config C
 [overrides]` here and a Starforge job runs end to end. What it does as NeMo-RL does
-(../../../../../shared/reference/notes/nemo-rl.md, sections 1.2, 4.1 and 5.1):
+(docs/nemo-rl.md):
 
   - `--config FILE` (else the script's default under examples/configs/), with `defaults:`
     inheritance (relative to the file; a missing /opt/nemo-rl/... path is read from this folder),

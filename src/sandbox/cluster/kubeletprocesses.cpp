@@ -1,0 +1,290 @@
+// The kubelet's container processes: the command line (the container's command and args, or
+// the image's entrypoint the sandbox knows), the environment with its downward-API fields and
+// Secret references, the start, the exit, and the restart policy with CrashLoopBackOff.
+//
+// A container's command runs on the host (see kubelet.h): the sandbox is a local test cluster
+// reachable only on loopback with its token.
+
+#include "sandbox/cluster/kubelet.h"
+
+#include "sandbox/cluster/kubeletpod.h"
+#include "sandbox/store/objectstore.h"
+#include "sandbox/store/resourcetypes.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QStandardPaths>
+#include <QTimer>
+
+#include <optional>
+
+namespace Starforge::Sandbox {
+
+using namespace KubeletCommon;
+
+namespace {
+
+struct CommandLine
+{
+    QString program;
+    QStringList arguments;
+};
+
+// Without a command the image's entrypoint runs: `vllm serve` for vLLM images, which the sandbox
+// knows; for any other image an idle process stands in.
+CommandLine commandLineOf(const QJsonObject &spec, bool vllmImage)
+{
+    QStringList command;
+    for (const QJsonValue &v : spec.value(QStringLiteral("command")).toArray()) command << v.toString();
+    QStringList args;
+    for (const QJsonValue &v : spec.value(QStringLiteral("args")).toArray()) args << v.toString();
+    if (!command.isEmpty()) {
+        return {command.first(), command.mid(1) + args};
+    }
+    if (vllmImage) {
+        return {QStringLiteral("vllm"), QStringList{QStringLiteral("serve")} + args};
+    }
+    return {QStringLiteral("sleep"), {QStringLiteral("infinity")}};
+}
+
+// A fieldRef the sandbox can answer; nothing for one it does not know.
+std::optional<QString> downwardValue(const QString &fieldPath, const QString &podName, const QString &ns, const QString &uid, const QString &node,
+                      const QString &podIp)
+{
+    if (fieldPath == QLatin1String("metadata.name")) return podName;
+    if (fieldPath == QLatin1String("metadata.namespace")) return ns;
+    if (fieldPath == QLatin1String("metadata.uid")) return uid;
+    if (fieldPath == QLatin1String("spec.nodeName")) return node;
+    if (fieldPath == QLatin1String("status.podIP")) return podIp;
+    if (fieldPath == QLatin1String("status.hostIP")) return QStringLiteral("127.0.0.1");
+    return std::nullopt;
+}
+
+// "back-off 20s", "back-off 5m0s": Go's time.Duration text, as the kubelet's message has it.
+QString goDuration(int ms)
+{
+    if (ms % 60000 == 0) return QStringLiteral("%1m0s").arg(ms / 60000);
+    if (ms >= 60000) return QStringLiteral("%1m%2s").arg(ms / 60000).arg((ms % 60000) / 1000);
+    return QStringLiteral("%1s").arg(ms / 1000);
+}
+
+} // namespace
+
+void Kubelet::run(Pod &pod, Container &container)
+{
+    const CommandLine commandLine = commandLineOf(container.spec, m_options.vllmImages.contains(container.image()));
+    QProcessEnvironment env;
+    if (const QString configError = resolveEnvironment(pod, container, env); !configError.isEmpty()) {
+        holdForConfig(pod, container, configError);
+        return;
+    }
+    QString workDir = pod.dir + QStringLiteral("/root");
+    if (const QString wd = container.spec.value(QStringLiteral("workingDir")).toString(); !wd.isEmpty()) {
+        workDir += QDir::cleanPath(u'/' + wd);
+        QDir().mkpath(workDir);
+    }
+    const QString &program = commandLine.program;
+    const QString resolved = program.contains(u'/') ? program : QStandardPaths::findExecutable(program, {env.value(QStringLiteral("PATH")).split(u':')});
+    if (resolved.isEmpty() || !QFileInfo(resolved).isExecutable()) {
+        failToStart(pod, container, program);
+        return;
+    }
+    startProcess(pod, container, resolved, commandLine.arguments, env, workDir);
+}
+
+QString Kubelet::resolveEnvironment(const Pod &pod, const Container &container, QProcessEnvironment &env) const
+{
+    // The sandbox's own variables first (the stand-ins read them), then the container's env.
+    const QString hostPath = qEnvironmentVariable("PATH", QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
+    env.insert(QStringLiteral("PATH"), m_options.toolsDir.isEmpty() ? hostPath : m_options.toolsDir + u':' + hostPath);
+    env.insert(QStringLiteral("STARFORGE_SANDBOX_RAY_STATE"), m_options.stateDir + QStringLiteral("/ray"));
+    // The Ray stand-in names a head by namespace and cluster, as the head Service's DNS name does.
+    env.insert(QStringLiteral("STARFORGE_SANDBOX_POD_NAMESPACE"), pod.ns);
+    if (!m_options.caFile.isEmpty()) {
+        env.insert(QStringLiteral("STARFORGE_SANDBOX_CA"), m_options.caFile);
+    }
+    env.insert(QStringLiteral("HOME"), pod.dir + QStringLiteral("/root"));
+    env.insert(QStringLiteral("HOSTNAME"), pod.name);
+    env.insert(QStringLiteral("POD_IP"), pod.ip);
+    env.insert(QStringLiteral("STARFORGE_SANDBOX_TOKEN_RATE"), QString::number(m_options.tokenRate));
+    for (const QJsonValue &v : container.spec.value(QStringLiteral("env")).toArray()) {
+        const QJsonObject e = v.toObject();
+        const QString key = e.value(QStringLiteral("name")).toString();
+        if (e.contains(QStringLiteral("value"))) {
+            env.insert(key, e.value(QStringLiteral("value")).toString());
+            continue;
+        }
+        const QJsonObject from = e.value(QStringLiteral("valueFrom")).toObject();
+        const QString fieldRef = from.value(QStringLiteral("fieldRef")).toObject().value(QStringLiteral("fieldPath")).toString();
+        if (const auto value = downwardValue(fieldRef, pod.name, pod.ns, pod.uid, pod.node, pod.ip)) {
+            env.insert(key, *value);
+        }
+        // The kubelet's own errors for what it cannot resolve: CreateContainerConfigError.
+        QString configError;
+        if (const QJsonObject keyRef = from.value(QStringLiteral("secretKeyRef")).toObject(); !keyRef.isEmpty()) {
+            const bool optional = keyRef.value(QStringLiteral("optional")).toBool();
+            const QString name = keyRef.value(QStringLiteral("name")).toString();
+            const QString dataKey = keyRef.value(QStringLiteral("key")).toString();
+            const ObjectPtr secret = m_store->get(secretType().storage, pod.ns, name);
+            const QJsonObject data = secret ? secret->object.value(QStringLiteral("data")).toObject() : QJsonObject();
+            if (!secret) {
+                if (!optional) configError = QStringLiteral("secret %1 not found").arg(quoted(name));
+            } else if (!data.contains(dataKey)) {
+                if (!optional) configError = QStringLiteral("couldn't find key %1 in Secret %2/%3").arg(dataKey, pod.ns, name);
+            } else {
+                env.insert(key, QString::fromUtf8(QByteArray::fromBase64(data.value(dataKey).toString().toLatin1())));
+            }
+        }
+        if (const QJsonObject keyRef = from.value(QStringLiteral("configMapKeyRef")).toObject();
+            !keyRef.isEmpty() && !keyRef.value(QStringLiteral("optional")).toBool()) {
+            // The sandbox serves no ConfigMaps.
+            configError = QStringLiteral("configmap %1 not found").arg(quoted(keyRef.value(QStringLiteral("name")).toString()));
+        }
+        if (!configError.isEmpty()) {
+            return configError;
+        }
+    }
+    return {};
+}
+
+void Kubelet::holdForConfig(Pod &pod, Container &container, const QString &error)
+{
+    container.waitingReason = QStringLiteral("CreateContainerConfigError");
+    container.waitingMessage = error;
+    record(pod, QStringLiteral("Warning"), QStringLiteral("Failed"), QStringLiteral("Error: ") + container.waitingMessage, container.fieldPath());
+    syncStatus(pod);
+    // The pod worker syncs again after its back-off (10 s): a Secret created meanwhile is used.
+    QTimer::singleShot(m_options.crashLoopBackoffMs, pod.context.get(), [this, uid = pod.uid, c = &container] {
+        if (const auto p = m_pods.value(uid); p && p->failedReason.isEmpty() && c->waitingReason == QLatin1String("CreateContainerConfigError")) {
+            run(*p, *c);
+        }
+    });
+}
+
+void Kubelet::failToStart(Pod &pod, Container &container, const QString &program)
+{
+    // runc's words for a missing executable; the container counts as run once and exits 128.
+    const QString message = QStringLiteral("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: "
+                                           "unable to start container process: exec: %1: executable file not found in $PATH: unknown").arg(quoted(program));
+    container.startedAt = container.finishedAt = QDateTime::currentDateTimeUtc();
+    record(pod, QStringLiteral("Normal"), QStringLiteral("Created"), QStringLiteral("Created container: %1").arg(container.name), container.fieldPath());
+    record(pod, QStringLiteral("Warning"), QStringLiteral("Failed"), QStringLiteral("Error: ") + message, container.fieldPath());
+    container.terminatedReason = QStringLiteral("StartError");
+    container.terminatedMessage = message;
+    ++container.runs;
+    onExit(pod.uid, &container, 128);
+}
+
+void Kubelet::startProcess(Pod &pod, Container &container, const QString &program, const QStringList &arguments,
+                           const QProcessEnvironment &env, const QString &workDir)
+{
+    auto *process = new QProcess(pod.context.get());
+    process->setProcessEnvironment(env);
+    process->setWorkingDirectory(workDir);
+    process->setProgram(program);
+    process->setArguments(arguments);
+    container.process = process;
+    container.state = Container::State::Running;
+    container.restartPending = false;
+    container.startedAt = QDateTime::currentDateTimeUtc();
+    container.waitingReason.clear();
+    container.waitingMessage.clear();
+    container.terminatedReason.clear();
+    container.terminatedMessage.clear();
+    ++container.runs;
+    QFile::remove(container.logPath(container.runs));
+    const QString uid = pod.uid;
+    Container *c = &container;
+    connect(process, &QProcess::readyReadStandardOutput, this, [this, uid, c, process] {
+        if (m_pods.contains(uid)) appendOutput(*c, process->readAllStandardOutput(), "stdout", false);
+    });
+    connect(process, &QProcess::readyReadStandardError, this, [this, uid, c, process] {
+        if (m_pods.contains(uid)) appendOutput(*c, process->readAllStandardError(), "stderr", false);
+    });
+    connect(process, &QProcess::finished, this, [this, uid, c, process](int code, QProcess::ExitStatus status) {
+        if (m_pods.contains(uid)) {
+            appendOutput(*c, process->readAllStandardOutput(), "stdout", true);
+            appendOutput(*c, process->readAllStandardError(), "stderr", true);
+        }
+        c->process = nullptr;
+        process->deleteLater();
+        // A signal death is 128 + signal, as a container runtime reports it.
+        onExit(uid, c, status == QProcess::CrashExit ? 137 : code);
+    });
+    connect(process, &QProcess::errorOccurred, this, [this, uid, c, process](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart) {
+            c->process = nullptr;
+            process->deleteLater();
+            c->terminatedReason = QStringLiteral("StartError");
+            c->terminatedMessage = process->errorString();
+            onExit(uid, c, 128);
+        }
+    });
+    record(pod, QStringLiteral("Normal"), QStringLiteral("Created"), QStringLiteral("Created container: %1").arg(container.name), container.fieldPath());
+    record(pod, QStringLiteral("Normal"), QStringLiteral("Started"), QStringLiteral("Started container %1").arg(container.name), container.fieldPath());
+    process->start();
+    syncStatus(pod);
+}
+
+void Kubelet::onExit(const QString &uid, Container *container, int exitCode)
+{
+    const auto pod = m_pods.value(uid);
+    if (!pod) {
+        return;
+    }
+    Container &c = *container;
+    c.state = Container::State::Terminated;
+    c.exitCode = exitCode;
+    c.finishedAt = QDateTime::currentDateTimeUtc();
+    if (c.terminatedReason.isEmpty()) {
+        c.terminatedReason = exitCode == 0 ? QStringLiteral("Completed") : QStringLiteral("Error");
+    }
+    c.endFollowers();
+    const QString policy = pod->restartPolicy();
+    if (c.init) {
+        if (exitCode == 0) {
+            ++pod->initIndex;
+            syncStatus(*pod);
+            advance(*pod);
+            return;
+        }
+        if (policy == QLatin1String("Never")) {
+            pod->failedReason = QStringLiteral("Init:Error");
+            syncStatus(*pod);
+            return;
+        }
+    }
+    const bool restart = policy == QLatin1String("Always") || (policy == QLatin1String("OnFailure") && exitCode != 0);
+    if (!restart) {
+        syncStatus(*pod);
+        return;
+    }
+    restartAfterBackOff(*pod, c);
+}
+
+void Kubelet::restartAfterBackOff(Pod &pod, Container &c)
+{
+    // CrashLoopBackOff: 10 s doubling to five minutes.
+    const int delay = std::min(m_options.crashLoopBackoffMs << std::min(c.restarts, 5), 300000);
+    c.restartPending = true;
+    c.lastTerminated = QJsonObject{{QStringLiteral("terminated"),
+                                    QJsonObject{{QStringLiteral("exitCode"), c.exitCode}, {QStringLiteral("reason"), c.terminatedReason},
+                                                {QStringLiteral("startedAt"), rfc3339(c.startedAt)}, {QStringLiteral("finishedAt"), rfc3339(c.finishedAt)},
+                                                {QStringLiteral("containerID"), c.containerId(pod.uid, c.runs)}}}};
+    ++c.restarts;
+    c.state = Container::State::Waiting;
+    c.waitingReason = QStringLiteral("CrashLoopBackOff");
+    c.waitingMessage = QStringLiteral("back-off %1 restarting failed container=%2 pod=%3").arg(goDuration(delay), c.name, pod.podRef());
+    record(pod, QStringLiteral("Warning"), QStringLiteral("BackOff"),
+           QStringLiteral("Back-off restarting failed container %1 in pod %2").arg(c.name, pod.podRef()), c.fieldPath());
+    syncStatus(pod);
+    QTimer::singleShot(delay, pod.context.get(), [this, uid = pod.uid, container = &c] {
+        if (const auto p = m_pods.value(uid)) {
+            run(*p, *container);
+        }
+    });
+}
+
+} // namespace Starforge::Sandbox
