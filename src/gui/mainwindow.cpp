@@ -208,6 +208,12 @@ void MainWindow::refreshStatus()
     const QString active = store.activeProfile();
     m_profileStatus->setText(active.isEmpty() ? tr("Profile: none") : tr("Profile: %1").arg(active));
     m_connectionStatus->setText(connectionStateText());
+    // What a cluster administrator would grant for each feature the token cannot use.
+    QStringList rules;
+    for (const FeatureStatus &feature : m_session->features()) {
+        if (!feature.available && !feature.roleRule.isEmpty()) rules << tr("%1:\n%2").arg(feature.title, feature.roleRule);
+    }
+    m_connectionStatus->setToolTip(rules.isEmpty() ? QString() : tr("Role rules that would allow the missing features:\n\n%1").arg(rules.join(QStringLiteral("\n\n"))));
     const auto config = Config::EffectiveConfig::resolve(store.profile(active), m_environment);
     m_tlsWarning->setVisible(!active.isEmpty() && config.boolean(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY")));
     setWindowTitle(active.isEmpty() ? tr("Starforge") : tr("%1 — Starforge").arg(active));

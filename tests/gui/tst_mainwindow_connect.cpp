@@ -81,6 +81,9 @@ private Q_SLOTS:
         QTRY_VERIFY(window.session()->state() == Session::State::Degraded && !window.session()->feature(QStringLiteral("capacity"))->available);
         QVERIFY2(status->text().contains(QStringLiteral("Capacity heatmap and fit verdicts is unavailable: the token cannot list nodes at the cluster scope")),
                  qPrintable(status->text()));
+        // The status's tooltip gives the rules an administrator would grant.
+        QVERIFY2(status->toolTip().contains(QStringLiteral("resources: [\"nodes\"]")) && status->toolTip().contains(QStringLiteral("resources: [\"rayjobs\"]")),
+                 qPrintable(status->toolTip()));
 
         // A token the cluster does not know.
         written = false;

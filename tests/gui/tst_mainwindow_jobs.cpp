@@ -25,6 +25,7 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QSignalSpy>
 #include <QTest>
 #include <QTextBrowser>
 #include <QToolButton>
@@ -147,8 +148,12 @@ private Q_SLOTS:
         QCOMPARE(view->model()->index(state.row(), JobsModel::NameColumn).data().toString(), QStringLiteral("gui-") + id);
         QCOMPARE(state.data(Qt::BackgroundRole).value<QColor>(), Gui::JobsFilterModel::stateColours(Job::JobState::Running).background);
 
-        // Stop: asks first; "cancel" leaves the job alone.
+        // Stop: asks first; "cancel" leaves the job alone. Selecting the row tells the panels
+        // that follow one job which one.
+        QSignalSpy selected(panel, &Gui::JobsPanel::selectedJobChanged);
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(state).center());
+        QCOMPARE(selected.size(), 1);
+        QCOMPARE(selected.first().first().toString(), id);
         QTRY_VERIFY(stop->isEnabled());
         prompts.answers << false;
         QTest::mouseClick(stop, Qt::LeftButton);
