@@ -356,7 +356,9 @@ void Session::startParts()
     }
     m_reconnectBackoff.reset();
     m_lostSince = {};
-    setState(State::Connected, connectedText());
+    // Up: refreshUpState decides between Connected and Degraded and announces it once.
+    m_state = State::Connected;
+    m_status.clear();
     refreshUpState();
     Q_EMIT partsChanged();
     if (m_options.livenessIntervalMs > 0) m_liveness.start();
@@ -504,9 +506,11 @@ void Session::onLivenessAnswer(const Kube::ApiResult &result)
     if (answered) {
         if (m_state == State::Lost) {
             m_lostSince = {};
-            m_state = State::Connected;   // refreshUpState decides between Connected and Degraded
+            // Up again: refreshUpState decides between Connected and Degraded and, with the old
+            // text cleared, announces it once.
+            m_state = State::Connected;
+            m_status.clear();
             refreshUpState();
-            Q_EMIT stateChanged(m_state);
             Q_EMIT notice(tr("The cluster answers again."));
         }
         return;
