@@ -3,6 +3,7 @@
 #include "cli/output.h"
 #include "core/config/profilemanager.h"
 #include "core/job/jobspec.h"
+#include "core/kube/kubeclient.h"
 #include "core/logging/logging.h"
 #include "core/secrets/secretstore.h"
 
@@ -154,6 +155,19 @@ void Command::openSession(SessionOptions options, std::function<void()> then, st
     Session *session = m_sessions.back().get();
     m_session = session;
     connect(session, &Session::ready, this, [then] { then(); });
+    // The GUI shows a red badge while TLS verification is off; a script's log gets this line.
+    connect(session, &Session::partsChanged, this, [this, session] {
+        if (m_warnedInsecure || !session->kube() || !session->config().boolean(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"))) return;
+        m_warnedInsecure = true;
+        const QString warning = tr("warning: TLS verification is off (FORGE_K8S_INSECURE_SKIP_TLS_VERIFY): anyone on the network path to %1 "
+                                   "can read and change what is sent, the token included. Use it only with throw-away clusters.")
+                                    .arg(session->kube()->config().server.toString());
+        if (json()) {
+            printJsonLine(m_err, QJsonObject{{QStringLiteral("warning"), warning}});
+        } else {
+            note(warning);
+        }
+    });
     connect(session, &Session::notice, this, [this](const QString &text) {
         if (!json()) note(QStringLiteral("note: ") + text);
     });

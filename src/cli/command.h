@@ -118,6 +118,7 @@ protected:
 private:
     std::vector<std::unique_ptr<Session>> m_sessions;
     bool m_finished = false;
+    bool m_warnedInsecure = false;
     QObject *m_work;
 };
 

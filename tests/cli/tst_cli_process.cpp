@@ -386,6 +386,15 @@ private Q_SLOTS:
         const Run text = job({QStringLiteral("jobs")});
         QCOMPARE(text.exitCode, 0);
         QVERIFY2(text.out.contains("no jobs on the cluster in namespace starforge"), text.out.constData());
+        QVERIFY2(!text.err.contains("TLS verification is off"), text.err.constData());
+
+        // With TLS verification off the command still works, and says on stderr what that costs.
+        QProcessEnvironment insecure;
+        insecure.insert(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"), QStringLiteral("true"));
+        const Run unverified = run(QStringLiteral("starforge-cli"), {QStringLiteral("jobs"), QStringLiteral("--connection-file"), sandbox()}, {}, insecure, 15000);
+        QCOMPARE(unverified.exitCode, 0);
+        QVERIFY2(unverified.err.contains("warning: TLS verification is off (FORGE_K8S_INSECURE_SKIP_TLS_VERIFY)"), unverified.err.constData());
+        QVERIFY2(unverified.out.contains("no jobs on the cluster"), unverified.out.constData());
     }
 
     void capacityPerSeries()

@@ -209,6 +209,22 @@ private Q_SLOTS:
         auto notPem = ClientConfig::fromSettings(settings(secrets));
         QVERIFY(!notPem);
         QVERIFY2(notPem.error().message.contains(QLatin1String("no PEM certificate")), qPrintable(notPem.error().message));
+        profile.values.remove(QStringLiteral("FORGE_K8S_CA_FILE"));
+
+        // Plain http only to this machine (kubectl proxy); elsewhere the token would travel in
+        // clear text.
+        for (const char *remote : {"http://api.lab:8080", "http://10.0.0.7:8001", "http://[2001:db8::1]:8001", "http://localhost.evil.example"}) {
+            profile.values.insert(QStringLiteral("FORGE_K8S_API_SERVER"), QLatin1String(remote));
+            auto refused = ClientConfig::fromSettings(settings(secrets));
+            QVERIFY2(!refused, remote);
+            QVERIFY2(refused.error().message.contains(QLatin1String("plain http:// to another machine")), qPrintable(refused.error().message));
+            QVERIFY(!refused.error().message.contains(QLatin1String("t0ken-value")));
+        }
+        for (const char *local : {"http://127.0.0.1:8001", "http://localhost:8001", "http://[::1]:8001", "http://127.0.0.2:8001"}) {
+            profile.values.insert(QStringLiteral("FORGE_K8S_API_SERVER"), QLatin1String(local));
+            auto allowed = ClientConfig::fromSettings(settings(secrets));
+            QVERIFY2(allowed, local);
+        }
     }
 };
 

@@ -5,6 +5,7 @@
 
 #include <QCoreApplication>
 #include <QFile>
+#include <QHostAddress>
 #include <QJsonDocument>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
@@ -29,6 +30,19 @@ Result<ClientConfig> ClientConfig::fromSettings(const Config::EffectiveConfig &s
     if (!config.server.isValid() || config.server.host().isEmpty()
         || (config.server.scheme() != QLatin1String("https") && config.server.scheme() != QLatin1String("http"))) {
         return Error::invalid(tr("FORGE_K8S_API_SERVER \"%1\" is not an http(s) URL with a host.").arg(server));
+    }
+    // Over plain http the token crosses the network in clear text. Only a server on this
+    // machine may be reached that way: `kubectl proxy` listens on loopback and adds its own
+    // credentials.
+    if (config.server.scheme() == QLatin1String("http")) {
+        const QHostAddress address(config.server.host());
+        const bool loopback = config.server.host() == QLatin1String("localhost") || (!address.isNull() && address.isLoopback());
+        if (!loopback) {
+            return Error::invalid(tr("FORGE_K8S_API_SERVER \"%1\" is plain http:// to another machine, which would send the token "
+                                     "unencrypted. Use the server's https:// address, or run `kubectl proxy` and give "
+                                     "http://127.0.0.1:8001.")
+                                      .arg(server));
+        }
     }
     config.token = settings.value(QStringLiteral("FORGE_K8S_TOKEN")).toUtf8().trimmed();
     const QString tokenFile = settings.value(QStringLiteral("FORGE_K8S_TOKEN_FILE"));
