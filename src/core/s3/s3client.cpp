@@ -9,7 +9,10 @@
 #include <QLoggingCategory>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <QSet>
 #include <QTimer>
+
+#include <memory>
 
 namespace Starforge::S3 {
 
@@ -417,7 +420,10 @@ S3Reply *S3Client::listObjects(const QString &prefix, int maxKeys, const QString
 
 S3Reply *S3Client::listAllObjects(const QString &prefix, int pageSize)
 {
-    return start(listSpec(prefix, pageSize, {}), [prefix, pageSize](S3Reply *r) -> Result<std::optional<RequestSpec>> {
+    // Every token seen: a server that hands back an earlier one (A, B, A, ...) or none while
+    // still truncated would otherwise keep this listing going for ever.
+    auto seen = std::make_shared<QSet<QString>>();
+    return start(listSpec(prefix, pageSize, {}), [prefix, pageSize, seen](S3Reply *r) -> Result<std::optional<RequestSpec>> {
         auto page = Xml::parseListObjectsV2(r->m_body);
         if (!page) {
             return page.error();
@@ -426,11 +432,14 @@ S3Reply *S3Client::listAllObjects(const QString &prefix, int pageSize)
         r->m_listing.commonPrefixes += page->commonPrefixes;
         r->m_listing.keyCount += page->keyCount;
         if (page->truncated) {
-            if (page->nextContinuationToken == r->m_listing.nextContinuationToken) {
-                // The same token twice would loop forever.
-                return Error::unavailable(tr("The S3 server returned the same continuation token twice while "
-                                             "listing %1.").arg(prefix));
+            if (page->nextContinuationToken.isEmpty() || seen->contains(page->nextContinuationToken)) {
+                return Error::unavailable(tr("The S3 server's listing of %1 does not end: it said there is more but returned %2 "
+                                             "after %3 pages. The listing was stopped; the server or a proxy in front of it is at fault.")
+                                              .arg(prefix.isEmpty() ? tr("the bucket") : prefix,
+                                                   page->nextContinuationToken.isEmpty() ? tr("no continuation token") : tr("a continuation token it had given before"))
+                                              .arg(seen->size() + 1));
             }
+            seen->insert(page->nextContinuationToken);
             r->m_listing.nextContinuationToken = page->nextContinuationToken;
             return std::optional<RequestSpec>(listSpec(prefix, pageSize, page->nextContinuationToken));
         }
