@@ -27,7 +27,8 @@ QList<SettingDefinition> buildTable()
          QStringLiteral("Which backend runs jobs. Only kuberay (one ephemeral RayCluster per job, as a RayJob) exists."),
          false, 0, 0, {QStringLiteral("kuberay")});
     add(QStringLiteral("FORGE_K8S_API_SERVER"), T::Url, QString(), cluster,
-         QStringLiteral("URL of the Kubernetes API server, e.g. https://api.example.com:6443. Required to connect."));
+         QStringLiteral("URL of the Kubernetes API server, e.g. https://api.example.com:6443. Required to connect. "
+                        "Plain http:// is accepted only for this machine (kubectl proxy on 127.0.0.1), since the token would otherwise cross the network unencrypted."));
     add(QStringLiteral("FORGE_K8S_TOKEN"), T::Secret, QString(), cluster,
          QStringLiteral("Bearer token (e.g. a ServiceAccount token) with RayJob and Pod permissions in the namespace. "
                         "Kept only in the OS keychain."));
