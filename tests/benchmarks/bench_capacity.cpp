@@ -2,13 +2,16 @@
 // 20 % a100, 10 % CPU; ten pods per node, four of them holding a GPU), built from synthetic
 // typed views: a full recompute, the series summaries, a fit verdict, and the cost of one pod
 // event applied incrementally (to the model, and through the tracker from pod JSON as an
-// informer delivers it). Prints a table; the median of several rounds.
+// informer delivers it), and a pod's view read from its JSON text as the informer's reader does
+// (Pod::usageFromJsonText) against parsing it into a QJsonObject first. Prints a table; the
+// median of several rounds.
 
 #include "core/cluster/capacity.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QTextStream>
 
 #include <algorithm>
@@ -145,6 +148,26 @@ int main(int argc, char **argv)
         for (const QJsonObject &e : std::as_const(events)) tracker.podAdded(e);
     }) * 1e6 / events.size();
 
+    // A pod as the sandbox's scale fleet serves it, about a kilobyte of text.
+    const QByteArray podText = R"({"metadata":{"creationTimestamp":"2026-12-03T21:36:18Z","labels":{"app":"background","team":"other"},)"
+                               R"("name":"h200-00001-bg-3","namespace":"background","resourceVersion":"39506",)"
+                               R"("uid":"0117a0ca-f02b-4b85-ab64-f06424842357"},"spec":{"containers":[{"image":"registry.example/background:1",)"
+                               R"("name":"main","resources":{"limits":{"cpu":"2","memory":"8Gi","nvidia.com/gpu":"1"},)"
+                               R"("requests":{"cpu":"2","memory":"8Gi","nvidia.com/gpu":"1"}},"terminationMessagePath":"/dev/termination-log",)"
+                               R"("terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","nodeName":"h200-00001","restartPolicy":"Always",)"
+                               R"("schedulerName":"default-scheduler","terminationGracePeriodSeconds":30},"status":{"conditions":[)"
+                               R"({"status":"True","type":"PodScheduled"},{"status":"True","type":"Ready"}],"containerStatuses":[)"
+                               R"({"image":"registry.example/background:1","name":"main","ready":true,"restartCount":0,)"
+                               R"("state":{"running":{"startedAt":"2026-12-03T21:36:18Z"}}}],"hostIP":"127.0.0.1","phase":"Running",)"
+                               R"("podIP":"127.0.0.1","startTime":"2026-12-03T21:36:18Z"}})";
+    constexpr int Reads = 20000;
+    const double viaObject = medianMs(3, [&] {
+        for (int i = 0; i < Reads; ++i) sink += Kube::Pod::fromJson(QJsonDocument::fromJson(podText).object()).gpuRequests;
+    }) * 1e6 / Reads;
+    const double fromText = medianMs(3, [&] {
+        for (int i = 0; i < Reads; ++i) sink += Kube::Pod::usageFromJsonText(podText).value_or(Kube::Pod{}).gpuRequests;
+    }) * 1e6 / Reads;
+
     out << "bench_capacity: " << Nodes << " nodes, " << pods.size() << " pods (scale:5000 shape), median of rounds\n\n";
     out << "| measure | value |\n| --- | --- |\n";
     out << "| full recompute (build from typed views) | " << QString::number(build, 'f', 1) << " ms |\n";
@@ -152,6 +175,10 @@ int main(int argc, char **argv)
     out << "| fit verdict, 2 pools (64 x 8 h200, 32 x 4 h100) | " << QString::number(fit, 'f', 2) << " ms (" << fitName(verdict) << ") |\n";
     out << "| one pod event, model (setPod) | " << QString::number(modelEvent, 'f', 0) << " ns |\n";
     out << "| one pod event, tracker from pod JSON (parse + setPod + signals) | " << QString::number(trackerEvent / 1000, 'f', 2) << " us |\n";
+    out << "| a pod's view from its text (" << podText.size() << " bytes): QJsonDocument, then Pod::fromJson | "
+        << QString::number(viaObject / 1000, 'f', 2) << " us |\n";
+    out << "| a pod's view from its text: Pod::usageFromJsonText (the tracker's informer reader) | "
+        << QString::number(fromText / 1000, 'f', 2) << " us |\n";
     out << "\n(checksum " << sink % 7 << ")\n";
     return 0;
 }

@@ -25,6 +25,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <QTimer>
 
 #include <malloc.h>
 
@@ -34,11 +35,33 @@ using namespace Starforge;
 
 namespace {
 
+// Bytes handed out and not returned, over every malloc arena: mallinfo2() sees only the main
+// arena, and the informers' pages are read (and their cache entries allocated) on pool threads,
+// which glibc gives arenas of their own.
 qint64 heapInUse()
 {
     malloc_trim(0);
-    const struct mallinfo2 info = mallinfo2();
-    return static_cast<qint64>(info.uordblks + info.hblkhd);
+    char *text = nullptr;
+    size_t size = 0;
+    FILE *stream = open_memstream(&text, &size);
+    if (!stream) {
+        return -1;
+    }
+    malloc_info(0, stream);
+    std::fclose(stream);
+    const QByteArray xml(text, static_cast<qsizetype>(size));
+    std::free(text);
+    // The totals after the last </heap>: free chunks (fast, rest), mmapped chunks, and what the
+    // arenas hold from the system.
+    const QByteArray totals = xml.mid(xml.lastIndexOf("</heap>"));
+    const auto field = [&](const QByteArray &tag) -> qint64 {
+        const qsizetype at = totals.indexOf(tag);
+        if (at < 0) return 0;
+        const qsizetype from = totals.indexOf("size=\"", at) + 6;
+        return totals.mid(from, totals.indexOf('"', from) - from).toLongLong();
+    };
+    return field("<system type=\"current\"") - field("<total type=\"fast\"") - field("<total type=\"rest\"")
+         + field("<total type=\"mmap\"");
 }
 
 Kube::ClientConfig configFrom(const QJsonObject &conn)
@@ -51,11 +74,22 @@ Kube::ClientConfig configFrom(const QJsonObject &conn)
     return c;
 }
 
-// Runs the event loop until done() or the timeout; false on timeout.
+// Runs the event loop until done() or the timeout; false on timeout. Not QTest::qWaitFor: it
+// sleeps 10 ms between rounds of events, a second over the hundred pages of the pod list.
 template <typename F>
 bool spin(F done, int timeoutMs)
 {
-    return QTest::qWaitFor(done, timeoutMs);
+    QElapsedTimer clock;
+    clock.start();
+    QTimer tick;   // wakes the loop to look at done() and the clock when nothing else does
+    tick.start(10);
+    while (!done()) {
+        if (clock.elapsed() >= timeoutMs) {
+            return false;
+        }
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    }
+    return true;
 }
 
 } // namespace

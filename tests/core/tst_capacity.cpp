@@ -1,15 +1,20 @@
 // The capacity engine: per node and per series numbers from synthetic views (cordoned, not
 // ready, tainted, terminal and unbound pods, pods on nodes not yet seen, CPU-only and unlabelled
 // nodes, init-container GPU rules), every fit verdict with its sentence, pools competing for one
-// series, and the tracker fed by real informers on the sandbox matching the pods it runs.
+// series, the views read from JSON text (what the tracker's informer readers make) equal to the
+// views read from QJsonObjects, and the tracker fed by real informers on the sandbox matching
+// the pods it runs.
 
 #include "core/cluster/capacity.h"
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
+#include "support/testutil.h"
 
+#include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -53,6 +58,57 @@ QJsonObject gpuContainer(const QString &name, int gpus, bool sidecar = false)
                   {QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("nvidia.com/gpu"), QString::number(gpus)}}}}}};
     if (sidecar) c.insert(QStringLiteral("restartPolicy"), QStringLiteral("Always"));
     return c;
+}
+
+QJsonObject parse(const char *json)
+{
+    QJsonParseError error{};
+    const QJsonDocument document = QJsonDocument::fromJson(QByteArray(json), &error);
+    if (error.error != QJsonParseError::NoError) qFatal("bad fixture: %s", qPrintable(error.errorString()));
+    return document.object();
+}
+
+// Pod shapes for the GPU request rules and the odd values a view must read as absent.
+QList<QJsonObject> podShapes()
+{
+    return {
+        parse(R"({"metadata":{"name":"plain","namespace":"ml","uid":"u1"},"spec":{"nodeName":"n1","containers":[)"
+                 R"({"name":"a","resources":{"limits":{"nvidia.com/gpu":"2"}}},)"
+                 R"({"name":"b","resources":{"requests":{"nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"4"}}}]},)"
+                 R"("status":{"phase":"Running"}})"),
+        // The init container bigger than the sum; a sidecar before and one after it; overhead.
+        parse(R"({"spec":{"overhead":{"nvidia.com/gpu":"1"},"initContainers":[)"
+                 R"({"name":"side1","restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":"1"}}},)"
+                 R"({"name":"warm","resources":{"requests":{"nvidia.com/gpu":"6"}}},)"
+                 R"({"name":"side2","restartPolicy":"Always","resources":{"requests":{"nvidia.com/gpu":"2"}}}],)"
+                 R"("containers":[{"name":"main","resources":{"limits":{"nvidia.com/gpu":"2"}}}],"nodeName":"n2"},)"
+                 R"("metadata":{"namespace":"ml","name":"init"},"status":{"phase":"Pending"}})"),
+        // Keys in another order, status before spec; an init container after the app containers.
+        parse(R"({"status":{"phase":"Succeeded"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}],)"
+                 R"("initContainers":[{"resources":{"limits":{"nvidia.com/gpu":"3"}}}]},"metadata":{"name":"order"}})"),
+        // Quantities that are not whole numbers or not strings, a request that does not parse
+        // (its limit counts), exponents and suffixes.
+        parse(R"({"metadata":{"name":"odd"},"spec":{"containers":[)"
+                 R"({"resources":{"limits":{"nvidia.com/gpu":8}}},)"
+                 R"({"resources":{"requests":{"nvidia.com/gpu":"lots"},"limits":{"nvidia.com/gpu":"3"}}},)"
+                 R"({"resources":{"limits":{"nvidia.com/gpu":"1500m"}}},)"
+                 R"({"resources":{"limits":{"nvidia.com/gpu":"2e1"}}},)"
+                 R"({"resources":{"limits":{"nvidia.com/gpu":"1k"}}},)"
+                 R"({"resources":{"limits":{"nvidia.com/gpu":" 1"}}},)"
+                 R"({"resources":{"limits":{"nvidia.com/gpu":"007"}}},)"
+                 R"({"resources":"none"},"not a container",)"
+                 R"({"resources":{"limits":{"nvidia.com/gpu":"999999999999999"}}}]}})"),
+        parse(R"({"metadata":{"name":"huge"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"9000000000000000"}}},)"
+                 R"({"resources":{"limits":{"nvidia.com/gpu":"9000000000000000"}}}],"overhead":{"nvidia.com/gpu":"-1"}}})"),
+        // Wrong types everywhere: read as absent, never a crash.
+        parse(R"({"metadata":{"name":7,"namespace":["x"]},"spec":{"nodeName":false,"containers":{"a":1},"initContainers":"x"},)"
+                 R"("status":{"phase":null}})"),
+        parse(R"({"metadata":"flat","spec":[],"status":1})"),
+        // Escapes in the text: the views hold the unescaped strings.
+        parse("{\"metadata\":{\"name\":\"esc\\\"aped \\u00e9\",\"namespace\":\"n\\\\s\"},\"spec\":{\"nodeName\":\"n\\u00e9\"},"
+              "\"status\":{\"phase\":\"Running\"}}"),
+        parse(R"({})"),
+    };
 }
 
 } // namespace
@@ -305,6 +361,66 @@ private Q_SLOTS:
         QCOMPARE(nodeChanged.size(), 2);
         // One coalesced change for the whole burst.
         QTRY_COMPARE(changed.size(), 1);
+    }
+
+    // The informer readers' views from text are the views from QJsonObjects, compact or not.
+    void viewsFromTextMatchViewsFromObjects()
+    {
+        for (const QJsonObject &object : podShapes()) {
+            const Kube::Pod expected = Kube::Pod::fromJson(object);
+            for (const auto format : {QJsonDocument::Compact, QJsonDocument::Indented}) {
+                const auto read = Kube::Pod::usageFromJsonText(QJsonDocument(object).toJson(format));
+                QVERIFY(read);
+                const QString what = QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
+                QVERIFY2(read->name == expected.name && read->ns == expected.ns && read->uid == expected.uid, qPrintable(what));
+                QVERIFY2(read->phase == expected.phase && read->nodeName == expected.nodeName, qPrintable(what));
+                QVERIFY2(read->gpuRequests == expected.gpuRequests,
+                         qPrintable(QStringLiteral("%1: %2 != %3").arg(what).arg(read->gpuRequests).arg(expected.gpuRequests)));
+            }
+        }
+        // max(main 2 + sidecars 1 + 2, sidecar 1 beside init 6) + overhead 1
+        QCOMPARE(Kube::Pod::usageFromJsonText(QJsonDocument(podShapes().at(1)).toJson()).value().gpuRequests, 8);
+        QVERIFY(!Kube::Pod::usageFromJsonText("[1,2]"));
+        QVERIFY(!Kube::Pod::usageFromJsonText("{\"metadata\":"));
+        QVERIFY(!Kube::Pod::usageFromJsonText(""));
+
+        QList<QJsonObject> nodes;
+        for (const char *fixture : {"k9s-real.node-minikube.json", "api-roundtrip.core.v1.Node.json"}) {
+            QFile file(Testing::dataPath(QStringLiteral("kubernetes/") + QLatin1String(fixture)));
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            nodes << QJsonDocument::fromJson(file.readAll()).object();
+        }
+        nodes << parse(R"({"metadata":{"name":"gpu-1","labels":{"starforge/gpu-series":"h200","n":3}},)"
+                          R"("spec":{"unschedulable":true,"taints":[{"key":"nvidia.com/gpu","effect":"NoSchedule"},"odd",{"key":"k","value":"v","effect":"NoExecute"}]},)"
+                          R"("status":{"capacity":{"nvidia.com/gpu":"8"},"allocatable":{"nvidia.com/gpu":"7"},)"
+                                    R"("conditions":[{"type":"Ready","status":"False","reason":"KubeletNotReady"},{"type":"Ready","status":"True"}]}})")
+              << parse(R"({"metadata":{"name":"gpu-2","labels":{"starforge/gpu-series":4}},"spec":{"unschedulable":"yes","taints":{}},)"
+                          R"("status":{"capacity":{"nvidia.com/gpu":8},"conditions":"Ready"}})")
+              << parse(R"({"metadata":[],"spec":null})");
+        for (const QJsonObject &object : std::as_const(nodes)) {
+            for (const QString &label : {defaultSeriesLabel(), QStringLiteral("labelsKey"), QStringLiteral("n")}) {
+                const Kube::Node expected = Kube::Node::fromJson(object, label);
+                const auto read = Kube::Node::fromJsonText(QJsonDocument(object).toJson(), label);
+                QVERIFY(read);
+                const QString what = QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact).left(200));
+                QVERIFY2(read->name == expected.name && read->uid == expected.uid && read->labels == expected.labels, qPrintable(what));
+                QVERIFY2(read->series == expected.series, qPrintable(what));
+                QVERIFY2(read->gpuCapacity == expected.gpuCapacity && read->gpuAllocatable == expected.gpuAllocatable, qPrintable(what));
+                QVERIFY2(read->unschedulable == expected.unschedulable && read->ready == expected.ready && read->readyReason == expected.readyReason,
+                         qPrintable(what));
+                QCOMPARE(read->taints.size(), expected.taints.size());
+                for (qsizetype i = 0; i < read->taints.size(); ++i) {
+                    QCOMPARE(read->taints.at(i).key, expected.taints.at(i).key);
+                    QCOMPARE(read->taints.at(i).value, expected.taints.at(i).value);
+                    QCOMPARE(read->taints.at(i).effect, expected.taints.at(i).effect);
+                }
+            }
+        }
+        const Kube::Node gpu = *Kube::Node::fromJsonText(QJsonDocument(nodes.at(2)).toJson(), defaultSeriesLabel());
+        QCOMPARE(gpu.series, QStringLiteral("h200"));
+        QCOMPARE(gpu.gpuAllocatable, 7);
+        QVERIFY(gpu.ready);   // the last Ready condition counts
+        QCOMPARE(gpu.taints.size(), 3);
     }
 
     void fitsNow()

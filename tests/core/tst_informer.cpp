@@ -1,7 +1,8 @@
 // The informer against the sandbox's API server over TLS: paged lists, watch, and the headline
 // property: after thousands of changes made while streams drop, history expires (410) and
 // requests fail with 429 and 500, every informer's cache equals the server's list and its
-// listeners saw a consistent sequence of adds, updates and deletes.
+// listeners saw a consistent sequence of adds, updates and deletes: as QJsonObjects, and as a
+// reader's values (with and without QJsonObject listeners beside them).
 
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
@@ -10,6 +11,7 @@
 #include "support/sandboxfixture.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
@@ -53,6 +55,43 @@ public:
     QHash<QString, QString> m_objects;
     QStringList m_problems;
     int adds = 0, updates = 0, deletes = 0;
+};
+
+// The same check for the read* signals, with a reader that makes "key resourceVersion" of each
+// object's text.
+class ReadMirror : public QObject
+{
+public:
+    explicit ReadMirror(Informer *informer)
+    {
+        informer->setReader(&ReadMirror::read);
+        connect(informer, &Informer::readAdded, this, [this](const QVariant &v) {
+            const auto [key, rv] = split(v);
+            if (m_objects.contains(key)) m_problems << QStringLiteral("read add of present ") + key;
+            m_objects.insert(key, rv);
+        });
+        connect(informer, &Informer::readUpdated, this, [this](const QVariant &v) {
+            const auto [key, rv] = split(v);
+            if (!m_objects.contains(key)) m_problems << QStringLiteral("read update of absent ") + key;
+            m_objects.insert(key, rv);
+        });
+        connect(informer, &Informer::readDeleted, this, [this](const QVariant &v) {
+            if (!m_objects.remove(split(v).first)) m_problems << QStringLiteral("read delete of absent ") + split(v).first;
+        });
+    }
+    static QVariant read(QByteArrayView json)
+    {
+        // Pool threads call this: only its argument.
+        const QJsonObject o = QJsonDocument::fromJson(json.toByteArray()).object();
+        return QStringList{Informer::keyOf(o), Mirror::rv(o)};
+    }
+    static std::pair<QString, QString> split(const QVariant &v)
+    {
+        const QStringList parts = v.toStringList();
+        return {parts.value(0), parts.value(1)};
+    }
+    QHash<QString, QString> m_objects;
+    QStringList m_problems;
 };
 
 } // namespace
@@ -256,13 +295,19 @@ private Q_SLOTS:
         faults.rate500 = 0.05;
         faults.dropWatchesAfterMs = 150;
         m_sandbox->api()->setFaults(faults);
+        InformerOptions readOnly = tierA;   // values only: no QJsonObject is made for it
+        readOnly.pageSize = 20;
         Informer informerAll(m_client.get(), ResourceKind::services(), all);
         Informer informerA(m_client.get(), ResourceKind::services(), tierA);
+        Informer informerRead(m_client.get(), ResourceKind::services(), readOnly);
         Mirror mirrorAll(&informerAll);
+        ReadMirror readAll(&informerAll);
         Mirror mirrorA(&informerA);
+        ReadMirror readA(&informerRead);
         informerAll.start();
         informerA.start();
-        QTRY_VERIFY_WITH_TIMEOUT(informerAll.hasSynced() && informerA.hasSynced(), 20000);
+        informerRead.start();
+        QTRY_VERIFY_WITH_TIMEOUT(informerAll.hasSynced() && informerA.hasSynced() && informerRead.hasSynced(), 20000);
 
         int next = 200;
         const int mutations = 3000;
@@ -300,12 +345,16 @@ private Q_SLOTS:
 
         QTRY_COMPARE_WITH_TIMEOUT(informerAll.resourceVersions(), serverServices(), 30000);
         QTRY_COMPARE_WITH_TIMEOUT(informerA.resourceVersions(), serverServices(QStringLiteral("tier"), QStringLiteral("a")), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(informerRead.resourceVersions(), serverServices(QStringLiteral("tier"), QStringLiteral("a")), 30000);
         QCOMPARE(mirrorAll.m_objects, serverServices());
+        QCOMPARE(readAll.m_objects, serverServices());
         QCOMPARE(mirrorA.m_objects, serverServices(QStringLiteral("tier"), QStringLiteral("a")));
-        QVERIFY2(mirrorAll.m_problems.isEmpty(), qPrintable(mirrorAll.m_problems.mid(0, 10).join(u'\n')));
-        QVERIFY2(mirrorA.m_problems.isEmpty(), qPrintable(mirrorA.m_problems.mid(0, 10).join(u'\n')));
+        QCOMPARE(readA.m_objects, serverServices(QStringLiteral("tier"), QStringLiteral("a")));
+        for (const QStringList *problems : {&mirrorAll.m_problems, &readAll.m_problems, &mirrorA.m_problems, &readA.m_problems}) {
+            QVERIFY2(problems->isEmpty(), qPrintable(problems->mid(0, 10).join(u'\n')));
+        }
         // The faults did happen, and were recovered from.
-        for (const Informer *informer : {&informerAll, &informerA}) {
+        for (const Informer *informer : {&informerAll, &informerA, &informerRead}) {
             qInfo() << informer->kind().plural << informer->options().labelSelector << "lists" << informer->stats().lists
                     << "watches" << informer->stats().watches << "410s" << informer->stats().expired
                     << "failures" << informer->stats().failures << "events" << informer->stats().events;
@@ -314,6 +363,59 @@ private Q_SLOTS:
             QVERIFY(informer->stats().expired > 0);
             QVERIFY(informer->stats().lists > 1);
         }
+    }
+
+    // metadata.managedFields never reaches the cache or a listener, wherever it stands in the
+    // metadata, from a list page or a watch event; the rest of the object is kept as it was.
+    void managedFieldsAreDropped()
+    {
+        const QJsonArray managed{QJsonObject{{QStringLiteral("manager"), QStringLiteral("kubectl")},
+                                             {QStringLiteral("fieldsV1"), QJsonObject{{QStringLiteral("f:spec"), QJsonObject{}}}}}};
+        const auto withManaged = [&](const QString &name) {
+            QJsonObject o = service(name, QStringLiteral("a"), 0);
+            QJsonObject m = o.value(QLatin1String("metadata")).toObject();
+            m.insert(QStringLiteral("managedFields"), managed);
+            o.insert(QStringLiteral("metadata"), m);
+            return o;
+        };
+        for (int i = 0; i < 30; ++i) {
+            (void)m_sandbox->store()->create(*m_services, withManaged(QStringLiteral("svc-%1").arg(i)));
+        }
+        InformerOptions options = fastOptions();
+        options.pageSize = 7;
+        Informer informer(m_client.get(), ResourceKind::services(), options);
+        Mirror mirror(&informer);
+        QList<QJsonObject> seen;
+        connect(&informer, &Informer::added, this, [&](const QJsonObject &o) { seen << o; });
+        connect(&informer, &Informer::updated, this, [&](const QJsonObject &, const QJsonObject &o) { seen << o; });
+        informer.start();
+        QTRY_VERIFY(informer.hasSynced());
+        QTRY_COMPARE(informer.state(), Informer::State::Watching);
+        QCOMPARE(informer.size(), 30);
+        QVERIFY(m_sandbox->store()->list(QStringLiteral("services"), QStringLiteral("starforge")).front()->object.value(QLatin1String("metadata"))
+                    .toObject().contains(QLatin1String("managedFields")));   // the server keeps it
+        (void)m_sandbox->store()->create(*m_services, withManaged(QStringLiteral("late")));
+        m_sandbox->store()->modify(*m_services, QStringLiteral("starforge"), QStringLiteral("svc-3"), [&](QJsonObject &o) {
+            QJsonObject m = o.value(QLatin1String("metadata")).toObject();
+            m.insert(QStringLiteral("annotations"), QJsonObject{{QStringLiteral("n"), QStringLiteral("changed")}});
+            o.insert(QStringLiteral("metadata"), m);
+            return true;
+        });
+        QTRY_COMPARE(informer.resourceVersions(), serverServices());
+        QCOMPARE(seen.size(), 32);
+        for (const QString &key : informer.keys()) {
+            const QJsonObject cached = *informer.get(key);
+            const QJsonObject metadata = cached.value(QLatin1String("metadata")).toObject();
+            QVERIFY2(!metadata.contains(QLatin1String("managedFields")), qPrintable(key));
+            QCOMPARE(metadata.value(QLatin1String("labels")).toObject().value(QLatin1String("tier")).toString(), QStringLiteral("a"));
+            QCOMPARE(cached.value(QLatin1String("spec")).toObject().value(QLatin1String("ports")).toArray().size(), 1);
+        }
+        for (const QJsonObject &o : std::as_const(seen)) {
+            QVERIFY(!o.value(QLatin1String("metadata")).toObject().contains(QLatin1String("managedFields")));
+        }
+        QCOMPARE(informer.get(QStringLiteral("starforge/svc-3"))->value(QLatin1String("metadata")).toObject()
+                     .value(QLatin1String("annotations")).toObject().value(QLatin1String("n")).toString(), QStringLiteral("changed"));
+        QVERIFY2(mirror.m_problems.isEmpty(), qPrintable(mirror.m_problems.join(u'\n')));
     }
 
     void aListenerMayStopItMidList()

@@ -239,7 +239,24 @@ void CapacityModel::setNode(const Kube::Node &node)
     m_seriesNodes[entry.series].insert(entry.name);
     addContribution(entry);
     m_nodes.insert(entry.name, entry);
-    m_nodeViews.insert(entry.name, node);
+    // Kept to judge the node again under other tolerations, which needs neither its labels nor
+    // its uid: a node's labels are a kilobyte, five megabytes over a large fleet.
+    Kube::Node kept = node;
+    kept.labels = QJsonObject();
+    kept.uid.clear();
+    m_nodeViews.insert(entry.name, kept);
+}
+
+QString CapacityModel::sharedNodeName(const QString &name) const
+{
+    // Fifty thousand pods name five thousand nodes: each pod's entry shares its node's string.
+    if (const auto known = m_nodes.constFind(name); known != m_nodes.constEnd()) {
+        return known.key();
+    }
+    if (const auto pending = m_unknownNodeUse.constFind(name); pending != m_unknownNodeUse.constEnd()) {
+        return pending.key();
+    }
+    return name;
 }
 
 void CapacityModel::removeNode(const QString &name)
@@ -299,23 +316,29 @@ void CapacityModel::removeUse(const PodUse &use)
     addContribution(*it);
 }
 
-void CapacityModel::setPod(const Kube::Pod &pod)
+CapacityModel::PodMove CapacityModel::setPod(const Kube::Pod &pod)
 {
+    PodMove move;
     const QString key = pod.ns + u'/' + pod.name;
     const auto old = m_pods.constFind(key);
     const bool holds = holdsResources(pod);
     if (old != m_pods.constEnd()) {
         if (holds && old->node == pod.nodeName && old->gpus == pod.gpuRequests) {
-            return;   // status churn: nothing the numbers depend on moved
+            return move;   // status churn: nothing the numbers depend on moved
         }
+        move.moved = true;
+        move.from = old->node;
         removeUse(*old);
         m_pods.erase(old);
     }
     if (holds) {
-        const PodUse use{pod.nodeName, pod.gpuRequests};
+        const PodUse use{sharedNodeName(pod.nodeName), pod.gpuRequests};
         addUse(use);
         m_pods.insert(key, use);
+        move.moved = true;
+        move.to = use.node;
     }
+    return move;
 }
 
 void CapacityModel::removePod(const QString &ns, const QString &name)
@@ -552,6 +575,27 @@ CapacityTracker::CapacityTracker(QString seriesLabel, QList<Toleration> tolerati
 
 CapacityTracker::~CapacityTracker() = default;
 
+namespace {
+
+// The view a reader made, without copying it out of the QVariant.
+template <typename T>
+const T *viewIn(const QVariant &value)
+{
+    return value.metaType() == QMetaType::fromType<T>() ? static_cast<const T *>(value.constData()) : nullptr;
+}
+
+} // namespace
+
+QVariant CapacityTracker::readNode(QByteArrayView json)
+{
+    return QVariant::fromValue(Kube::Node::fromJsonText(json, QString()).value_or(Kube::Node{}));
+}
+
+QVariant CapacityTracker::readPod(QByteArrayView json)
+{
+    return QVariant::fromValue(Kube::Pod::usageFromJsonText(json).value_or(Kube::Pod{}));
+}
+
 void CapacityTracker::attach(Kube::Informer *nodes, Kube::Informer *pods)
 {
     if (m_nodes) disconnect(m_nodes, nullptr, this, nullptr);
@@ -559,19 +603,24 @@ void CapacityTracker::attach(Kube::Informer *nodes, Kube::Informer *pods)
     m_nodes = nodes;
     m_pods = pods;
     m_model.clear();
+    // Views, not QJsonObjects: a pod read into a QJsonObject and then into a view costs fifteen
+    // times reading the view from its text (bench_capacity), and at 50,000 pods that decided how
+    // long a connect took.
     if (nodes) {
-        connect(nodes, &Kube::Informer::added, this, &CapacityTracker::nodeAdded);
-        connect(nodes, &Kube::Informer::updated, this, [this](const QJsonObject &, const QJsonObject &after) { nodeAdded(after); });
-        connect(nodes, &Kube::Informer::deleted, this, &CapacityTracker::nodeDeleted);
+        nodes->setReader(&CapacityTracker::readNode);
+        connect(nodes, &Kube::Informer::readAdded, this, &CapacityTracker::onNodeRead);
+        connect(nodes, &Kube::Informer::readUpdated, this, &CapacityTracker::onNodeRead);
+        connect(nodes, &Kube::Informer::readDeleted, this, &CapacityTracker::onNodeGone);
         connect(nodes, &Kube::Informer::synced, this, [this] { if (isSynced()) Q_EMIT synced(); });
-        for (const QJsonObject &node : nodes->list()) nodeAdded(node);
+        for (const QByteArray &node : nodes->listJson()) onNodeRead(readNode(node));
     }
     if (pods) {
-        connect(pods, &Kube::Informer::added, this, &CapacityTracker::podAdded);
-        connect(pods, &Kube::Informer::updated, this, [this](const QJsonObject &, const QJsonObject &after) { podAdded(after); });
-        connect(pods, &Kube::Informer::deleted, this, &CapacityTracker::podDeleted);
+        pods->setReader(&CapacityTracker::readPod);
+        connect(pods, &Kube::Informer::readAdded, this, &CapacityTracker::onPodRead);
+        connect(pods, &Kube::Informer::readUpdated, this, &CapacityTracker::onPodRead);
+        connect(pods, &Kube::Informer::readDeleted, this, &CapacityTracker::onPodGone);
         connect(pods, &Kube::Informer::synced, this, [this] { if (isSynced()) Q_EMIT synced(); });
-        for (const QJsonObject &pod : pods->list()) podAdded(pod);
+        for (const QByteArray &pod : pods->listJson()) onPodRead(readPod(pod));
     }
     scheduleChanged();
 }
@@ -581,9 +630,43 @@ bool CapacityTracker::isSynced() const
     return (!m_nodes || m_nodes->hasSynced()) && (!m_pods || m_pods->hasSynced()) && (m_nodes || m_pods);
 }
 
+void CapacityTracker::onNodeRead(const QVariant &value)
+{
+    if (const Kube::Node *node = viewIn<Kube::Node>(value)) {
+        Kube::Node view = *node;
+        view.series = view.labels.value(m_seriesLabel).toString();
+        applyNode(view);
+    }
+}
+
+void CapacityTracker::onNodeGone(const QVariant &value)
+{
+    if (const Kube::Node *node = viewIn<Kube::Node>(value)) {
+        removeNodeNamed(node->name);
+    }
+}
+
+void CapacityTracker::onPodRead(const QVariant &value)
+{
+    if (const Kube::Pod *pod = viewIn<Kube::Pod>(value)) {
+        applyPod(*pod);
+    }
+}
+
+void CapacityTracker::onPodGone(const QVariant &value)
+{
+    if (const Kube::Pod *pod = viewIn<Kube::Pod>(value)) {
+        removePodNamed(pod->ns, pod->name);
+    }
+}
+
 void CapacityTracker::nodeAdded(const QJsonObject &node)
 {
-    const Kube::Node view = Kube::Node::fromJson(node, m_seriesLabel);
+    applyNode(Kube::Node::fromJson(node, m_seriesLabel));
+}
+
+void CapacityTracker::applyNode(const Kube::Node &view)
+{
     const NodeEntry *current = m_model.node(view.name);
     const std::optional<NodeEntry> before = current ? std::optional<NodeEntry>(*current) : std::nullopt;
     m_model.setNode(view);
@@ -602,7 +685,11 @@ void CapacityTracker::nodeAdded(const QJsonObject &node)
 
 void CapacityTracker::nodeDeleted(const QJsonObject &node)
 {
-    const QString name = node.value(QLatin1String("metadata")).toObject().value(QLatin1String("name")).toString();
+    removeNodeNamed(node.value(QLatin1String("metadata")).toObject().value(QLatin1String("name")).toString());
+}
+
+void CapacityTracker::removeNodeNamed(const QString &name)
+{
     const NodeEntry *entry = m_model.node(name);
     if (!entry) {
         return;
@@ -615,32 +702,33 @@ void CapacityTracker::nodeDeleted(const QJsonObject &node)
 
 void CapacityTracker::podAdded(const QJsonObject &pod)
 {
-    const Kube::Pod view = Kube::Pod::fromJson(pod);
-    const QString before = m_model.podNode(view.ns, view.name);
-    const NodeEntry *old = before.isEmpty() ? nullptr : m_model.node(before);
-    const int oldUsed = old ? old->used : 0;
-    const int oldPods = old ? old->pods : 0;
-    m_model.setPod(view);
-    const QString after = m_model.podNode(view.ns, view.name);
-    bool touched = false;
-    if (const NodeEntry *e = before.isEmpty() ? nullptr : m_model.node(before); e && (e->used != oldUsed || e->pods != oldPods)) {
-        Q_EMIT nodeChanged(before, e->series);
-        touched = true;
+    applyPod(Kube::Pod::fromJson(pod));
+}
+
+void CapacityTracker::applyPod(const Kube::Pod &view)
+{
+    // One lookup per pod: fifty thousand of them arrive on the GUI thread at connect.
+    const CapacityModel::PodMove move = m_model.setPod(view);
+    if (!move.moved) {
+        return;
     }
-    if (const NodeEntry *e = after.isEmpty() || after == before ? nullptr : m_model.node(after)) {
-        Q_EMIT nodeChanged(after, e->series);
-        touched = true;
+    if (const NodeEntry *e = move.from.isEmpty() ? nullptr : m_model.node(move.from)) {
+        Q_EMIT nodeChanged(move.from, e->series);
     }
-    if (touched || before != after) {
-        scheduleChanged();
+    if (const NodeEntry *e = move.to.isEmpty() || move.to == move.from ? nullptr : m_model.node(move.to)) {
+        Q_EMIT nodeChanged(move.to, e->series);
     }
+    scheduleChanged();
 }
 
 void CapacityTracker::podDeleted(const QJsonObject &pod)
 {
     const QJsonObject meta = pod.value(QLatin1String("metadata")).toObject();
-    const QString ns = meta.value(QLatin1String("namespace")).toString();
-    const QString name = meta.value(QLatin1String("name")).toString();
+    removePodNamed(meta.value(QLatin1String("namespace")).toString(), meta.value(QLatin1String("name")).toString());
+}
+
+void CapacityTracker::removePodNamed(const QString &ns, const QString &name)
+{
     const QString node = m_model.podNode(ns, name);
     if (node.isEmpty()) {
         return;

@@ -41,7 +41,9 @@
 // The job's verdict is the worst of its pools.
 //
 // CapacityModel is plain data, updated per node and per pod event in O(log n) and read
-// without a full pass; CapacityTracker feeds one from Kube::Informer signals.
+// without a full pass; CapacityTracker feeds one from Kube::Informer signals. The tracker sets
+// the informers' readers (Kube::Informer::setReader): each node and pod is read into its typed
+// view where the list page is parsed, off the GUI thread, and never becomes a QJsonObject.
 
 #include "core/kube/resources.h"
 
@@ -53,6 +55,7 @@
 #include <QSet>
 #include <QString>
 #include <QStringList>
+#include <QVariant>
 
 #include <algorithm>
 #include <map>
@@ -177,7 +180,15 @@ public:
     void removeNode(const QString &name);
     // Add or replace a pod, keyed "namespace/name". A pod that holds no resources (unbound,
     // terminal) is kept out. Pods on nodes not (yet) known are counted once the node appears.
-    void setPod(const Kube::Pod &pod);
+    // Says whether its use moved: the node it was counted on before and the one now (empty:
+    // none), and moved false for a change the numbers do not see.
+    struct PodMove
+    {
+        bool moved = false;
+        QString from;
+        QString to;
+    };
+    PodMove setPod(const Kube::Pod &pod);
     void removePod(const QString &ns, const QString &name);
     // The node a pod's GPUs are counted on; empty when the model holds no such pod.
     QString podNode(const QString &ns, const QString &name) const;
@@ -221,6 +232,7 @@ private:
     };
 
     Block judge(const Kube::Node &node, QString *detail) const;
+    QString sharedNodeName(const QString &name) const;
     void addContribution(const NodeEntry &entry);
     void removeContribution(const NodeEntry &entry);
     void addUse(const PodUse &use);
@@ -252,11 +264,16 @@ public:
     // Both informers have synced: the numbers describe the whole cluster.
     bool isSynced() const;
 
-    // Direct feeding, what the informer signals call (also for tests and tools).
+    // Direct feeding from objects (for tests and tools); the informers feed views.
     void nodeAdded(const QJsonObject &node);
     void nodeDeleted(const QJsonObject &node);
     void podAdded(const QJsonObject &pod);
     void podDeleted(const QJsonObject &pod);
+
+    // The readers attach() gives the informers: an object's JSON text to a Kube::Node (series
+    // unset: each tracker reads its own label) or a Kube::Pod (Pod::usageFromJsonText).
+    static QVariant readNode(QByteArrayView json);
+    static QVariant readPod(QByteArrayView json);
 
 Q_SIGNALS:
     // A node's entry changed (its usage, blocking, or it came or went).
@@ -266,6 +283,14 @@ Q_SIGNALS:
     void synced();
 
 private:
+    void onNodeRead(const QVariant &value);
+    void onNodeGone(const QVariant &value);
+    void onPodRead(const QVariant &value);
+    void onPodGone(const QVariant &value);
+    void applyNode(const Kube::Node &view);
+    void removeNodeNamed(const QString &name);
+    void applyPod(const Kube::Pod &view);
+    void removePodNamed(const QString &ns, const QString &name);
     void scheduleChanged();
 
     QString m_seriesLabel;

@@ -6,6 +6,7 @@
 
 #include "core/kube/podresources.h"
 
+#include <QByteArrayView>
 #include <QDateTime>
 #include <QJsonObject>
 #include <QList>
@@ -36,6 +37,9 @@ struct Node
     QString readyReason;
 
     static Node fromJson(const QJsonObject &node, const QString &seriesLabel);
+    // The same view from the node's JSON text, without a QJsonObject of the whole node (an
+    // informer's reader, on the thread that parses the list). nullopt when it is not an object.
+    static std::optional<Node> fromJsonText(QByteArrayView json, const QString &seriesLabel);
 };
 
 struct Condition
@@ -84,6 +88,12 @@ struct Pod
     int gpuRequests = 0;   // nvidia.com/gpu by kubectl's request rules
 
     static Pod fromJson(const QJsonObject &pod);
+    // What the capacity numbers read of a pod, from its JSON text: name, ns, uid, phase,
+    // nodeName and gpuRequests as fromJson reads them; labels, conditions and container states
+    // stay empty. About fifteen times cheaper than parsing the pod into a QJsonObject and calling
+    // fromJson (bench_capacity), for the 50,000 pods of a large cluster's list. nullopt when the
+    // text is not an object.
+    static std::optional<Pod> usageFromJsonText(QByteArrayView json);
     std::optional<Condition> condition(const QString &type) const;
 };
 
