@@ -15,9 +15,10 @@ What it reads (build folders, hidden folders, __pycache__ and this script are sk
     the repository root; a bare name also in docs/. When the citation names a section right
     after it (`docs/jobs.md, "The tracker"`, `docs/kuberay.md §2`), the target must have a
     heading with that name (or starting with it) or that number.
-  - Everywhere, code and data (*.json) included: any mention of DESIGN.md, CONVENTIONS.md,
-    reference/notes, shared/reference or ../shared is an error. Those live beside a developer's
-    checkout, not in the repository; docs/ and CONTRIBUTING.md hold what the code relies on.
+  - Everywhere, code and data (*.json) included: any mention of the design, conventions and
+    reference-notes files, or the shared folder, that sit beside a developer's checkout (the
+    patterns in FORBIDDEN below) is an error. They are not in the repository; docs/ and
+    CONTRIBUTING.md hold what the code relies on.
 
 Prints each problem as `file:line: what is missing` and exits 1 if there is any, else 0.
 Python 3.11 standard library only.
@@ -38,14 +39,15 @@ HASH_COMMENT_SUFFIXES = (".sh", ".cmake")
 DATA_SUFFIXES = (".json",)
 
 # Citations of material outside the repository. Checked on every line of every file read,
-# because a path in code (a test reading ../shared/...) is as much a dependency as a comment.
+# because a path in code (a test reading a file beside the checkout) is as much a dependency
+# as a comment. The patterns are written so that this file does not name them itself.
 # Each path-like word holding one of these is reported once, with where its content now lives.
 FORBIDDEN = [
-    (re.compile(r"\bDESIGN\.md\b"), "the product design is docs/design.md"),
-    (re.compile(r"\bCONVENTIONS\.md\b"), "the code conventions are in CONTRIBUTING.md"),
-    (re.compile(r"reference/notes"), "the facts the code relies on are in docs/"),
-    (re.compile(r"shared/reference"), "say where the upstream file came from instead"),
-    (re.compile(r"\.\./shared\b"), "that folder is beside a checkout, not in it"),
+    (re.compile(r"\bDESIG[N]\.md\b"), "the product design is docs/design.md"),
+    (re.compile(r"\bCONVENTION[S]\.md\b"), "the code conventions are in CONTRIBUTING.md"),
+    (re.compile(r"reference/note[s]"), "the facts the code relies on are in docs/"),
+    (re.compile(r"share[d]/reference"), "say where the upstream file came from instead"),
+    (re.compile(r"\.\./share[d]\b"), "that folder is beside a checkout, not in it"),
 ]
 PATH_WORD = re.compile(r"[\w.§/-]+")
 

@@ -103,11 +103,7 @@ void CliApplication::finish(int exitCode)
 
 void CliApplication::failEarly(const Error &error, bool json)
 {
-    if (json) {
-        printJson(m_err, QJsonObject{{QStringLiteral("error"), Logging::redact(error.message)}});
-    } else {
-        m_err << "starforge-cli: " << Logging::redact(error.message) << Qt::endl;
-    }
+    printError(m_err, json, error.message);
     finish(error.code == Error::Code::Internal ? InternalError : UserError);
 }
 

@@ -60,11 +60,7 @@ void Command::fail(const Error &error)
         const QString stopped = SessionSource::ofConnectionFile(m_args.value(QStringLiteral("connection-file"))).stoppedReason();
         if (!stopped.isEmpty() && !message.contains(stopped)) message += u' ' + stopped;
     }
-    if (json()) {
-        printJson(m_err, QJsonObject{{QStringLiteral("error"), Logging::redact(message)}});
-    } else {
-        m_err << "starforge-cli: " << Logging::redact(message) << Qt::endl;
-    }
+    printError(m_err, json(), message);
     finish(error.code == Error::Code::Internal ? InternalError : UserError);
 }
 

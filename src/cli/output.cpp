@@ -3,6 +3,7 @@
 #include "core/job/jobrecord.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/resources.h"
+#include "core/logging/logging.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -73,6 +74,15 @@ QString formatAge(qint64 seconds)
         return QStringLiteral("%1h%2m").arg(seconds / 3600).arg((seconds % 3600) / 60, 2, 10, QLatin1Char('0'));
     }
     return QStringLiteral("%1d%2h").arg(seconds / 86400).arg((seconds % 86400) / 3600, 2, 10, QLatin1Char('0'));
+}
+
+void printError(QTextStream &err, bool json, const QString &message)
+{
+    if (json) {
+        printJson(err, QJsonObject{{QStringLiteral("error"), Logging::redact(message)}});
+    } else {
+        err << "starforge-cli: " << Logging::redact(message) << Qt::endl;
+    }
 }
 
 qint64 ageOf(const QDateTime &time)

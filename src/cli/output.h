@@ -25,6 +25,10 @@ void printJsonLine(QTextStream &out, const QJsonObject &object);
 // "3m12s", "2h05m", "4d03h" for a span in seconds; "-" when negative or unknown.
 QString formatAge(qint64 seconds);
 
+// An error for people ("starforge-cli: <message>") or, with --json, as {"error": <message>};
+// redacted either way.
+void printError(QTextStream &err, bool json, const QString &message);
+
 // Seconds from time until now; -1 when time is not valid (formatAge prints "-").
 qint64 ageOf(const QDateTime &time);
 // text on one line, cut at max characters with an ellipsis.
