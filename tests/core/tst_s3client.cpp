@@ -17,6 +17,7 @@
 #include <QTest>
 
 #include <memory>
+#include <optional>
 
 using namespace Starforge;
 using namespace Starforge::S3;
@@ -182,6 +183,53 @@ private Q_SLOTS:
         QCOMPARE(get->s3ErrorCode(), QStringLiteral("NoSuchKey"));
         QCOMPARE(get->result().error().message,
                  QStringLiteral("The object no/such/key does not exist in bucket starforge-test."));
+    }
+
+    // The core's callback shape: typed results, a missing object as NotFound, and a context that
+    // goes first aborting the request without ever calling back.
+    void callbackShape()
+    {
+        const QString key = QStringLiteral("callbacks/object.bin");
+        const QByteArray data = randomBytes(4096, 11);
+        QObject context;
+        std::optional<Result<void>> put;
+        m_client->putObject(key, data, "application/octet-stream", &context, [&](Result<void> r) { put = r; });
+        QVERIFY(QTest::qWaitFor([&] { return put.has_value(); }, 120000));
+        QVERIFY2(*put, qPrintable(put->ok() ? QString() : put->error().message));
+
+        std::optional<Result<ObjectHead>> head;
+        m_client->headObject(key, &context, [&](Result<ObjectHead> r) { head = r; });
+        QVERIFY(QTest::qWaitFor([&] { return head.has_value(); }, 120000));
+        QVERIFY(*head);
+        QCOMPARE((*head)->size, data.size());
+        QCOMPARE((*head)->etag, '"' + Crypto::Digest::md5(data).toHex() + '"');
+
+        std::optional<Result<QList<ObjectInfo>>> listed;
+        m_client->listAllObjects(QStringLiteral("callbacks/"), &context, [&](Result<QList<ObjectInfo>> r) { listed = r; });
+        QVERIFY(QTest::qWaitFor([&] { return listed.has_value(); }, 120000));
+        QVERIFY(*listed);
+        QCOMPARE((*listed)->size(), 1);
+        QCOMPARE((*listed)->first().key, key);
+
+        std::optional<Result<void>> deleted;
+        m_client->deleteObject(key, &context, [&](Result<void> r) { deleted = r; });
+        QVERIFY(QTest::qWaitFor([&] { return deleted.has_value(); }, 120000));
+        QVERIFY(*deleted);
+
+        std::optional<Result<QByteArray>> got;
+        m_client->getObject(key, &context, [&](Result<QByteArray> r) { got = r; });
+        QVERIFY(QTest::qWaitFor([&] { return got.has_value(); }, 120000));
+        QVERIFY(!*got);
+        QCOMPARE(got->error().code, Error::Code::NotFound);
+
+        // A context destroyed while the request runs: no callback, and no reply left on the client.
+        bool called = false;
+        auto shortLived = std::make_unique<QObject>();
+        m_client->getObject(key, shortLived.get(), [&](Result<QByteArray>) { called = true; });
+        shortLived.reset();
+        QTest::qWait(300);
+        QVERIFY(!called);
+        QTRY_COMPARE(m_client->findChildren<S3Reply *>(Qt::FindDirectChildrenOnly).size(), 0);
     }
 
     void listWithPaging()

@@ -154,14 +154,11 @@ void JobArchiver::fetchLog(const LogTask &task)
 
 void JobArchiver::put(const QString &key, const QByteArray &data, const QByteArray &contentType, std::function<void()> then)
 {
-    S3::S3Reply *reply = m_s3->putObject(key, data, contentType);
-    reply->setParent(this);
-    connect(reply, &S3::S3Reply::finished, this, [this, reply, key, then = std::move(then)] {
-        reply->deleteLater();
+    m_s3->putObject(key, data, contentType, this, [this, key, then = std::move(then)](Result<void> stored) {
         if (m_result) {
             return;
         }
-        if (const Result<void> stored = reply->result(); !stored) {
+        if (!stored) {
             finish(Error::unavailable(tr("Archiving to %1 failed: %2 The RayJob is kept; the archive will be tried again.").arg(key, stored.error().message)));
             return;
         }

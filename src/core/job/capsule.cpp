@@ -537,7 +537,7 @@ Result<CapsuleResult> CapsuleBuilder::build(const CapsuleOptions &options, const
 struct CapsuleBuilder::Shared
 {
     std::atomic_bool cancelled {false};
-    QFuture<void> future;
+    QFuture<Result<CapsuleResult>> future;   // the destructor waits for it
 };
 
 CapsuleBuilder::CapsuleBuilder(QObject *parent)
@@ -561,7 +561,7 @@ void CapsuleBuilder::start(const CapsuleOptions &options)
     m_shared = std::make_shared<Shared>();
     auto shared = m_shared;
     QPointer<CapsuleBuilder> self(this);
-    m_shared->future = QtConcurrent::run([shared, options, self] {
+    QFuture<Result<CapsuleResult>> built = QtConcurrent::run([shared, options, self] {
         int lastPercent = -1;
         CapsuleProgress::Stage lastStage = CapsuleProgress::Stage::Scanning;
         auto onProgress = [&](const CapsuleProgress &p) {
@@ -574,14 +574,19 @@ void CapsuleBuilder::start(const CapsuleOptions &options)
                 if (self) Q_EMIT self->progress(p);
             }, Qt::QueuedConnection);
         };
-        Result<CapsuleResult> r = build(options, &shared->cancelled, onProgress);
-        QMetaObject::invokeMethod(self.data(), [self, r = std::move(r), shared] {
-            if (!self || self->m_shared != shared) return;
-            self->m_running = false;
-            // A cancel that came after the zip was complete is too late: the result stands.
-            self->m_result = r;
-            Q_EMIT self->finished();
-        }, Qt::QueuedConnection);
+        return build(options, &shared->cancelled, onProgress);
+    });
+    m_shared->future = built;
+    // The continuation runs on the builder's thread, after every progress signal queued before it,
+    // and not at all once the builder is gone.
+    built.then(this, [this, shared](QFuture<Result<CapsuleResult>> done) {
+        if (m_shared != shared) return;
+        m_running = false;
+        // A cancel that came after the zip was complete is too late: the result stands.
+        // result(), not takeResult(): taking resets the shared state, and the destructor's
+        // waitForFinished() on m_shared->future would then wait for ever.
+        m_result = done.result();
+        Q_EMIT finished();
     });
 }
 

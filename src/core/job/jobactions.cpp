@@ -79,10 +79,8 @@ void deleteKeys(S3::S3Client *s3, QStringList keys, QObject *context, std::funct
         return;
     }
     const QString key = keys.takeFirst();
-    S3::S3Reply *gone = s3->deleteObject(key);
-    QObject::connect(gone, &S3::S3Reply::finished, context, [s3, gone, keys, context, done] {
-        gone->deleteLater();
-        if (const auto deleted = gone->result(); !deleted) {
+    s3->deleteObject(key, context, [s3, keys, context, done](Result<void> deleted) {
+        if (!deleted) {
             done(deleted.error());
             return;
         }
@@ -92,15 +90,13 @@ void deleteKeys(S3::S3Client *s3, QStringList keys, QObject *context, std::funct
 
 void removeArchive(S3::S3Client *s3, const QString &id, bool hadRayJob, QObject *context, std::function<void(Result<DeletedJob>)> done)
 {
-    S3::S3Reply *listing = s3->listAllObjects(ArchiveKeys::prefix(id));
-    QObject::connect(listing, &S3::S3Reply::finished, context, [s3, listing, id, hadRayJob, context, done] {
-        listing->deleteLater();
-        if (const auto listed = listing->result(); !listed) {
+    s3->listAllObjects(ArchiveKeys::prefix(id), context, [s3, id, hadRayJob, context, done](Result<QList<S3::ObjectInfo>> listed) {
+        if (!listed) {
             done(listed.error());
             return;
         }
         QStringList keys;
-        for (const auto &object : listing->listing().objects) keys << object.key;
+        for (const S3::ObjectInfo &object : *listed) keys << object.key;
         const bool hadArchive = !keys.isEmpty();
         keys.removeAll(ArchiveKeys::status(id));
         if (hadArchive) keys << ArchiveKeys::status(id);

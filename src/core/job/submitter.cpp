@@ -116,20 +116,16 @@ void Submitter::onCapsuleBuilt()
     if (m_result) {
         return;   // cancelled by a listener of stageChanged
     }
-    m_head.reset(m_s3->headObject(built->objectKey()));
-    connect(m_head.get(), &S3::S3Reply::finished, this, [this] {
-        const int status = m_head->httpStatus();
-        const qint64 length = m_head->contentLength();
-        const Result<void> answer = m_head->result();
-        m_head.release()->deleteLater();
-        if (m_cancelled) {
-            finish(Error::invalid(tr("Submission cancelled; nothing was sent.")), Stage::Cancelled);
-        } else if (status == 200 && length == m_submission.capsuleSize) {
+    // The HEAD runs under its own context: a cancel deletes it, which aborts the request.
+    m_headContext = std::make_unique<QObject>();
+    m_s3->headObject(built->objectKey(), m_headContext.get(), [this](Result<S3::ObjectHead> head) {
+        m_headContext.release()->deleteLater();
+        if (head && head->size == m_submission.capsuleSize) {
             create(1);   // the same bytes are there already: nothing to upload
-        } else if (status == 200 || status == 404) {
+        } else if (head || head.error().code == Error::Code::NotFound) {
             upload();
         } else {
-            fail(answer ? Error::unavailable(tr("Checking the bucket for the Capsule failed (HTTP %1).").arg(status)) : answer.error());
+            fail(Error::unavailable(tr("Checking the bucket for the Capsule failed: %1").arg(head.error().message)));
         }
     });
 }
@@ -160,16 +156,14 @@ void Submitter::upload()
 void Submitter::verifyUpload()
 {
     // What the bucket now holds under the content address must be exactly as long as the zip.
-    m_head.reset(m_s3->headObject(m_builder->result()->objectKey()));
-    connect(m_head.get(), &S3::S3Reply::finished, this, [this] {
-        const qint64 length = m_head->contentLength();
-        const int status = m_head->httpStatus();
-        m_head.release()->deleteLater();
-        if (m_cancelled) {
-            finish(Error::invalid(tr("Submission cancelled after the upload; no job was created.")), Stage::Cancelled);
-        } else if (status != 200 || length != m_submission.capsuleSize) {
-            fail(Error::unavailable(tr("The uploaded Capsule does not check out: the bucket has %1 bytes (HTTP %2), the Capsule %3.")
-                                        .arg(length).arg(status).arg(m_submission.capsuleSize)));
+    m_headContext = std::make_unique<QObject>();
+    m_s3->headObject(m_builder->result()->objectKey(), m_headContext.get(), [this](Result<S3::ObjectHead> head) {
+        m_headContext.release()->deleteLater();
+        if (!head) {
+            fail(Error::unavailable(tr("The uploaded Capsule cannot be checked in the bucket: %1").arg(head.error().message)));
+        } else if (head->size != m_submission.capsuleSize) {
+            fail(Error::unavailable(tr("The uploaded Capsule does not check out: the bucket has %1 bytes, the Capsule %2.")
+                                        .arg(head->size).arg(m_submission.capsuleSize)));
         } else {
             create(1);
         }
@@ -297,16 +291,14 @@ void Submitter::cancel()
         }
         return;
     case Stage::Checking:
-        if (m_head) {
-            m_head->abort();   // finished() follows
-        } else {
-            finish(Error::invalid(tr("Submission cancelled; nothing was sent.")), Stage::Cancelled);
-        }
+        m_headContext.reset();   // aborts the HEAD; its callback never runs
+        finish(Error::invalid(tr("Submission cancelled; nothing was sent.")), Stage::Cancelled);
         return;
     case Stage::Uploading:
         if (m_upload) {
             m_upload->cancel();    // aborts the multipart upload on the server; finished() follows
         } else {
+            m_headContext.reset(); // the HEAD that verifies the upload, if it runs
             finish(Error::invalid(tr("Submission cancelled; nothing was sent.")), Stage::Cancelled);
         }
         return;

@@ -126,7 +126,7 @@ private:
     std::unique_ptr<QTemporaryDir> m_workDir;
     std::unique_ptr<CapsuleBuilder> m_builder;
     std::unique_ptr<S3::MultipartUpload> m_upload;
-    std::unique_ptr<S3::S3Reply> m_head;       // the HEAD in flight
+    std::unique_ptr<QObject> m_headContext;    // the HEAD in flight runs under it; deleting it aborts
     QPointer<QNetworkReply> m_kubeRequest;     // the create, check or delete in flight
     QUrl m_capsuleUrl;
     Net::Backoff m_backoff;        // between create and check attempts

@@ -5,7 +5,7 @@
 #include "core/kube/watchdecoder.h"
 
 #include <QCoreApplication>
-#include <QFutureWatcher>
+#include <QFuture>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QMetaMethod>
@@ -547,17 +547,15 @@ void Informer::list(const QString &continueToken)
         }
         // Parsing a page of 500 pods takes milliseconds; 50,000 would stall the GUI, so it is done
         // on the pool and the cache is only touched back on this thread.
-        auto *watcher = new QFutureWatcher<Page>(this);
-        connect(watcher, &QFutureWatcher<Page>::finished, this, [this, watcher, generation, followed = head.has_value()] {
-            watcher->deleteLater();
+        // The continuation runs on this thread and is dropped if the informer is gone.
+        QtConcurrent::run([body = result.body, objects = wantsObjects(), reader = wantsValues() ? m_reader : Reader()] {
+            return Page::read(body, objects, reader);
+        }).then(this, [this, generation, followed = head.has_value()](QFuture<Page> parsed) {
             if (generation == m_generation) {
-                Page page = watcher->result();
+                Page page = parsed.takeResult();
                 onPage(page, followed);
             }
         });
-        watcher->setFuture(QtConcurrent::run([body = result.body, objects = wantsObjects(), reader = wantsValues() ? m_reader : Reader()] {
-            return Page::read(body, objects, reader);
-        }));
     });
 }
 

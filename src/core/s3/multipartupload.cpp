@@ -6,7 +6,7 @@
 #include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
-#include <QFutureWatcher>
+#include <QFuture>
 #include <QtConcurrent>
 
 #include <algorithm>
@@ -238,15 +238,12 @@ void MultipartUpload::prepare(Part &part)
     const bool md5 = m_options.contentMd5 || m_existing.contains(part.number);
     // Reading and hashing a part takes tens of milliseconds: a worker thread does it, so the GUI
     // thread stays responsive and several parts hash at once.
-    auto *watcher = new QFutureWatcher<Prepared>(this);
-    connect(watcher, &QFutureWatcher<Prepared>::finished, this, [this, watcher, index, generation] {
-        watcher->deleteLater();
-        if (generation != m_generation) {
-            return;
-        }
-        onPrepared(index, watcher->result());
-    });
-    watcher->setFuture(QtConcurrent::run(&MultipartUpload::readPart, m_filePath, part.offset, part.size, md5));
+    QtConcurrent::run(&MultipartUpload::readPart, m_filePath, part.offset, part.size, md5)
+        .then(this, [this, index, generation](QFuture<Prepared> prepared) {
+            if (generation == m_generation) {
+                onPrepared(index, prepared.takeResult());
+            }
+        });
 }
 
 void MultipartUpload::onPrepared(int index, const Prepared &prepared)

@@ -13,6 +13,7 @@
 #include <QTimer>
 
 #include <memory>
+#include <type_traits>
 
 namespace Starforge::S3 {
 
@@ -363,6 +364,55 @@ S3Reply *S3Client::start(RequestSpec spec, S3Reply::Interpret interpret)
     auto *reply = new S3Reply(this, std::move(spec), std::move(interpret));
     reply->send();
     return reply;
+}
+
+template <typename T>
+void S3Client::deliver(S3Reply *reply, const QObject *context, Done<T> done, std::function<T(S3Reply &)> take)
+{
+    // The reply is a child of the client; the context only decides whether anyone still listens.
+    const QMetaObject::Connection gone = connect(context, &QObject::destroyed, reply, [reply] {
+        reply->disconnect();
+        reply->abort();
+        reply->deleteLater();
+    });
+    connect(reply, &S3Reply::finished, context, [reply, gone, done = std::move(done), take = std::move(take)] {
+        disconnect(gone);
+        reply->deleteLater();
+        if (const Result<void> outcome = reply->result(); !outcome) {
+            done(outcome.error());
+        } else if constexpr (std::is_void_v<T>) {
+            done({});
+        } else {
+            done(take(*reply));
+        }
+    });
+}
+
+void S3Client::putObject(const QString &key, const QByteArray &data, const QByteArray &contentType, const QObject *context, Done<void> done)
+{
+    deliver<void>(putObject(key, data, contentType), context, std::move(done), {});
+}
+
+void S3Client::getObject(const QString &key, const QObject *context, Done<QByteArray> done)
+{
+    deliver<QByteArray>(getObject(key), context, std::move(done), [](S3Reply &reply) { return reply.data(); });
+}
+
+void S3Client::headObject(const QString &key, const QObject *context, Done<ObjectHead> done)
+{
+    deliver<ObjectHead>(headObject(key), context, std::move(done), [](S3Reply &reply) {
+        return ObjectHead{reply.contentLength(), reply.etag()};
+    });
+}
+
+void S3Client::deleteObject(const QString &key, const QObject *context, Done<void> done)
+{
+    deliver<void>(deleteObject(key), context, std::move(done), {});
+}
+
+void S3Client::listAllObjects(const QString &prefix, const QObject *context, Done<QList<ObjectInfo>> done)
+{
+    deliver<QList<ObjectInfo>>(listAllObjects(prefix), context, std::move(done), [](S3Reply &reply) { return reply.listing().objects; });
 }
 
 S3Reply *S3Client::putObject(const QString &key, const QByteArray &data, const QByteArray &contentType)

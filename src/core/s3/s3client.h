@@ -7,10 +7,14 @@
 // Content-MD5, so the server rejects a corrupted upload. Transient failures (Net::isTransient)
 // are retried with Net::Backoff. Errors are sentences (describeS3Error, describeTransportError).
 //
-// Asynchronous in Qt's style: every call returns an S3Reply at once; it emits finished() exactly
-// once, then result() says what happened. The caller deletes the reply (deleteLater() in the
-// slot is fine); a reply still running when deleted aborts its request. Nothing blocks and no
-// event loop is nested. Use from the thread the client lives in.
+// Asynchronous in two forms, neither blocking nor nesting an event loop; use from the thread the
+// client lives in.
+// - The core's one shape (CONTRIBUTING.md): call(..., context, done). done runs once, on context's
+//   thread, with a Result; a missing object is Error::Code::NotFound. If context is destroyed
+//   first, the request is aborted and done never runs. Use it unless you need what follows.
+// - An S3Reply, for progress, retries, abort() or the HTTP details: it emits finished() exactly
+//   once, then result() says what happened. The caller deletes the reply (deleteLater() in the
+//   slot is fine); a reply still running when deleted aborts its request.
 
 #include "core/net/backoff.h"
 #include "core/net/requestpolicy.h"
@@ -60,6 +64,13 @@ struct ClientConfig
 };
 
 // One request as the client sends it; public for MultipartUpload and tests.
+// What a HEAD tells about an object.
+struct ObjectHead
+{
+    qint64 size = -1;       // Content-Length; -1 when absent
+    QByteArray etag;        // quotes included
+};
+
 struct RequestSpec
 {
     QByteArray method;
@@ -167,6 +178,15 @@ public:
     // current time).
     Result<QUrl> presignedGetUrl(const QString &key, int expiresSeconds, const QDateTime &now = {}) const;
 
+    // The same requests in the core's callback shape (see the top of this file).
+    template <typename T>
+    using Done = std::function<void(Result<T>)>;
+    void putObject(const QString &key, const QByteArray &data, const QByteArray &contentType, const QObject *context, Done<void> done);
+    void getObject(const QString &key, const QObject *context, Done<QByteArray> done);
+    void headObject(const QString &key, const QObject *context, Done<ObjectHead> done);
+    void deleteObject(const QString &key, const QObject *context, Done<void> done);
+    void listAllObjects(const QString &prefix, const QObject *context, Done<QList<ObjectInfo>> done);
+
     // Creates the configured bucket (tests, first-run setup).
     S3Reply *createBucket();
 
@@ -202,6 +222,9 @@ public:
 private:
     friend class S3Reply;
     S3Reply *start(RequestSpec spec, S3Reply::Interpret interpret = {});
+    // Hands reply's outcome to done on context, then deletes the reply; aborts it if context goes.
+    template <typename T>
+    static void deliver(S3Reply *reply, const QObject *context, Done<T> done, std::function<T(S3Reply &)> take);
     QByteArray hostHeader() const;
     QByteArray encodedPath(const QString &key) const;
     QUrl urlFor(const QByteArray &path, const Pairs &query) const;
