@@ -56,7 +56,9 @@ void SettingDelegate::setEditorData(QWidget *editor, const QModelIndex &index) c
         const int found = combo->findData(value.isEmpty() && d ? d->defaultValue : value);
         combo->setCurrentIndex(found < 0 ? 0 : found);
     } else if (auto *line = qobject_cast<QLineEdit *>(editor)) {
-        line->setText(value);
+        // The model changes under an open editor when the keychain answers late (a secret row
+        // turns "set" or "not set"); what the user has typed stays.
+        if (!line->isModified()) line->setText(value);
     }
 }
 

@@ -69,9 +69,10 @@ private Q_SLOTS:
         }
     }
 
-    void secretsAreExactlyTheThree()
+    void secretsAreExactlyTheFour()
     {
-        QStringList expected{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("FORGE_S3_ACCESS_KEY"), QStringLiteral("FORGE_S3_SECRET_KEY")};
+        QStringList expected{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("FORGE_K8S_CLIENT_KEY_DATA"), QStringLiteral("FORGE_S3_ACCESS_KEY"),
+                             QStringLiteral("FORGE_S3_SECRET_KEY")};
         QStringList actual = SettingsSchema::secretKeys();
         expected.sort();
         actual.sort();

@@ -41,6 +41,28 @@ QList<SettingDefinition> buildTable()
     add(QStringLiteral("FORGE_K8S_CA_DATA"), T::CaData, QString(), cluster,
          QStringLiteral("The same CA bundle as base64 of the PEM text (kubeconfig's certificate-authority-data). "
                         "Takes precedence over FORGE_K8S_CA_FILE."));
+    add(QStringLiteral("FORGE_K8S_CLIENT_CERT_FILE"), T::CertificateFile, QString(), cluster,
+         QStringLiteral("PEM file of the client certificate presented in the TLS handshake (kubeconfig's client-certificate; "
+                        "kind, minikube and kubeadm's admin.conf sign in this way). Needs a client key."));
+    add(QStringLiteral("FORGE_K8S_CLIENT_CERT_DATA"), T::CertificateData, QString(), cluster,
+         QStringLiteral("The same certificate as base64 of the PEM text (client-certificate-data). Takes precedence over "
+                        "FORGE_K8S_CLIENT_CERT_FILE."));
+    add(QStringLiteral("FORGE_K8S_CLIENT_KEY_FILE"), T::AbsolutePath, QString(), cluster,
+         QStringLiteral("PEM file of the client certificate's private key, RSA or EC, unencrypted (client-key). The path is "
+                        "kept, never the key."));
+    add(QStringLiteral("FORGE_K8S_CLIENT_KEY_DATA"), T::Secret, QString(), cluster,
+         QStringLiteral("The client key as base64 of the PEM text (client-key-data). Kept only in the OS keychain; takes "
+                        "precedence over FORGE_K8S_CLIENT_KEY_FILE."));
+    add(QStringLiteral("FORGE_K8S_EXEC"), T::ExecPlugin, QString(), cluster,
+         QStringLiteral("An exec credential plugin, as the kubeconfig's user.exec in JSON: apiVersion, command, args, env, "
+                        "interactiveMode, provideClusterInfo, installHint (aws eks get-token, gke-gcloud-auth-plugin, kubelogin). "
+                        "Run as kubectl runs it; its token or certificate stays in memory. Takes precedence over tokens."));
+    add(QStringLiteral("FORGE_K8S_TLS_SERVER_NAME"), T::String, QString(), cluster,
+         QStringLiteral("Server name to verify the API server's certificate against and send in SNI, when it differs from "
+                        "the URL's host (kubeconfig's tls-server-name)."));
+    add(QStringLiteral("FORGE_K8S_PROXY_URL"), T::ProxyUrl, QString(), cluster,
+         QStringLiteral("Proxy for the API server: http://, https:// or socks5:// (kubeconfig's proxy-url). Empty: "
+                        "HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment, as kubectl reads them."));
     add(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"), T::Boolean, QStringLiteral("false"), cluster,
          QStringLiteral("Skip verifying the API server's certificate. Only for throw-away clusters: "
                         "the window shows a warning while it is on."), false);
@@ -97,6 +119,9 @@ QList<SettingDefinition> buildTable()
     add(QStringLiteral("FORGE_S3_CA_FILE"), T::CaFile, QString(), s3,
          QStringLiteral("PEM file of the CA that signed the S3 endpoint's certificate, for a self-hosted store. "
                         "Without it the system CA store is used."));
+    add(QStringLiteral("FORGE_S3_PROXY"), T::ProxyUrl, QString(), s3,
+         QStringLiteral("Proxy for the object store: http://, https:// or socks5://. Empty: HTTPS_PROXY, HTTP_PROXY and "
+                        "NO_PROXY from the environment."));
     add(QStringLiteral("FORGE_S3_ACCESS_KEY"), T::Secret, QString(), s3,
          QStringLiteral("S3 access key id. Kept only in the OS keychain."));
     add(QStringLiteral("FORGE_S3_SECRET_KEY"), T::Secret, QString(), s3,
@@ -186,6 +211,10 @@ QString SettingsSchema::typeName(SettingType type)
     case SettingType::Version: return QStringLiteral("version");
     case SettingType::CaFile: return QStringLiteral("PEM file");
     case SettingType::CaData: return QStringLiteral("base64 PEM");
+    case SettingType::CertificateFile: return QStringLiteral("PEM file");
+    case SettingType::CertificateData: return QStringLiteral("base64 PEM");
+    case SettingType::ProxyUrl: return QStringLiteral("proxy URL");
+    case SettingType::ExecPlugin: return QStringLiteral("exec plugin (JSON)");
     case SettingType::Secret: return QStringLiteral("secret (keychain)");
     }
     return QString();
@@ -228,6 +257,10 @@ Result<QString> SettingsSchema::validate(const SettingDefinition &definition, co
     case SettingType::Version: checked = Validation::version(trimmed); break;
     case SettingType::CaFile: checked = Validation::caFile(trimmed); break;
     case SettingType::CaData: checked = Validation::caData(trimmed); break;
+    case SettingType::CertificateFile: checked = Validation::certificateFile(trimmed); break;
+    case SettingType::CertificateData: checked = Validation::certificateData(trimmed); break;
+    case SettingType::ProxyUrl: checked = Validation::proxyUrl(trimmed); break;
+    case SettingType::ExecPlugin: checked = Validation::execPlugin(trimmed); break;
     }
     if (!checked) {
         return Error::invalid(definition.key + QStringLiteral(": ") + checked.error().message);

@@ -29,6 +29,10 @@ enum class SettingType {
     Version,
     CaFile,
     CaData,
+    CertificateFile,   // a PEM certificate a client presents (FORGE_K8S_CLIENT_CERT_FILE)
+    CertificateData,   // the same as base64 of the PEM text
+    ProxyUrl,          // http://, https:// or socks5:// with a host and port
+    ExecPlugin,        // a kubeconfig exec stanza as JSON
     Secret,
 };
 

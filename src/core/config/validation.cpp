@@ -1,5 +1,8 @@
 #include "core/config/validation.h"
 
+#include "core/config/execplugin.h"
+
+#include <QJsonDocument>
 #include <QFileInfo>
 #include <QRegularExpression>
 #include <QSslCertificate>
@@ -303,6 +306,61 @@ Result<QString> caData(const QString &text)
         return Error::invalid(QStringLiteral("the CA data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)"));
     }
     return trimmed;
+}
+
+Result<QString> certificateFile(const QString &text)
+{
+    const QString trimmed = text.trimmed();
+    const QFileInfo info(trimmed);
+    if (!info.isAbsolute()) {
+        return Error::invalid(QStringLiteral("%1 is not an absolute path to a PEM file").arg(quoted(trimmed)));
+    }
+    if (!info.isFile() || !info.isReadable()) {
+        return Error::invalid(QStringLiteral("the certificate file %1 does not exist or is not readable").arg(quoted(trimmed)));
+    }
+    if (QSslCertificate::fromPath(trimmed, QSsl::Pem).isEmpty()) {
+        return Error::invalid(QStringLiteral("the file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)").arg(quoted(trimmed)));
+    }
+    return trimmed;
+}
+
+Result<QString> certificateData(const QString &text)
+{
+    const QString trimmed = text.trimmed();
+    const auto decoded = QByteArray::fromBase64Encoding(trimmed.toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
+    if (!decoded) {
+        return Error::invalid(QStringLiteral("the certificate data is not base64; paste the client-certificate-data value of a kubeconfig"));
+    }
+    if (QSslCertificate::fromData(*decoded, QSsl::Pem).isEmpty()) {
+        return Error::invalid(QStringLiteral("the certificate data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)"));
+    }
+    return trimmed;
+}
+
+Result<QString> proxyUrl(const QString &text)
+{
+    const QString trimmed = text.trimmed();
+    const QUrl u(trimmed, QUrl::StrictMode);
+    const QString scheme = u.scheme().toLower();
+    if (!u.isValid() || !trimmed.contains(QStringLiteral("://"))) {
+        return Error::invalid(QStringLiteral("%1 is not a proxy URL; write e.g. http://proxy.example.com:3128 or socks5://127.0.0.1:1080").arg(quoted(trimmed)));
+    }
+    if (scheme != u"http" && scheme != u"https" && scheme != u"socks5" && scheme != u"socks5h") {
+        return Error::invalid(QStringLiteral("%1 uses the scheme '%2'; a proxy is http://, https:// or socks5://").arg(quoted(trimmed), scheme));
+    }
+    if (u.host().isEmpty()) {
+        return Error::invalid(QStringLiteral("%1 has no host name").arg(quoted(trimmed)));
+    }
+    return trimmed;
+}
+
+Result<QString> execPlugin(const QString &text)
+{
+    const auto plugin = Config::ExecPlugin::parse(text.trimmed());
+    if (!plugin) {
+        return plugin.error();
+    }
+    return QString::fromUtf8(QJsonDocument(plugin->toJson()).toJson(QJsonDocument::Compact));
 }
 
 Result<QString> profileName(const QString &text)

@@ -36,6 +36,13 @@ Result<QString> version(const QString &text);
 Result<QString> caFile(const QString &text);
 // Base64 of a PEM bundle holding at least one certificate (kubeconfig's certificate-authority-data).
 Result<QString> caData(const QString &text);
+// A readable PEM file, or base64 of PEM text, holding at least one certificate (a client's).
+Result<QString> certificateFile(const QString &text);
+Result<QString> certificateData(const QString &text);
+// A proxy: http://, https:// or socks5:// (socks5h:// too) with a host; returned as given.
+Result<QString> proxyUrl(const QString &text);
+// A kubeconfig exec stanza as JSON (Config::ExecPlugin); returned compact.
+Result<QString> execPlugin(const QString &text);
 // A profile name: 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit.
 Result<QString> profileName(const QString &text);
 

@@ -34,6 +34,7 @@ struct ClientConfig
     Net::TlsSettings tls;
     int timeoutMs = 30000;       // ordinary requests; streams have none
     QString ns;                  // the namespace the app works in
+    QString proxyUrl;            // FORGE_K8S_PROXY_URL; empty: the environment's (Net::proxyFor)
 
     // From a profile's effective settings (FORGE_K8S_API_SERVER, FORGE_K8S_TOKEN or
     // FORGE_K8S_TOKEN_FILE, FORGE_K8S_CA_DATA or FORGE_K8S_CA_FILE,

@@ -55,6 +55,7 @@ struct ClientConfig
     bool pathStyle = true;              // host/bucket/key; false: bucket.host/key
     Credentials credentials;            // session token included when temporary
     Net::RequestPolicy policy;          // TLS trust, transfer timeout, user agent
+    QString proxyUrl;                   // FORGE_S3_PROXY; empty: the environment's (Net::proxyFor)
     int maxAttempts = 4;                // per request, counting the first; retries only transient failures
     Net::Backoff::Params backoff = {200, 5000, 2.0, 1.0, 120000};
 
