@@ -12,6 +12,8 @@
 #include "sandbox/controllers/jobcontroller.h"
 #include "sandbox/controllers/rayclustercontroller.h"
 #include "sandbox/controllers/rayjobcontroller.h"
+#include "sandbox/credential/credentialstate.h"
+#include "sandbox/credential/exectoken.h"
 #include "sandbox/crds/kuberaycrds.h"
 #include "sandbox/http/httpserver.h"
 #include "sandbox/s3/s3server.h"
@@ -26,6 +28,7 @@
 #include <QLoggingCategory>
 #include <QRandomGenerator>
 #include <QSaveFile>
+#include <QSslCertificate>
 #include <QSet>
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -66,6 +69,14 @@ QString toolsDir()
         return QDir::cleanPath(installed);
     }
     return QStringLiteral(STARFORGE_SANDBOX_BUILD_TOOLS_DIR);
+}
+
+// A YAML scalar that reads back as exactly this string (a JSON string is a YAML double-quoted one),
+// so paths with spaces, colons or '#' survive.
+QString yamlString(const QString &value)
+{
+    const QByteArray array = QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Compact);
+    return QString::fromUtf8(array.mid(1, array.size() - 2));
 }
 
 // The NeMo-RL stand-in, beside the tools in both layouts (share/starforge-sandbox/nemo-rl).
@@ -186,9 +197,18 @@ Result<void> Sandbox::start(const SandboxOptions &options)
         return fleet.error();
     }
 
+    if (options.tokenTtlSeconds < 0) {
+        return Error::invalid(QStringLiteral("the token lifetime is a number of seconds, 0 for tokens that never expire, not %1")
+                                  .arg(options.tokenTtlSeconds));
+    }
+
     m_token = randomToken();
+    m_credentialSecret = QByteArray(32, Qt::Uninitialized);
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(m_credentialSecret.data()), m_credentialSecret.size() / 4);
+    m_tokenTtlSeconds = options.tokenTtlSeconds;
     m_store = std::make_unique<ObjectStore>();
     m_authorizer = std::make_unique<Authorizer>(m_token);
+    m_authorizer->acceptExecTokens(m_credentialSecret);
     if (!options.rbacFile.isEmpty()) {
         if (auto loaded = m_authorizer->loadRbacFile(options.rbacFile); !loaded) {
             return loaded.error();
@@ -204,11 +224,14 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     if (!tls) {
         return tls.error();
     }
+    m_tls = *tls;
     m_caPem = tls->caCertificatePem;
     m_server = std::make_unique<Http::Server>([this](const Http::Request &request, Http::Responder *responder) {
         m_api->handle(request, responder);
     });
     m_server->setTls(QSslCertificate(tls->serverCertificatePem, QSsl::Pem), QSslKey(tls->serverKeyPem, QSsl::Ec, QSsl::Pem));
+    // Client certificates are checked against the cluster CA, as kubeadm's --client-ca-file is.
+    m_server->setClientCa(QSslCertificate::fromData(tls->caCertificatePem, QSsl::Pem));
     if (!m_server->listen(options.address, options.port)) {
         return Error::unavailable(QStringLiteral("cannot listen on %1:%2: %3").arg(host).arg(options.port).arg(m_server->errorString()));
     }
@@ -324,18 +347,79 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
     if (!QDir().mkpath(info.absolutePath())) {
         return Error::io(QStringLiteral("cannot create the directory of %1").arg(options.connectionFile));
     }
-    m_caFile = info.absoluteFilePath() + QStringLiteral(".ca.pem");
-    m_kubeconfigFile = info.absoluteFilePath() + QStringLiteral(".kubeconfig");
-    if (auto ok = writeFile(m_caFile, m_caPem); !ok) {
+    const QString base = info.absoluteFilePath();
+    m_caFile = base + QStringLiteral(".ca.pem");
+    m_kubeconfigFile = base + QStringLiteral(".kubeconfig");
+    m_clientCertFile = base + QStringLiteral(".client.crt");
+    m_clientKeyFile = base + QStringLiteral(".client.key");
+    m_credentialStateFile = base + QStringLiteral(".credential.json");
+    // Each file owner-only and atomic, and noted so stop() removes it.
+    const auto write = [this](const QString &path, const QByteArray &data) {
+        auto ok = writeFile(path, data);
+        if (ok) {
+            m_writtenFiles << path;
+        }
+        return ok;
+    };
+    if (auto ok = write(m_caFile, m_caPem); !ok) {
         return ok;
     }
     const QString server = apiServerUrl().toString();
-    const QByteArray kubeconfig = QStringLiteral(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: starforge-sandbox\n  cluster:\n    server: %1\n"
-        "    certificate-authority: %2\nusers:\n- name: sandbox-admin\n  user:\n    token: %3\ncontexts:\n"
-        "- name: starforge-sandbox\n  context:\n    cluster: starforge-sandbox\n    user: sandbox-admin\n    namespace: %4\n"
-        "current-context: starforge-sandbox\n").arg(server, m_caFile, QString::fromLatin1(m_token), options.ns).toUtf8();
-    if (auto ok = writeFile(m_kubeconfigFile, kubeconfig); !ok) {
+
+    // The certificate user, an admin as kubeadm's admin.conf is.
+    const auto client = issueClientCertificate(QLatin1String(Credential::CertUser), {QLatin1String(Credential::MastersGroup)},
+                                               QDateTime::currentDateTimeUtc().addDays(30));
+    if (!client) {
+        return client.error();
+    }
+    if (auto ok = write(m_clientCertFile, client->certificatePem); !ok) {
+        return ok;
+    }
+    if (auto ok = write(m_clientKeyFile, client->keyPem); !ok) {
+        return ok;
+    }
+    // What the credential tool needs to mint tokens this server accepts.
+    Credential::State state;
+    state.server = server;
+    state.secret = m_credentialSecret;
+    state.tokenTtlSeconds = m_tokenTtlSeconds;
+    state.clientCertificateFile = m_clientCertFile;
+    state.clientKeyFile = m_clientKeyFile;
+    state.clientCertificateNotAfter = QSslCertificate(client->certificatePem, QSsl::Pem).expiryDate().toUTC();
+    if (auto ok = write(m_credentialStateFile, QJsonDocument(state.toJson()).toJson()); !ok) {
+        return ok;
+    }
+
+    const QString tool = credentialTool();
+    const QString installHint = QStringLiteral("starforge-sandbox-credential is built and installed with starforge-sandbox, "
+                                               "in the same bin directory; build the sandbox, or use the context %1 or %2.")
+                                    .arg(QLatin1String(KubeconfigContext::Token), QLatin1String(KubeconfigContext::Cert));
+    const QJsonObject execPlugin{{QStringLiteral("apiVersion"), QStringLiteral("client.authentication.k8s.io/v1")},
+                                 {QStringLiteral("command"), tool},
+                                 {QStringLiteral("args"), QJsonArray{QStringLiteral("--state"), m_credentialStateFile}},
+                                 {QStringLiteral("interactiveMode"), QStringLiteral("IfAvailable")},
+                                 {QStringLiteral("provideClusterInfo"), true},
+                                 {QStringLiteral("installHint"), installHint}};
+
+    // One cluster, three users, a context each; the token context stays the current one.
+    const QString context = QStringLiteral("- name: %1\n  context:\n    cluster: starforge-sandbox\n    user: %2\n    namespace: %3\n");
+    const QString ns = yamlString(options.ns);
+    const QByteArray kubeconfig =
+        (QStringLiteral("apiVersion: v1\nkind: Config\nclusters:\n- name: starforge-sandbox\n  cluster:\n    server: %1\n"
+                        "    certificate-authority: %2\n").arg(yamlString(server), yamlString(m_caFile))
+         + QStringLiteral("users:\n- name: sandbox-admin\n  user:\n    token: %1\n").arg(yamlString(QString::fromLatin1(m_token)))
+         + QStringLiteral("- name: %1\n  user:\n    client-certificate: %2\n    client-key: %3\n")
+               .arg(QLatin1String(KubeconfigContext::Cert), yamlString(m_clientCertFile), yamlString(m_clientKeyFile))
+         + QStringLiteral("- name: %1\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: %2\n"
+                          "      args:\n      - --state\n      - %3\n      interactiveMode: IfAvailable\n"
+                          "      provideClusterInfo: true\n      installHint: %4\n")
+               .arg(QLatin1String(KubeconfigContext::Exec), yamlString(tool), yamlString(m_credentialStateFile), yamlString(installHint))
+         + QStringLiteral("contexts:\n") + context.arg(QLatin1String(KubeconfigContext::Token), QStringLiteral("sandbox-admin"), ns)
+         + context.arg(QLatin1String(KubeconfigContext::Cert), QLatin1String(KubeconfigContext::Cert), ns)
+         + context.arg(QLatin1String(KubeconfigContext::Exec), QLatin1String(KubeconfigContext::Exec), ns)
+         + QStringLiteral("current-context: %1\n").arg(QLatin1String(KubeconfigContext::Token)))
+            .toUtf8();
+    if (auto ok = write(m_kubeconfigFile, kubeconfig); !ok) {
         return ok;
     }
     const QJsonObject forge{{QStringLiteral("FORGE_K8S_API_SERVER"), server},
@@ -359,6 +443,10 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                                  {QLatin1String(ConnectionFile::Token), QString::fromLatin1(m_token)},
                                  {QLatin1String(ConnectionFile::Namespace), options.ns},
                                  {QLatin1String(ConnectionFile::Kubeconfig), m_kubeconfigFile},
+                                 {QLatin1String(ConnectionFile::ClientCertFile), m_clientCertFile},
+                                 {QLatin1String(ConnectionFile::ClientKeyFile), m_clientKeyFile},
+                                 {QLatin1String(ConnectionFile::ExecPlugin), execPlugin},
+                                 {QLatin1String(ConnectionFile::CredentialTool), tool},
                                  {QLatin1String(ConnectionFile::S3Endpoint), s3Endpoint().toString()},
                                  {QLatin1String(ConnectionFile::Bucket), m_bucket},
                                  {QLatin1String(ConnectionFile::AccessKey), QString::fromLatin1(m_s3AccessKey)},
@@ -368,11 +456,29 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                                  {QStringLiteral("privateRegistry"), options.privateRegistry},
                                  {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
     // Written last and atomically: a client that sees the file can connect.
-    if (auto ok = writeFile(info.absoluteFilePath(), QJsonDocument(connection).toJson()); !ok) {
+    if (auto ok = write(base, QJsonDocument(connection).toJson()); !ok) {
         return ok;
     }
-    m_connectionFile = info.absoluteFilePath();
+    m_connectionFile = base;
     return {};
+}
+
+QString Sandbox::credentialTool()
+{
+    const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/starforge-sandbox-credential");
+    if (QFileInfo(beside).isExecutable()) {
+        return beside;
+    }
+    return QStringLiteral(STARFORGE_SANDBOX_BUILD_CREDENTIAL_TOOL);
+}
+
+Result<Tls::Issued> Sandbox::issueClientCertificate(const QString &commonName, const QStringList &organizations,
+                                                    const QDateTime &notAfter) const
+{
+    if (m_tls.caKeyPem.isEmpty()) {
+        return Error::invalid(QStringLiteral("the sandbox has no CA until it starts"));
+    }
+    return Tls::issueClientCertificate(m_tls, commonName, organizations, notAfter);
 }
 
 void Sandbox::stop()
@@ -392,12 +498,12 @@ void Sandbox::stop()
         QDir(m_stateDir).removeRecursively();
         m_stateDir.clear();
     }
-    if (!m_connectionFile.isEmpty()) {
-        QFile::remove(m_connectionFile);
-        QFile::remove(m_caFile);
-        QFile::remove(m_kubeconfigFile);
-        m_connectionFile.clear();
+    // Every file writeFiles wrote, also after a start that failed half-way.
+    for (const QString &file : std::as_const(m_writtenFiles)) {
+        QFile::remove(file);
     }
+    m_writtenFiles.clear();
+    m_connectionFile.clear();
 }
 
 QUrl Sandbox::s3Endpoint() const

@@ -3,10 +3,16 @@
 // The whole sandbox cluster in one object: the store, the API server over TLS, the fleet, and
 // the connection file that tells clients where it is. starforge-sandbox is a thin main around
 // this; tests that need a cluster in-process use it directly.
+//
+// Clients can authenticate in the three ways real clusters ask for, each a context of the
+// kubeconfig it writes: the sandbox's bearer token (starforge-sandbox, the current context), a
+// client certificate from the sandbox's CA (starforge-sandbox-cert), and an exec credential
+// plugin, starforge-sandbox-credential (starforge-sandbox-exec).
 
 #include "core/util/result.h"
 #include "sandbox/api/apiserver.h"
 #include "sandbox/faults.h"
+#include "sandbox/tls/certificates.h"
 
 #include <QHostAddress>
 #include <QObject>
@@ -58,6 +64,9 @@ struct SandboxOptions
     // crds/kuberaycrds.h. Older releases lack fields, so e.g. preRunningDeadlineSeconds is pruned
     // below 1.6 and the controller never sees it.
     QVersionNumber kuberayVersion = QVersionNumber(1, 7);
+    // The lifetime of the tokens starforge-sandbox-credential mints (F.credential.json); 0: they
+    // never expire.
+    qint64 tokenTtlSeconds = 3600;
 };
 
 class Sandbox final : public QObject
@@ -87,6 +96,16 @@ public:
     QString nemoRlDir() const { return m_nemoRlDir; }
     QString storageRoot() const { return m_storageRoot; }
     QVersionNumber kuberayVersion() const { return m_kuberayVersion; }
+    // F.client.crt and F.client.key: CN=starforge-cert-user, O=system:masters, 30 days.
+    QString clientCertFile() const { return m_clientCertFile; }
+    QString clientKeyFile() const { return m_clientKeyFile; }
+    // F.credential.json, the state starforge-sandbox-credential reads (--state).
+    QString credentialStateFile() const { return m_credentialStateFile; }
+    // The credential tool's absolute path: beside this executable when installed, else the build's.
+    static QString credentialTool();
+    // Another certificate from the sandbox's CA (for tests: other users and groups, an expired one).
+    Result<Tls::Issued> issueClientCertificate(const QString &commonName, const QStringList &organizations,
+                                               const QDateTime &notAfter) const;
 
 private:
     Result<void> writeFiles(const SandboxOptions &options);
@@ -108,8 +127,15 @@ private:
     QString m_bucket;
     QByteArray m_token;
     QByteArray m_caPem;
+    Tls::Material m_tls;
+    QByteArray m_credentialSecret;
+    qint64 m_tokenTtlSeconds = 3600;
     QString m_caFile;
     QString m_kubeconfigFile;
+    QString m_clientCertFile;
+    QString m_clientKeyFile;
+    QString m_credentialStateFile;
+    QStringList m_writtenFiles;
     QString m_connectionFile;
     QString m_stateDir;
     QString m_storageRoot;
@@ -130,6 +156,21 @@ inline constexpr char S3Endpoint[] = "s3Endpoint";
 inline constexpr char Bucket[] = "bucket";
 inline constexpr char AccessKey[] = "accessKey";
 inline constexpr char SecretKey[] = "secretKey";
+// The client certificate and key (PEM files) of the kubeconfig's starforge-sandbox-cert user.
+inline constexpr char ClientCertFile[] = "clientCertFile";
+inline constexpr char ClientKeyFile[] = "clientKeyFile";
+// The kubeconfig's user.exec of starforge-sandbox-exec, as a JSON object with the kubeconfig's
+// field names (apiVersion, command, args, interactiveMode, provideClusterInfo, installHint).
+inline constexpr char ExecPlugin[] = "execPlugin";
+// starforge-sandbox-credential's absolute path.
+inline constexpr char CredentialTool[] = "credentialTool";
 } // namespace ConnectionFile
+
+// The kubeconfig's contexts (each with a user of the same name but the first, sandbox-admin).
+namespace KubeconfigContext {
+inline constexpr char Token[] = "starforge-sandbox";
+inline constexpr char Cert[] = "starforge-sandbox-cert";
+inline constexpr char Exec[] = "starforge-sandbox-exec";
+} // namespace KubeconfigContext
 
 } // namespace Starforge::Sandbox

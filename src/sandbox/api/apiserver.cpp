@@ -124,18 +124,17 @@ void ApiServer::respondJson(Http::Responder *responder, int code, const QJsonObj
 
 void ApiServer::handle(const Http::Request &request, Http::Responder *responder)
 {
-    const QByteArray authorization = request.header("authorization");
-    const User *user = m_authorizer->authenticate(authorization);
+    const std::optional<User> user = m_authorizer->authenticate(request.header("authorization"), request.clientCertificate);
     const bool publicInfo = request.path == QLatin1String("/version") || request.path == QLatin1String("/healthz")
         || request.path == QLatin1String("/livez") || request.path == QLatin1String("/readyz");
-    if (!user && !(publicInfo && authorization.isEmpty())) {
-        // Wrong token, or no token where anonymous access is not allowed.
+    if (!user || (user->isAnonymous() && !publicInfo)) {
+        // Credentials that do not hold (a wrong or expired token, a certificate from another CA),
+        // or none where anonymous access is not allowed.
         respondStatus(responder, Status::unauthorized());
         return;
     }
-    if (!user) {
-        static const User anonymous{QStringLiteral("system:anonymous"), {}, {}};
-        serveNonResource(request, responder, anonymous);
+    if (user->isAnonymous()) {
+        serveNonResource(request, responder, *user);
         return;
     }
     if (injectFault(request, responder, *user)) {
@@ -167,10 +166,9 @@ bool ApiServer::injectFault(const Http::Request &request, Http::Responder *respo
     if (m_faults.delayMs > 0) {
         QPointer<Http::Responder> guard(responder);
         const Http::Request copy = request;
-        const User *who = &user;
-        QTimer::singleShot(m_faults.delayMs, this, [this, guard, copy, who] {
+        QTimer::singleShot(m_faults.delayMs, this, [this, guard, copy, user] {
             if (guard && !guard->isFinished()) {
-                serve(copy, guard, *who);
+                serve(copy, guard, user);
             }
         });
         return true;
@@ -219,6 +217,10 @@ void ApiServer::serve(const Http::Request &request, Http::Responder *responder, 
     }
     if (type.storage == QLatin1String("selfsubjectrulesreviews.authorization.k8s.io")) {
         rulesReview(request, responder, user);
+        return;
+    }
+    if (type.storage == QLatin1String("selfsubjectreviews.authentication.k8s.io")) {
+        selfReview(responder, user);
         return;
     }
     if (!type.verbs.contains(info->verb)) {

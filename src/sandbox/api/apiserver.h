@@ -2,7 +2,7 @@
 
 // The Kubernetes API as the sandbox serves it: discovery, list (limit/continue, selectors),
 // watch (chunked JSON lines, bookmarks, timeouts, 410 as an ERROR event), get, create, update,
-// merge patch and delete, each behind token authentication and RBAC, answering errors as Status
+// merge patch and delete, each behind authentication (client certificates, tokens) and RBAC, answering errors as Status
 // objects with the real API server's texts. Subresources served by other parts of the sandbox
 // (pods/log and pods/proxy by the kubelet) and admission checks (the RayJob CRD schema) are
 // plugged in from outside, so this file knows nothing of what runs in the cluster.
@@ -108,6 +108,7 @@ private:
     // reviews.cpp
     void accessReview(const RequestInfo &info, const Http::Request &request, Http::Responder *responder, const User &user);
     void rulesReview(const Http::Request &request, Http::Responder *responder, const User &user);
+    void selfReview(Http::Responder *responder, const User &user);
 
     ObjectStore *m_store;
     Authorizer *m_authorizer;

@@ -1,5 +1,7 @@
 #include "sandbox/api/authorizer.h"
 
+#include "sandbox/credential/exectoken.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -45,16 +47,35 @@ QStringList strings(const QJsonValue &v)
     return out;
 }
 
+QList<RbacRule> parseRules(const QJsonValue &rules)
+{
+    QList<RbacRule> out;
+    for (const QJsonValue &r : rules.toArray()) {
+        const QJsonObject ro = r.toObject();
+        out << RbacRule{strings(ro.value(QStringLiteral("apiGroups"))), strings(ro.value(QStringLiteral("resources"))),
+                        strings(ro.value(QStringLiteral("verbs"))), strings(ro.value(QStringLiteral("resourceNames"))),
+                        strings(ro.value(QStringLiteral("namespaces"))), strings(ro.value(QStringLiteral("nonResourceURLs")))};
+    }
+    return out;
+}
+
+const QString Authenticated = QStringLiteral("system:authenticated");
+const QString AdminName = QStringLiteral("sandbox-admin");
+
 } // namespace
 
 Authorizer::Authorizer(const QByteArray &adminToken)
 {
-    User admin;
-    admin.name = QStringLiteral("sandbox-admin");
-    admin.token = adminToken;
-    admin.rules << RbacRule{{QStringLiteral("*")}, {QStringLiteral("*")}, {QStringLiteral("*")}, {}, {}, {}};
-    admin.rules << RbacRule{{}, {}, {QStringLiteral("*")}, {}, {}, {QStringLiteral("*")}};
-    m_users << admin;
+    m_tokens << TokenUser{adminToken, AdminName, {QLatin1String(Credential::MastersGroup)}};
+    // Cluster admin, as the cluster-admin ClusterRole that system:masters is bound to.
+    m_groupRules.insert(QLatin1String(Credential::MastersGroup),
+                        {RbacRule{{QStringLiteral("*")}, {QStringLiteral("*")}, {QStringLiteral("*")}, {}, {}, {}},
+                         RbacRule{{}, {}, {QStringLiteral("*")}, {}, {}, {QStringLiteral("*")}}});
+}
+
+void Authorizer::acceptExecTokens(const QByteArray &secret)
+{
+    m_execSecret = secret;
 }
 
 QList<RbacRule> Authorizer::defaultRules()
@@ -63,6 +84,7 @@ QList<RbacRule> Authorizer::defaultRules()
         RbacRule{{QStringLiteral("authorization.k8s.io")},
                  {QStringLiteral("selfsubjectaccessreviews"), QStringLiteral("selfsubjectrulesreviews")},
                  {QStringLiteral("create")}, {}, {}, {}},
+        RbacRule{{QStringLiteral("authentication.k8s.io")}, {QStringLiteral("selfsubjectreviews")}, {QStringLiteral("create")}, {}, {}, {}},
         RbacRule{{}, {}, {QStringLiteral("get")}, {}, {},
                  {QStringLiteral("/api"), QStringLiteral("/api/*"), QStringLiteral("/apis"), QStringLiteral("/apis/*"),
                   QStringLiteral("/healthz"), QStringLiteral("/livez"), QStringLiteral("/readyz"), QStringLiteral("/version"),
@@ -81,39 +103,101 @@ Result<void> Authorizer::loadRbacFile(const QString &path)
     if (!doc.isObject()) {
         return Error::invalid(QStringLiteral("the RBAC file %1 is not a JSON object: %2").arg(path, parseError.errorString()));
     }
-    const QJsonArray users = doc.object().value(QStringLiteral("users")).toArray();
-    for (const QJsonValue &u : users) {
+    for (const QJsonValue &u : doc.object().value(QStringLiteral("users")).toArray()) {
         const QJsonObject o = u.toObject();
-        User user;
-        user.name = o.value(QStringLiteral("name")).toString();
-        user.token = o.value(QStringLiteral("token")).toString().toUtf8();
-        if (user.name.isEmpty() || user.token.isEmpty()) {
-            return Error::invalid(QStringLiteral("the RBAC file %1 has a user without \"name\" or \"token\"").arg(path));
+        const QString name = o.value(QStringLiteral("name")).toString();
+        if (name.isEmpty()) {
+            return Error::invalid(QStringLiteral("the RBAC file %1 has a user without a \"name\"").arg(path));
         }
-        for (const QJsonValue &r : o.value(QStringLiteral("rules")).toArray()) {
-            const QJsonObject ro = r.toObject();
-            user.rules << RbacRule{strings(ro.value(QStringLiteral("apiGroups"))), strings(ro.value(QStringLiteral("resources"))),
-                                   strings(ro.value(QStringLiteral("verbs"))), strings(ro.value(QStringLiteral("resourceNames"))),
-                                   strings(ro.value(QStringLiteral("namespaces"))),
-                                   strings(ro.value(QStringLiteral("nonResourceURLs")))};
+        const QByteArray token = o.value(QStringLiteral("token")).toString().toUtf8();
+        const QStringList groups = strings(o.value(QStringLiteral("groups")));
+        if (!token.isEmpty()) {
+            m_tokens << TokenUser{token, name, groups};
         }
-        m_users << user;
+        m_userGroups[name] += groups;
+        m_userRules[name] += parseRules(o.value(QStringLiteral("rules")));
+    }
+    for (const QJsonValue &g : doc.object().value(QStringLiteral("groups")).toArray()) {
+        const QJsonObject o = g.toObject();
+        const QString name = o.value(QStringLiteral("name")).toString();
+        if (name.isEmpty()) {
+            return Error::invalid(QStringLiteral("the RBAC file %1 has a group without a \"name\"").arg(path));
+        }
+        m_groupRules[name] += parseRules(o.value(QStringLiteral("rules")));
     }
     return {};
 }
 
-const User *Authorizer::authenticate(const QByteArray &authorizationHeader) const
+std::optional<User> Authorizer::authenticate(const QByteArray &authorizationHeader, const Http::ClientCertificate &certificate,
+                                             const QDateTime &now) const
+{
+    // kube-apiserver's union of authenticators: the first success wins, and a failure only
+    // counts when nothing else succeeds.
+    if (auto user = fromCertificate(certificate, now)) {
+        return user;
+    }
+    if (auto user = fromToken(authorizationHeader, now)) {
+        return user;
+    }
+    if (certificate.isPresent() || !authorizationHeader.isEmpty()) {
+        return std::nullopt;
+    }
+    return User{QStringLiteral("system:anonymous"), {QStringLiteral("system:unauthenticated")}, {}};
+}
+
+std::optional<User> Authorizer::fromCertificate(const Http::ClientCertificate &certificate, const QDateTime &now) const
+{
+    // Checked again here: a keep-alive connection can outlive the certificate it began with.
+    if (!certificate.verified || certificate.certificate.expiryDate() < now || certificate.certificate.effectiveDate() > now) {
+        return std::nullopt;
+    }
+    const QString name = certificate.certificate.subjectInfo(QSslCertificate::CommonName).value(0);
+    if (name.isEmpty()) {
+        return std::nullopt;
+    }
+    return resolve(name, certificate.certificate.subjectInfo(QSslCertificate::Organization));
+}
+
+std::optional<User> Authorizer::fromToken(const QByteArray &authorizationHeader, const QDateTime &now) const
 {
     if (!authorizationHeader.startsWith("Bearer ")) {
-        return nullptr;
+        return std::nullopt;
     }
     const QByteArray token = authorizationHeader.mid(7).trimmed();
-    for (const User &u : m_users) {
-        if (!token.isEmpty() && u.token == token) {
-            return &u;
+    if (token.isEmpty()) {
+        return std::nullopt;
+    }
+    if (!m_execSecret.isEmpty() && token.startsWith(Credential::ExecToken::Prefix)) {
+        Credential::ExecToken::Claims claims;
+        if (Credential::ExecToken::verify(token, m_execSecret, now, &claims) != Credential::ExecToken::Check::Valid) {
+            return std::nullopt;
+        }
+        // The tool's own user is an admin; another name (a token made by hand with the secret)
+        // is in the groups the RBAC file gives it.
+        QStringList groups = m_userGroups.value(claims.user);
+        if (claims.user == QLatin1String(Credential::ExecUser)) {
+            groups.prepend(QLatin1String(Credential::MastersGroup));
+        }
+        return resolve(claims.user, groups);
+    }
+    for (const TokenUser &u : m_tokens) {
+        if (u.token == token) {
+            return resolve(u.name, u.groups);
         }
     }
-    return nullptr;
+    return std::nullopt;
+}
+
+User Authorizer::resolve(const QString &name, QStringList groups) const
+{
+    if (!groups.contains(Authenticated)) {
+        groups << Authenticated;
+    }
+    User user{name, groups, m_userRules.value(name)};
+    for (const QString &g : std::as_const(groups)) {
+        user.rules += m_groupRules.value(g);
+    }
+    return user;
 }
 
 bool Authorizer::allowed(const User &user, const Attributes &a) const

@@ -1,5 +1,7 @@
 // SelfSubjectAccessReview and SelfSubjectRulesReview (kubectl auth can-i, in JSON or protobuf):
-// answered from the sandbox's RBAC rules for the asking user, never stored.
+// answered from the sandbox's RBAC rules for the asking user, never stored. SelfSubjectReview
+// (kubectl auth whoami): the user as authentication saw it; its spec is empty, so the body,
+// JSON or protobuf, is not read.
 
 #include "sandbox/api/apiserver.h"
 
@@ -97,6 +99,16 @@ void ApiServer::rulesReview(const Http::Request &request, Http::Responder *respo
                                             {QStringLiteral("status"), QJsonObject{{QStringLiteral("resourceRules"), resourceRules},
                                                                                    {QStringLiteral("nonResourceRules"), nonResourceRules},
                                                                                    {QStringLiteral("incomplete"), false}}}});
+}
+
+void ApiServer::selfReview(Http::Responder *responder, const User &user)
+{
+    respondJson(responder, 201, QJsonObject{{QStringLiteral("kind"), QStringLiteral("SelfSubjectReview")},
+                                            {QStringLiteral("apiVersion"), QStringLiteral("authentication.k8s.io/v1")},
+                                            {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("creationTimestamp"), QJsonValue::Null}}},
+                                            {QStringLiteral("status"), QJsonObject{{QStringLiteral("userInfo"),
+                                                                                    QJsonObject{{QStringLiteral("username"), user.name},
+                                                                                                {QStringLiteral("groups"), QJsonArray::fromStringList(user.groups)}}}}}});
 }
 
 } // namespace Starforge::Sandbox

@@ -5,7 +5,9 @@
 // Content-Length nor chunked framing for a sequential device), and watch, pods/log and SSE all
 // need streams, so the sandbox owns its framing. One event loop, no threads: handlers run on the
 // server's thread and may answer later (a responder stays valid until it is finished or the
-// client goes away; hold it in a QPointer).
+// client goes away; hold it in a QPointer). With a client CA the server asks every TLS client
+// for a certificate without requiring one, as kube-apiserver does, and hands each request what
+// the handshake made of it; what that means is for the handler (authentication) to decide.
 
 #include <QByteArray>
 #include <QHash>
@@ -24,6 +26,15 @@ class QTcpSocket;
 
 namespace Starforge::Sandbox::Http {
 
+// The certificate a TLS client presented, as the handshake judged it against the client CA.
+struct ClientCertificate
+{
+    QSslCertificate certificate{QByteArray()};  // null: none presented, or the server does not ask
+    bool verified = false;        // chains to the client CA, in date, fit for client authentication
+
+    bool isPresent() const { return !certificate.isNull(); }
+};
+
 struct Request
 {
     QByteArray method;
@@ -33,6 +44,7 @@ struct Request
     QHash<QByteArray, QByteArray> headers; // names lower-cased
     QByteArray body;
     QHostAddress peer;
+    ClientCertificate clientCertificate;
 
     QByteArray header(const QByteArray &lowerName) const { return headers.value(lowerName); }
     QString queryValue(const QString &key) const { return query.queryItemValue(key, QUrl::FullyDecoded); }
@@ -85,6 +97,8 @@ public:
 
     // With a certificate and key every connection is TLS; without, plain HTTP.
     void setTls(const QSslCertificate &certificate, const QSslKey &key);
+    // Asks TLS clients for a certificate (optional) and verifies it against these CAs only.
+    void setClientCa(const QList<QSslCertificate> &caCertificates);
     bool listen(const QHostAddress &address, quint16 port);
     QString errorString() const;
     quint16 port() const;
@@ -106,6 +120,7 @@ private:
     Listener *m_listener;
     QSslCertificate m_certificate;
     QSslKey m_key;
+    QList<QSslCertificate> m_clientCas;
     QList<QPointer<Connection>> m_connections;
     quint64 m_requests = 0;
 };
@@ -128,6 +143,7 @@ private:
     void finishResponse();
     void fail(int status, const QByteArray &message);
     void onDisconnected();
+    ClientCertificate clientCertificate() const;
 
     Server *m_server;
     QTcpSocket *m_socket;

@@ -99,6 +99,10 @@ QList<ResourceType> buildTypes()
                      QString(), QStringLiteral("SelfSubjectRulesReview"), false);
     ssrr.verbs = {QStringLiteral("create")};
     types << ssrr;
+    auto ssr = make(QStringLiteral("authentication.k8s.io"), QStringLiteral("v1"), QStringLiteral("selfsubjectreviews"),
+                    QString(), QStringLiteral("SelfSubjectReview"), false);
+    ssr.verbs = {QStringLiteral("create")};
+    types << ssr;
     return types;
 }
 

@@ -7,6 +7,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <QList>
+
 #include <memory>
 
 namespace Starforge::Sandbox::Tls {
@@ -42,7 +44,10 @@ bool addExtension(X509 *cert, X509 *issuer, int nid, const char *value)
     return ok;
 }
 
-CertPtr newCertificate(EVP_PKEY *subjectKey, const char *commonName, int validDays)
+// Subject O=organizations (in order), CN=commonName; valid from an hour ago (clock skew) for
+// validSeconds.
+CertPtr newCertificate(EVP_PKEY *subjectKey, const QByteArray &commonName, const QList<QByteArray> &organizations,
+                       long validSeconds)
 {
     CertPtr cert(X509_new());
     if (!cert) {
@@ -56,11 +61,13 @@ CertPtr newCertificate(EVP_PKEY *subjectKey, const char *commonName, int validDa
     BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get()));
     BN_free(bn);
     X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(cert.get()), static_cast<long>(validDays) * 24 * 3600);
+    X509_gmtime_adj(X509_getm_notAfter(cert.get()), validSeconds);
     X509_set_pubkey(cert.get(), subjectKey);
     X509_NAME *name = X509_get_subject_name(cert.get());
-    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char *>("starforge-sandbox"), -1, -1, 0);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char *>(commonName), -1, -1, 0);
+    for (const QByteArray &o : organizations) {
+        X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, reinterpret_cast<const unsigned char *>(o.constData()), -1, -1, 0);
+    }
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char *>(commonName.constData()), -1, -1, 0);
     return cert;
 }
 
@@ -92,7 +99,8 @@ Result<Material> generate(const QStringList &ipAddresses, const QStringList &dns
         return Error::internal(QStringLiteral("OpenSSL could not generate a P-256 key"));
     }
 
-    CertPtr ca = newCertificate(caKey.get(), "starforge-sandbox-ca", validDays);
+    const long validSeconds = static_cast<long>(validDays) * 24 * 3600;
+    CertPtr ca = newCertificate(caKey.get(), "starforge-sandbox-ca", {"starforge-sandbox"}, validSeconds);
     if (!ca) {
         return Error::internal(QStringLiteral("OpenSSL could not create the sandbox CA"));
     }
@@ -102,7 +110,7 @@ Result<Material> generate(const QStringList &ipAddresses, const QStringList &dns
         && addExtension(ca.get(), ca.get(), NID_subject_key_identifier, "hash");
     ok = ok && X509_sign(ca.get(), caKey.get(), EVP_sha256()) > 0;
 
-    CertPtr server = newCertificate(serverKey.get(), "starforge-sandbox", validDays);
+    CertPtr server = newCertificate(serverKey.get(), "starforge-sandbox", {"starforge-sandbox"}, validSeconds);
     ok = ok && server;
     if (ok) {
         X509_set_issuer_name(server.get(), X509_get_subject_name(ca.get()));
@@ -124,7 +132,40 @@ Result<Material> generate(const QStringList &ipAddresses, const QStringList &dns
     if (!ok) {
         return Error::internal(QStringLiteral("OpenSSL could not sign the sandbox certificates"));
     }
-    return Material{certificatePem(ca.get()), certificatePem(server.get()), keyPem(serverKey.get())};
+    return Material{certificatePem(ca.get()), keyPem(caKey.get()), certificatePem(server.get()), keyPem(serverKey.get())};
+}
+
+Result<Issued> issueClientCertificate(const Material &ca, const QString &commonName, const QStringList &organizations,
+                                      const QDateTime &notAfter)
+{
+    BioPtr caCertBio(BIO_new_mem_buf(ca.caCertificatePem.constData(), static_cast<int>(ca.caCertificatePem.size())));
+    BioPtr caKeyBio(BIO_new_mem_buf(ca.caKeyPem.constData(), static_cast<int>(ca.caKeyPem.size())));
+    const CertPtr caCert(PEM_read_bio_X509(caCertBio.get(), nullptr, nullptr, nullptr));
+    const KeyPtr caKey(PEM_read_bio_PrivateKey(caKeyBio.get(), nullptr, nullptr, nullptr));
+    if (!caCert || !caKey) {
+        return Error::internal(QStringLiteral("the CA to sign a client certificate with is not a PEM certificate and key"));
+    }
+    const KeyPtr key = newKey();
+    if (!key) {
+        return Error::internal(QStringLiteral("OpenSSL could not generate a P-256 key"));
+    }
+    QList<QByteArray> orgs;
+    for (const QString &o : organizations) {
+        orgs << o.toUtf8();
+    }
+    // newCertificate counts from an hour ago.
+    const long validSeconds = static_cast<long>(QDateTime::currentDateTimeUtc().secsTo(notAfter));
+    CertPtr cert = newCertificate(key.get(), commonName.toUtf8(), orgs, validSeconds);
+    const bool ok = cert && X509_set_issuer_name(cert.get(), X509_get_subject_name(caCert.get())) == 1
+        && addExtension(cert.get(), caCert.get(), NID_basic_constraints, "critical,CA:FALSE")
+        && addExtension(cert.get(), caCert.get(), NID_key_usage, "critical,digitalSignature")
+        && addExtension(cert.get(), caCert.get(), NID_ext_key_usage, "clientAuth")
+        && addExtension(cert.get(), caCert.get(), NID_authority_key_identifier, "keyid:always")
+        && X509_sign(cert.get(), caKey.get(), EVP_sha256()) > 0;
+    if (!ok) {
+        return Error::internal(QStringLiteral("OpenSSL could not sign the client certificate for %1").arg(commonName));
+    }
+    return Issued{certificatePem(cert.get()), keyPem(key.get())};
 }
 
 } // namespace Starforge::Sandbox::Tls
