@@ -53,7 +53,11 @@ int main(int argc, char *argv[])
                                      QStringLiteral("The KubeRay release to be, 1.4 to 1.7: its RayJob CRD is served and admitted against "
                                                     "(1.5 and older prune preRunningDeadlineSeconds)."),
                                      QStringLiteral("version"), QStringLiteral("1.7"));
-    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay});
+    const QCommandLineOption tokenTtl(QStringLiteral("token-ttl"),
+                                      QStringLiteral("Lifetime of the tokens starforge-sandbox-credential (the kubeconfig's "
+                                                     "starforge-sandbox-exec context) mints (default 3600; 0: they never expire)."),
+                                      QStringLiteral("seconds"), QStringLiteral("3600"));
+    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -90,6 +94,11 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("--kuberay-version: ") + kuberayVersion.error().message);
     }
     options.kuberayVersion = *kuberayVersion;
+    bool ttlOk = false;
+    options.tokenTtlSeconds = parser.value(tokenTtl).toLongLong(&ttlOk);
+    if (!ttlOk || options.tokenTtlSeconds < 0) {
+        return fail(QStringLiteral("--token-ttl takes a number of seconds (0: tokens never expire), not '%1'").arg(parser.value(tokenTtl)));
+    }
     if (parser.isSet(faults)) {
         auto parsed = Sandbox::Faults::parse(parser.value(faults));
         if (!parsed) {
