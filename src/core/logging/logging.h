@@ -20,8 +20,12 @@ Q_DECLARE_LOGGING_CATEGORY(lcSession)    // starforge.core.session
 
 namespace Logging {
 
-// Replaces bearer tokens, Authorization headers, S3 keys, presigned-URL signatures and every
-// secret value registered with addSecret() by "<redacted>". Safe to call from any thread.
+// Replaces credentials by "<redacted>", recognised by their shape: Authorization header values,
+// bearer tokens, SigV4 credentials and presigned-URL signatures, JWTs and tokens with a known
+// prefix, values of credential keys (token=, "password": ...) that look like credentials, PEM
+// private keys, long random base64 and long hex (but not sha256 digests of public content), and
+// every secret value registered with addSecret(). Ordinary words stay, whatever precedes them
+// ("Use a bearer token instead", "token: missing"). Safe to call from any thread.
 QString redact(const QString &line);
 
 // Registers a secret value (a token, a key) so that it is redacted wherever it appears, even
