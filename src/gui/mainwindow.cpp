@@ -4,7 +4,10 @@
 #include "core/config/profilemanager.h"
 #include "core/job/tracker.h"
 #include "core/session/session.h"
+#include "core/kube/execcredentialprovider.h"
+#include "core/kube/kubeclient.h"
 #include "gui/jobspanel.h"
+#include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
 #include "ui_mainwindow.h"
@@ -19,6 +22,18 @@
 
 #include <algorithm>
 
+namespace {
+
+// The window is a person: an exec plugin may ask them to sign in (SignInDialog).
+Starforge::SessionOptions guiSessionOptions()
+{
+    Starforge::SessionOptions options;
+    options.personPresent = true;
+    return options;
+}
+
+} // namespace
+
 namespace Starforge::Gui {
 
 MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QProcessEnvironment environment, QWidget *parent)
@@ -32,7 +47,7 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     , m_connectionStatus(new QLabel(this))
     , m_tlsWarning(new QLabel(this))
     , m_setupButton(new QPushButton(tr("Set up a connection…"), this))
-    , m_session(new Session(manager->secrets(), m_environment, SessionOptions{}, this))
+    , m_session(new Session(manager->secrets(), m_environment, guiSessionOptions(), this))
 {
     m_ui->setupUi(this);
     setWindowIcon(QIcon(QStringLiteral(":/starforge/starforge.svg")));
@@ -81,6 +96,14 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     connect(m_session, &Session::stateChanged, this, &MainWindow::refreshStatus);
     connect(m_session, &Session::featuresChanged, this, &MainWindow::refreshStatus);
     connect(m_session, &Session::notice, this, &MainWindow::showJobsMessage);
+    // Each connect makes a new client; an exec plugin that talks to the person gets a dialog.
+    connect(m_session, &Session::partsChanged, this, [this] {
+        Kube::ExecCredentialProvider *credentials = m_session->kube() ? m_session->kube()->credentials() : nullptr;
+        if (credentials && credentials != m_followedCredentials) {
+            m_followedCredentials = credentials;
+            SignInDialog::follow(credentials, this);
+        }
+    });
     m_jobsPanel->setSession(m_session);
     connect(m_jobsPanel, &JobsPanel::statusMessage, this, &MainWindow::showJobsMessage);
     connect(m_profileCombo, &QComboBox::activated, this, [this](int index) {

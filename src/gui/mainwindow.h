@@ -12,6 +12,7 @@
 #include "core/config/effectiveconfig.h"
 
 #include <QMainWindow>
+#include <QPointer>
 #include <QProcessEnvironment>
 
 #include <memory>
@@ -33,6 +34,10 @@ class Session;
 }
 namespace Starforge::Job {
 class JobTracker;
+}
+
+namespace Starforge::Kube {
+class ExecCredentialProvider;
 }
 
 namespace Starforge::Gui {
@@ -82,6 +87,7 @@ private:
     QPushButton *m_setupButton;
     ProfilesDialog *m_profilesDialog = nullptr;
     Session *m_session;
+    QPointer<Kube::ExecCredentialProvider> m_followedCredentials;   // whose sign-in prompts open a dialog
     JobsPanel *m_jobsPanel = nullptr;
     bool m_jobsDockWidened = false;
 };

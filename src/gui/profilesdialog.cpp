@@ -429,13 +429,16 @@ void ProfilesDialog::importKubeconfig()
         name = *valid;
         if (m_manager->store().contains(name)
             && !m_prompts->confirm(this, tr("Import kubeconfig"),
-                                   tr("Profile %1 exists. Replace its API server, CA, TLS and token settings with those of context %2?").arg(name, context))) {
+                                   tr("Profile %1 exists. Replace its API server, CA, TLS, proxy and credential settings with those of context %2?").arg(name, context))) {
             continue;
         }
         break;
     }
     m_settings->revert();
     QString message = tr("Imported context %1 into profile %2.").arg(context, name);
+    for (const QString &field : imported->taken) {
+        message += u'\n' + tr("Took %1").arg(field);
+    }
     for (const QString &note : imported->notes) {
         message += u'\n' + tr("Note: %1").arg(note);
     }

@@ -92,7 +92,7 @@ private Q_SLOTS:
         QTest::newRow("delete unknown") << QStringList{QStringLiteral("profile"), QStringLiteral("delete"), QStringLiteral("ghost")} << QStringLiteral("no profile named");
         QTest::newRow("use unknown") << QStringList{QStringLiteral("profile"), QStringLiteral("use"), QStringLiteral("ghost")} << QStringLiteral("ghost");
         QTest::newRow("import missing file") << QStringList{QStringLiteral("profile"), QStringLiteral("import-kubeconfig"), QStringLiteral("/nonexistent/kubeconfig")} << QStringLiteral("does not exist");
-        QTest::newRow("import unsupported") << QStringList{QStringLiteral("profile"), QStringLiteral("import-kubeconfig"), Testing::dataPath(QStringLiteral("kubeconfig/unsupported.yaml"))} << QStringLiteral("client certificates");
+        QTest::newRow("import unsupported") << QStringList{QStringLiteral("profile"), QStringLiteral("import-kubeconfig"), Testing::dataPath(QStringLiteral("kubeconfig/unsupported.yaml"))} << QStringLiteral("decodes to no PEM certificate");
         // Job commands: what is wrong with the command line is said before any cluster is asked.
         QTest::newRow("job: no JOB") << QStringList{QStringLiteral("status")} << QStringLiteral("usage: starforge-cli status JOB");
         QTest::newRow("job: empty JOB") << QStringList{QStringLiteral("status"), QString()} << QStringLiteral("'' is not a job id or a RayJob name");

@@ -1,7 +1,8 @@
-// Importing kubeconfig contexts: inline CA data, CA file, token, token file, relative paths,
-// merged KUBECONFIG lists, and the unsupported ways of signing in with a message that says what
+// Importing kubeconfig contexts: inline CA data, CA file, token, token file, exec plugins, relative
+// paths, merged KUBECONFIG lists, and the unsupported ways of signing in with a message that says what
 // to do instead.
 
+#include "core/config/execplugin.h"
 #include "core/config/kubeconfig.h"
 #include "core/config/profilemanager.h"
 #include "support/testutil.h"
@@ -33,7 +34,7 @@ private Q_SLOTS:
         QVERIFY(!imported->values.contains(QStringLiteral("FORGE_K8S_CA_FILE")));
         QVERIFY(!imported->values.contains(QStringLiteral("FORGE_K8S_TOKEN_FILE")));
         QVERIFY(!imported->values.contains(QStringLiteral("FORGE_K8S_TOKEN"))); // the token is not a file value
-        QCOMPARE(imported->token, QStringLiteral("sf-test-token-0123456789abcdef"));
+        QCOMPARE(imported->secrets.value(QStringLiteral("FORGE_K8S_TOKEN")), QStringLiteral("sf-test-token-0123456789abcdef"));
         QVERIFY(imported->notes.isEmpty());
     }
 
@@ -46,7 +47,8 @@ private Q_SLOTS:
         QCOMPARE(imported->values.value(QStringLiteral("FORGE_K8S_API_SERVER")), QStringLiteral("https://10.0.0.1:6443"));
         QCOMPARE(imported->values.value(QStringLiteral("FORGE_K8S_CA_FILE")), dataPath(QStringLiteral("kubeconfig/ca.pem")));
         QCOMPARE(imported->values.value(QStringLiteral("FORGE_K8S_TOKEN_FILE")), dataPath(QStringLiteral("kubeconfig/token.txt")));
-        QVERIFY(imported->token.isEmpty());
+        QVERIFY(!imported->hasSecret(QStringLiteral("FORGE_K8S_TOKEN")));
+        QVERIFY(imported->secrets.contains(QStringLiteral("FORGE_K8S_TOKEN"))); // cleared in the keychain
         QVERIFY(!imported->values.contains(QStringLiteral("FORGE_K8S_NAMESPACE")));
 
         const auto other = config->importContext(QStringLiteral("other@c1"));
@@ -57,39 +59,44 @@ private Q_SLOTS:
                  QStringLiteral("arn-aws-eks-us-east-1-1-cluster-x"));
     }
 
-    void unsupportedSignIns_data()
-    {
-        QTest::addColumn<QString>("context");
-        QTest::addColumn<QString>("expected");
-        QTest::newRow("client certificates") << QStringLiteral("certs") << QStringLiteral("client certificates");
-        QTest::newRow("exec plugin") << QStringLiteral("exec") << QStringLiteral("gke-gcloud-auth-plugin");
-        QTest::newRow("basic auth") << QStringLiteral("basic") << QStringLiteral("basic authentication");
-    }
-
     void unsupportedSignIns()
     {
-        QFETCH(QString, context);
-        QFETCH(QString, expected);
         const auto config = Kubeconfig::load({dataPath(QStringLiteral("kubeconfig/unsupported.yaml"))});
         QVERIFY(config.ok());
-        const auto imported = config->importContext(context);
+        const auto imported = config->importContext(QStringLiteral("basic"));
         QVERIFY(!imported.ok());
         QCOMPARE(imported.error().code, Error::Code::Unsupported);
-        QVERIFY2(imported.error().message.contains(expected), qPrintable(imported.error().message));
-        QVERIFY2(imported.error().message.contains(QStringLiteral("kubectl create token")), qPrintable(imported.error().message));
+        QVERIFY2(imported.error().message.contains(QStringLiteral("basic authentication")), qPrintable(imported.error().message));
+        QVERIFY2(imported.error().message.contains(QStringLiteral("exec credential plugin")), qPrintable(imported.error().message));
     }
 
-    void tokenWinsOverUnsupportedWithANote()
+    // Certificate data that is not a certificate, and a certificate without its key, are named.
+    void brokenClientCertificates()
     {
         const auto config = Kubeconfig::load({dataPath(QStringLiteral("kubeconfig/unsupported.yaml"))});
         QVERIFY(config.ok());
-        const auto imported = config->importContext(QStringLiteral("mixed"));
-        QVERIFY(imported.ok());
-        QCOMPARE(imported->token, QStringLiteral("sf-mixed-token-0123456789"));
-        QCOMPARE(imported->values.value(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY")), QStringLiteral("true"));
-        const QString notes = imported->notes.join(u'\n');
-        QVERIFY2(notes.contains(QStringLiteral("client certificates")), qPrintable(notes));
-        QVERIFY2(notes.contains(QStringLiteral("TLS verification")), qPrintable(notes));
+        const auto garbage = config->importContext(QStringLiteral("certs"));
+        QVERIFY(!garbage.ok());
+        QVERIFY2(garbage.error().message.contains(QStringLiteral("client-certificate-data")), qPrintable(garbage.error().message));
+        const auto keyless = config->importContext(QStringLiteral("mixed"));
+        QVERIFY(!keyless.ok());
+        QVERIFY2(keyless.error().message.contains(QStringLiteral("no client key")), qPrintable(keyless.error().message));
+    }
+
+    // An exec stanza becomes FORGE_K8S_EXEC with kubeconfig's field names, the plugin named.
+    void execPluginIsTaken()
+    {
+        const auto config = Kubeconfig::load({dataPath(QStringLiteral("kubeconfig/unsupported.yaml"))});
+        QVERIFY(config.ok());
+        const auto imported = config->importContext(QStringLiteral("exec"));
+        QVERIFY2(imported.ok(), qPrintable(imported.ok() ? QString() : imported.error().message));
+        const auto plugin = ExecPlugin::parse(imported->values.value(QStringLiteral("FORGE_K8S_EXEC")));
+        QVERIFY(plugin.ok());
+        QCOMPARE(plugin->command, QStringLiteral("gke-gcloud-auth-plugin"));
+        QCOMPARE(plugin->apiVersion, QStringLiteral("client.authentication.k8s.io/v1beta1"));
+        QVERIFY(imported->taken.join(u'\n').contains(QStringLiteral("exec → FORGE_K8S_EXEC")));
+        QVERIFY(imported->notes.join(u'\n').contains(QStringLiteral("gke-gcloud-auth-plugin")));
+        QVERIFY(!imported->hasSecret(QStringLiteral("FORGE_K8S_TOKEN")));
     }
 
     void missingPiecesAreNamed()
@@ -130,7 +137,7 @@ private Q_SLOTS:
         const auto imported = config->importContext(QStringLiteral("lab"));
         QVERIFY(imported.ok());
         QCOMPARE(imported->values.value(QStringLiteral("FORGE_K8S_API_SERVER")), QStringLiteral("https://first.example"));
-        QCOMPARE(imported->token, QStringLiteral("first-token-000000"));
+        QCOMPARE(imported->secrets.value(QStringLiteral("FORGE_K8S_TOKEN")), QStringLiteral("first-token-000000"));
     }
 
     void defaultPathsFollowKubeconfigVariable()

@@ -222,10 +222,10 @@ private Q_SLOTS:
     void importOfAnUnsupportedContextExplains()
     {
         openDialog();
-        m_prompts.answers = {Testing::dataPath(QStringLiteral("kubeconfig/unsupported.yaml")), QStringLiteral("exec")};
+        m_prompts.answers = {Testing::dataPath(QStringLiteral("kubeconfig/unsupported.yaml")), QStringLiteral("basic")};
         click("importButton");
         QVERIFY(waitIdle());
-        QVERIFY2(status().contains(QStringLiteral("gke-gcloud-auth-plugin")), qPrintable(status()));
+        QVERIFY2(status().contains(QStringLiteral("basic authentication")), qPrintable(status()));
         QVERIFY(m_store->profileNames().isEmpty());
         m_prompts.answers = {Testing::dataPath(QStringLiteral("kubeconfig/malformed.yaml"))};
         click("importButton");

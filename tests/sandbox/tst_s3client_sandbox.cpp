@@ -67,7 +67,7 @@ private Q_SLOTS:
         config.endpoint = m_sandbox->s3Endpoint();
         config.bucket = QStringLiteral("starforge");
         config.credentials = {m_sandbox->s3AccessKey(), m_sandbox->s3SecretKey(), {}};
-        config.policy = Net::RequestPolicy(Net::TlsSettings{*ca, false}, 30000);
+        config.policy = Net::RequestPolicy(Net::TlsSettings{*ca, false, Net::ClientIdentity(), QString()}, 30000);
         // Short delays: the retries are what is tested, not the waiting.
         config.backoff = {10, 100, 2.0, 1.0, 120000};
         m_client = std::make_unique<S3Client>(config);

@@ -32,7 +32,7 @@ inline S3::ClientConfig s3ClientConfig(const Sandbox::Sandbox &sandbox)
     config.endpoint = sandbox.s3Endpoint();
     config.bucket = sandbox.bucket();
     config.credentials = {sandbox.s3AccessKey(), sandbox.s3SecretKey(), {}};
-    config.policy = Net::RequestPolicy(Net::TlsSettings{QSslCertificate::fromData(sandbox.caCertificatePem(), QSsl::Pem), false}, 30000);
+    config.policy = Net::RequestPolicy(Net::TlsSettings{QSslCertificate::fromData(sandbox.caCertificatePem(), QSsl::Pem), false, Net::ClientIdentity(), QString()}, 30000);
     return config;
 }
 

@@ -302,11 +302,16 @@ void ProfileCommand::importKubeconfig()
                                          {QStringLiteral("created"), created},
                                          {QStringLiteral("context"), result.contextName},
                                          {QStringLiteral("server"), result.values.value(QStringLiteral("FORGE_K8S_API_SERVER"))},
-                                         {QStringLiteral("tokenInKeychain"), !result.token.isEmpty()},
+                                         {QStringLiteral("tokenInKeychain"), result.hasSecret(QStringLiteral("FORGE_K8S_TOKEN"))},
+                                         {QStringLiteral("clientKeyInKeychain"), result.hasSecret(QStringLiteral("FORGE_K8S_CLIENT_KEY_DATA"))},
+                                         {QStringLiteral("taken"), QJsonArray::fromStringList(result.taken)},
                                          {QStringLiteral("notes"), QJsonArray::fromStringList(result.notes)}});
         } else {
             m_out << (created ? "created profile " : "updated profile ") << name << " from context " << result.contextName << " ("
                   << result.values.value(QStringLiteral("FORGE_K8S_API_SERVER")) << ")" << Qt::endl;
+            for (const QString &field : result.taken) {
+                m_out << "  " << field << Qt::endl;
+            }
             for (const QString &note : result.notes) {
                 m_out << "note: " << note << Qt::endl;
             }

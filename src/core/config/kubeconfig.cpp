@@ -1,6 +1,8 @@
 #include "core/config/kubeconfig.h"
 
+#include "core/config/execplugin.h"
 #include "core/config/settingsschema.h"
+#include "core/net/clientidentity.h"
 #include "core/logging/logging.h"
 
 #include <yaml-cpp/yaml.h>
@@ -10,6 +12,9 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 namespace Starforge::Config {
 
@@ -32,6 +37,27 @@ bool flag(const YAML::Node &node, const char *key)
     }
     const QString value = QString::fromStdString(child.Scalar()).toLower();
     return value == u"true" || value == u"yes" || value == u"1";
+}
+
+// A YAML node as JSON, for the exec stanza (strings, lists, maps; booleans where YAML says so).
+QJsonValue toJson(const YAML::Node &node)
+{
+    if (node.IsSequence()) {
+        QJsonArray array;
+        for (const YAML::Node &item : node) array.append(toJson(item));
+        return array;
+    }
+    if (node.IsMap()) {
+        QJsonObject object;
+        for (const auto &entry : node) object.insert(QString::fromStdString(entry.first.as<std::string>()), toJson(entry.second));
+        return object;
+    }
+    if (node.IsScalar()) {
+        const QString value = QString::fromStdString(node.Scalar());
+        if (node.Tag() != "!" && (value == u"true" || value == u"false")) return value == u"true";
+        return value;
+    }
+    return QJsonValue();
 }
 
 QString resolvePath(const QString &path, const QString &directory)
@@ -122,6 +148,7 @@ Result<void> Kubeconfig::merge(const QByteArray &yaml, const QString &source, co
                 cluster.caData = text(c, "certificate-authority-data").toLatin1();
                 cluster.insecure = flag(c, "insecure-skip-tls-verify");
                 cluster.proxyUrl = text(c, "proxy-url");
+                cluster.tlsServerName = text(c, "tls-server-name");
                 m_clusters.insert(name, cluster);
             }
         }
@@ -137,13 +164,17 @@ Result<void> Kubeconfig::merge(const QByteArray &yaml, const QString &source, co
                 if (u && u.IsMap()) {
                     user.token = text(u, "token");
                     user.tokenFile = resolvePath(text(u, "tokenFile"), directory);
-                    if (u["client-certificate"] || u["client-certificate-data"] || u["client-key"] || u["client-key-data"]) {
-                        user.unsupported.append(QStringLiteral("client certificates"));
-                    }
-                    if (u["exec"]) {
-                        const QString command = text(u["exec"], "command");
-                        user.unsupported.append(command.isEmpty() ? QStringLiteral("an exec credential plugin")
-                                                                  : QStringLiteral("the exec credential plugin '%1'").arg(command));
+                    user.clientCertificate = resolvePath(text(u, "client-certificate"), directory);
+                    user.clientCertificateData = text(u, "client-certificate-data").toLatin1();
+                    user.clientKey = resolvePath(text(u, "client-key"), directory);
+                    user.clientKeyData = text(u, "client-key-data").toLatin1();
+                    if (u["exec"] && u["exec"].IsMap()) {
+                        QJsonObject exec = toJson(u["exec"]).toObject();
+                        // As client-go does: a command with a path separator is relative to the
+                        // kubeconfig that names it; a bare name is looked up on PATH when run.
+                        const QString command = exec.value(QStringLiteral("command")).toString();
+                        if (command.contains(QLatin1Char('/'))) exec.insert(QStringLiteral("command"), resolvePath(command, directory));
+                        user.execJson = QString::fromUtf8(QJsonDocument(exec).toJson(QJsonDocument::Compact));
                     }
                     if (u["auth-provider"]) {
                         user.unsupported.append(QStringLiteral("the auth provider '%1'").arg(text(u["auth-provider"], "name")));
@@ -209,62 +240,128 @@ Result<KubeconfigImport> Kubeconfig::importContext(const QString &requested) con
 
     KubeconfigImport result;
     result.contextName = name;
-    if (user.token.isEmpty() && user.tokenFile.isEmpty()) {
+    const bool hasCertificate = !user.clientCertificate.isEmpty() || !user.clientCertificateData.isEmpty();
+    const bool hasKey = !user.clientKey.isEmpty() || !user.clientKeyData.isEmpty();
+    const bool hasToken = !user.token.isEmpty() || !user.tokenFile.isEmpty();
+    if (!hasToken && !hasCertificate && user.execJson.isEmpty()) {
         if (!user.unsupported.isEmpty()) {
-            return Error::unsupported(QStringLiteral("context '%1' signs in with %2, which Starforge does not support yet. "
-                                                     "Use a bearer token instead, e.g. a ServiceAccount token from "
-                                                     "`kubectl create token <serviceaccount> -n <namespace>`, and set it as FORGE_K8S_TOKEN.")
+            return Error::unsupported(QStringLiteral("context '%1' signs in with %2, which Starforge does not support. Use a token, "
+                                                     "a client certificate or an exec credential plugin (what kubectl supports today).")
                                           .arg(name, user.unsupported.join(QStringLiteral(" and "))));
         }
-        return Error::invalid(QStringLiteral("context '%1' has no token or tokenFile for user '%2'; add one, or set FORGE_K8S_TOKEN after import")
+        return Error::invalid(QStringLiteral("context '%1' gives user '%2' no token, client certificate or exec plugin; add one to the "
+                                             "kubeconfig, or set FORGE_K8S_TOKEN after import")
                                   .arg(name, it->user));
     }
-    if (!user.unsupported.isEmpty()) {
-        result.notes.append(QStringLiteral("the user also has %1, which Starforge ignores; the token is used").arg(user.unsupported.join(QStringLiteral(" and "))));
+    if (hasCertificate != hasKey) {
+        return Error::invalid(QStringLiteral("context '%1': user '%2' has a client %3 but no client %4; kubectl needs both as well")
+                                  .arg(name, it->user, hasCertificate ? QStringLiteral("certificate") : QStringLiteral("key"),
+                                       hasCertificate ? QStringLiteral("key") : QStringLiteral("certificate")));
     }
-    if (!cluster.proxyUrl.isEmpty()) {
-        result.notes.append(QStringLiteral("the cluster's proxy-url %1 is not used; set the proxy in the environment (https_proxy)").arg(cluster.proxyUrl));
+    if (!user.unsupported.isEmpty()) {
+        result.notes.append(QStringLiteral("the user also has %1, which Starforge ignores").arg(user.unsupported.join(QStringLiteral(" and "))));
     }
 
-    auto put = [&result, &name](const QString &key, const QString &value) -> Result<void> {
+    auto put = [&result, &name](const QString &key, const QString &value, const QString &field) -> Result<void> {
         const auto checked = SettingsSchema::validate(key, value);
         if (!checked) {
-            return Error::invalid(QStringLiteral("context '%1': %2").arg(name, checked.error().message));
+            return Error::invalid(QStringLiteral("context '%1', %2: %3").arg(name, field, checked.error().message));
         }
         if (!checked->isEmpty()) {
             result.values.insert(key, *checked);
+            result.taken.append(QStringLiteral("%1 → %2").arg(field, key));
         }
         return {};
+    };
+    auto putSecret = [&result](const QString &key, const QString &value, const QString &field) {
+        result.secrets.insert(key, value);
+        if (!value.isEmpty()) {
+            Logging::addSecret(value);
+            result.taken.append(QStringLiteral("%1 → %2 (in the keychain)").arg(field, key));
+        }
     };
     if (cluster.server.isEmpty()) {
         return Error::invalid(QStringLiteral("cluster '%1' of context '%2' has no server URL").arg(it->cluster, name));
     }
-    if (auto ok = put(QStringLiteral("FORGE_K8S_API_SERVER"), cluster.server); !ok) {
-        return ok.error();
-    }
+    const QString clusterField = QStringLiteral("cluster '%1' ").arg(it->cluster);
+    if (auto ok = put(QStringLiteral("FORGE_K8S_API_SERVER"), cluster.server, clusterField + QStringLiteral("server")); !ok) return ok.error();
     if (!cluster.caData.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_CA_DATA"), QString::fromLatin1(cluster.caData)); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CA_DATA"), QString::fromLatin1(cluster.caData), clusterField + QStringLiteral("certificate-authority-data")); !ok) {
             return ok.error();
         }
     } else if (!cluster.caFile.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_CA_FILE"), cluster.caFile); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CA_FILE"), cluster.caFile, clusterField + QStringLiteral("certificate-authority")); !ok) {
+            return ok.error();
+        }
+    }
+    if (!cluster.tlsServerName.isEmpty()) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_TLS_SERVER_NAME"), cluster.tlsServerName, clusterField + QStringLiteral("tls-server-name")); !ok) {
+            return ok.error();
+        }
+    }
+    if (!cluster.proxyUrl.isEmpty()) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_PROXY_URL"), cluster.proxyUrl, clusterField + QStringLiteral("proxy-url")); !ok) {
             return ok.error();
         }
     }
     if (cluster.insecure) {
         result.values.insert(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"), QStringLiteral("true"));
+        result.taken.append(clusterField + QStringLiteral("insecure-skip-tls-verify → FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"));
         result.notes.append(QStringLiteral("the cluster skips TLS verification (insecure-skip-tls-verify); the window will show a warning"));
     }
     if (!it->namespaceName.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_NAMESPACE"), it->namespaceName); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_NAMESPACE"), it->namespaceName, QStringLiteral("context '%1' namespace").arg(name)); !ok) {
             return ok.error();
         }
     }
-    if (!user.token.isEmpty()) {
-        result.token = user.token;
-        Logging::addSecret(user.token);
-    } else if (auto ok = put(QStringLiteral("FORGE_K8S_TOKEN_FILE"), user.tokenFile); !ok) {
-        return ok.error();
+    const QString userField = QStringLiteral("user '%1' ").arg(it->user);
+    putSecret(QStringLiteral("FORGE_K8S_TOKEN"), user.token, userField + QStringLiteral("token"));
+    if (user.token.isEmpty() && !user.tokenFile.isEmpty()) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_TOKEN_FILE"), user.tokenFile, userField + QStringLiteral("tokenFile")); !ok) return ok.error();
+    }
+    if (!user.clientCertificateData.isEmpty()) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CLIENT_CERT_DATA"), QString::fromLatin1(user.clientCertificateData),
+                          userField + QStringLiteral("client-certificate-data"));
+            !ok) {
+            return ok.error();
+        }
+    } else if (!user.clientCertificate.isEmpty()) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CLIENT_CERT_FILE"), user.clientCertificate, userField + QStringLiteral("client-certificate")); !ok) {
+            return ok.error();
+        }
+    }
+    // An inline key is a secret: it goes to the keychain, never into the settings file. A key
+    // file stays a path.
+    putSecret(QStringLiteral("FORGE_K8S_CLIENT_KEY_DATA"), QString::fromLatin1(user.clientKeyData), userField + QStringLiteral("client-key-data"));
+    if (user.clientKeyData.isEmpty() && !user.clientKey.isEmpty()) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CLIENT_KEY_FILE"), user.clientKey, userField + QStringLiteral("client-key")); !ok) return ok.error();
+    }
+    if (hasCertificate) {
+        // Said now rather than at the first connection: an expired certificate, a wrong key.
+        QByteArray certificate = QByteArray::fromBase64(user.clientCertificateData);
+        QByteArray key = QByteArray::fromBase64(user.clientKeyData);
+        auto readFile = [](const QString &path) {
+            QFile file(path);
+            return file.open(QIODevice::ReadOnly) ? file.read(1024 * 1024) : QByteArray();
+        };
+        if (certificate.isEmpty()) certificate = readFile(user.clientCertificate);
+        if (key.isEmpty()) key = readFile(user.clientKey);
+        const auto identity = Net::ClientIdentity::fromPem(certificate, userField + QStringLiteral("client certificate"), key,
+                                                           userField + QStringLiteral("client key"));
+        if (!identity) {
+            result.notes.append(QStringLiteral("connecting will fail until this is fixed: %1").arg(identity.error().message));
+        } else {
+            result.notes.append(QStringLiteral("signs in with the client certificate %1, valid until %2")
+                                    .arg(identity->subject(), identity->certificate.expiryDate().toUTC().toString(QStringLiteral("yyyy-MM-dd"))));
+        }
+    }
+    if (!user.execJson.isEmpty()) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_EXEC"), user.execJson, userField + QStringLiteral("exec")); !ok) return ok.error();
+        const auto plugin = ExecPlugin::parse(user.execJson);
+        result.notes.append(QStringLiteral("signs in by running %1 when connecting and before its credential expires").arg(plugin->command));
+        if (hasToken || hasCertificate) {
+            result.notes.append(QStringLiteral("the exec plugin's credential is used instead of the user's token"));
+        }
     }
     qCInfo(lcKubeconfig) << "imported context" << name << "server" << cluster.server;
     return result;

@@ -2,8 +2,9 @@
 
 // Reads kubeconfig files as kubectl does (a KUBECONFIG list is merged, the first file to define a
 // name wins, relative paths are relative to the file that holds them) and turns one context into
-// profile settings. Bearer tokens and token files are supported; client certificates, exec
-// plugins, auth providers and basic auth are reported as not supported yet.
+// profile settings. Bearer tokens, token files, client certificates (files or inline data) and
+// exec credential plugins are taken; auth providers (removed from kubectl in 1.26) and basic
+// auth are reported as not supported.
 
 #include "core/util/result.h"
 
@@ -22,14 +23,20 @@ struct KubeconfigContext
     QString namespaceName;
 };
 
-// What importing a context gives: settings for the profile and, when the kubeconfig holds one, a
-// token for the keychain.
+// What importing a context gives: settings for the profile and the secrets for the keychain.
 struct KubeconfigImport
 {
     QString contextName;
-    QMap<QString, QString> values; // FORGE_* -> canonical value, validated
-    QString token;                 // empty when the user authenticates with a token file
-    QStringList notes;             // things the user should know (e.g. TLS verification is off)
+    QMap<QString, QString> values;  // FORGE_* -> canonical value, validated
+    // FORGE_K8S_TOKEN and FORGE_K8S_CLIENT_KEY_DATA, each present: an empty value clears one an
+    // earlier import left in the keychain.
+    QMap<QString, QString> secrets;
+    // What was taken from which kubeconfig field: "user.client-key-data → FORGE_K8S_CLIENT_KEY_DATA
+    // (keychain)", for the user to check.
+    QStringList taken;
+    QStringList notes;              // things the user should know (e.g. TLS verification is off)
+
+    bool hasSecret(const QString &key) const { return !secrets.value(key).isEmpty(); }
 };
 
 class Kubeconfig final
@@ -55,12 +62,18 @@ private:
         QByteArray caData; // base64 text as in the file
         bool insecure = false;
         QString proxyUrl;
+        QString tlsServerName;
     };
     struct User
     {
         QString token;
         QString tokenFile;
-        QStringList unsupported; // the auth methods present that we cannot use
+        QString clientCertificate;        // a path, resolved
+        QByteArray clientCertificateData; // base64 as in the file
+        QString clientKey;                // a path, resolved
+        QByteArray clientKeyData;         // base64 as in the file
+        QString execJson;                 // the exec stanza as JSON, command resolved
+        QStringList unsupported;          // the auth methods present that we cannot use
     };
 
     Result<void> merge(const QByteArray &yaml, const QString &source, const QString &directory);

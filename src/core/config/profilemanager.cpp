@@ -15,7 +15,10 @@ const QStringList &connectionKeys()
 {
     static const QStringList keys{QStringLiteral("FORGE_K8S_API_SERVER"), QStringLiteral("FORGE_K8S_CA_FILE"),
                                   QStringLiteral("FORGE_K8S_CA_DATA"), QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"),
-                                  QStringLiteral("FORGE_K8S_TOKEN_FILE")};
+                                  QStringLiteral("FORGE_K8S_TOKEN_FILE"), QStringLiteral("FORGE_K8S_CLIENT_CERT_FILE"),
+                                  QStringLiteral("FORGE_K8S_CLIENT_CERT_DATA"), QStringLiteral("FORGE_K8S_CLIENT_KEY_FILE"),
+                                  QStringLiteral("FORGE_K8S_EXEC"), QStringLiteral("FORGE_K8S_TLS_SERVER_NAME"),
+                                  QStringLiteral("FORGE_K8S_PROXY_URL")};
     return keys;
 }
 
@@ -148,9 +151,9 @@ void ProfileManager::importKubeconfig(const KubeconfigImport &imported, const QS
         (void)updated.setActiveProfile(profile);
     }
     QPointer<QObject> guard(context);
-    // An empty token (the context uses a token file) clears an old one from the keychain.
-    const QMap<QString, QString> changes{{QStringLiteral("FORGE_K8S_TOKEN"), imported.token}};
-    m_secrets->apply(profile, changes, this, [this, updated, profile, created, guard, done](Result<void> applied) {
+    // An empty secret (the context uses a token file, a key file) clears an old one from the
+    // keychain.
+    m_secrets->apply(profile, imported.secrets, this, [this, updated, profile, created, guard, done](Result<void> applied) {
         if (!applied) {
             if (guard) {
                 done(Error::unavailable(applied.error().message + QStringLiteral(" The profile was not imported.")));

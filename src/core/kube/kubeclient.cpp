@@ -1,7 +1,9 @@
 #include "core/kube/kubeclient.h"
 
 #include "core/config/effectiveconfig.h"
+#include "core/kube/execcredentialprovider.h"
 #include "core/logging/logging.h"
+#include "core/net/proxy.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -16,6 +18,51 @@ namespace {
 QString tr(const char *text)
 {
     return QCoreApplication::translate("Kube", text);
+}
+
+// A setting's PEM text: FORGE_X_DATA (base64 of the PEM, or the PEM pasted as it is) wins over
+// FORGE_X_FILE. what names the one used, for messages.
+Result<QByteArray> pemFromSettings(const Config::EffectiveConfig &settings, const QString &dataKey, const QString &fileKey, QString *what)
+{
+    const QString data = settings.value(dataKey).trimmed();
+    if (!data.isEmpty()) {
+        *what = dataKey;
+        return data.contains(QLatin1String("-----BEGIN")) ? data.toLatin1() : QByteArray::fromBase64(data.toLatin1());
+    }
+    const QString path = settings.value(fileKey);
+    if (path.isEmpty()) {
+        return QByteArray();
+    }
+    *what = QStringLiteral("%1 %2").arg(fileKey, path);
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        return Error::io(tr("Cannot read %1: %2.").arg(*what, file.errorString()));
+    }
+    return file.read(1024 * 1024);
+}
+
+Result<Net::ClientIdentity> clientIdentityFromSettings(const Config::EffectiveConfig &settings)
+{
+    QString certWhat;
+    QString keyWhat;
+    auto certificate = pemFromSettings(settings, QStringLiteral("FORGE_K8S_CLIENT_CERT_DATA"), QStringLiteral("FORGE_K8S_CLIENT_CERT_FILE"), &certWhat);
+    if (!certificate) return certificate.error();
+    auto key = pemFromSettings(settings, QStringLiteral("FORGE_K8S_CLIENT_KEY_DATA"), QStringLiteral("FORGE_K8S_CLIENT_KEY_FILE"), &keyWhat);
+    if (!key) return key.error();
+    if (certificate->isEmpty() && key->isEmpty()) {
+        return Net::ClientIdentity();
+    }
+    if (certificate->isEmpty()) {
+        return Error::invalid(tr("%1 gives a client key but no certificate; set FORGE_K8S_CLIENT_CERT_FILE or FORGE_K8S_CLIENT_CERT_DATA.")
+                                  .arg(keyWhat));
+    }
+    if (key->isEmpty()) {
+        return Error::invalid(tr("%1 gives a client certificate but no key; set FORGE_K8S_CLIENT_KEY_FILE or FORGE_K8S_CLIENT_KEY_DATA "
+                                 "(kept in the keychain).")
+                                  .arg(certWhat));
+    }
+    Logging::addSecret(QString::fromLatin1(*key));
+    return Net::ClientIdentity::fromPem(*certificate, certWhat, *key, keyWhat);
 }
 } // namespace
 
@@ -44,20 +91,40 @@ Result<ClientConfig> ClientConfig::fromSettings(const Config::EffectiveConfig &s
                                       .arg(server));
         }
     }
+    // Who we are, in kubectl's order of preference: an exec plugin, a client certificate, a token.
+    if (const QString exec = settings.value(QStringLiteral("FORGE_K8S_EXEC")); !exec.isEmpty()) {
+        auto plugin = Config::ExecPlugin::parse(exec);
+        if (!plugin) {
+            return Error::invalid(tr("FORGE_K8S_EXEC: %1").arg(plugin.error().message));
+        }
+        config.exec = *plugin;
+    }
+    if (auto identity = clientIdentityFromSettings(settings); !identity) {
+        return identity.error();
+    } else {
+        config.tls.client = *identity;
+    }
     config.token = settings.value(QStringLiteral("FORGE_K8S_TOKEN")).toUtf8().trimmed();
     const QString tokenFile = settings.value(QStringLiteral("FORGE_K8S_TOKEN_FILE"));
-    if (config.token.isEmpty() && !tokenFile.isEmpty()) {
+    if (config.token.isEmpty() && !tokenFile.isEmpty() && !config.exec) {
         QFile file(tokenFile);
         if (!file.open(QIODevice::ReadOnly)) {
             return Error::io(tr("Cannot read the token file %1 (FORGE_K8S_TOKEN_FILE): %2.").arg(tokenFile, file.errorString()));
         }
         config.token = file.read(64 * 1024).trimmed();
     }
-    if (config.token.isEmpty()) {
-        return Error::invalid(tr("No token is set for %1. Set FORGE_K8S_TOKEN (kept in the keychain) or FORGE_K8S_TOKEN_FILE.")
+    if (config.token.isEmpty() && config.tls.client.isNull() && !config.exec) {
+        return Error::invalid(tr("No credential is set for %1. Import a kubeconfig context, or set FORGE_K8S_TOKEN (kept in the "
+                                 "keychain), FORGE_K8S_TOKEN_FILE, a client certificate and key (FORGE_K8S_CLIENT_CERT_FILE and "
+                                 "FORGE_K8S_CLIENT_KEY_FILE) or an exec plugin (FORGE_K8S_EXEC).")
                                   .arg(server));
     }
-    Logging::addSecret(QString::fromUtf8(config.token));
+    if (config.exec) {
+        config.token.clear();   // the plugin's credential replaces it, as in kubectl
+    }
+    if (!config.token.isEmpty()) {
+        Logging::addSecret(QString::fromUtf8(config.token));
+    }
     const QString caData = settings.value(QStringLiteral("FORGE_K8S_CA_DATA"));
     const QString caFile = settings.value(QStringLiteral("FORGE_K8S_CA_FILE"));
     if (!caData.isEmpty()) {
@@ -79,6 +146,12 @@ Result<ClientConfig> ClientConfig::fromSettings(const Config::EffectiveConfig &s
         config.tls.caCertificates = *certificates;
     }
     config.tls.insecureSkipVerify = settings.boolean(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"));
+    config.tls.serverName = settings.value(QStringLiteral("FORGE_K8S_TLS_SERVER_NAME"));
+    config.proxyUrl = settings.value(QStringLiteral("FORGE_K8S_PROXY_URL"));
+    // A bad FORGE_K8S_PROXY_URL (or HTTPS_PROXY) is reported here, not as a failed request.
+    if (auto proxy = Net::proxyFor(config.server, config.proxyUrl, QStringLiteral("FORGE_K8S_PROXY_URL")); !proxy) {
+        return proxy.error();
+    }
     config.ns = settings.value(QStringLiteral("FORGE_K8S_NAMESPACE"));
     return config;
 }
@@ -94,6 +167,23 @@ KubeClient::KubeClient(ClientConfig config, QObject *parent)
     , m_policy(m_config.tls, m_config.timeoutMs)
     , m_network(new QNetworkAccessManager(this))
 {
+    // Always set, NoProxy included, so Qt's system proxy lookup never decides for us.
+    if (auto proxy = Net::proxyFor(m_config.server, m_config.proxyUrl, QStringLiteral("FORGE_K8S_PROXY_URL"))) {
+        m_network->setProxy(*proxy);
+    } else {
+        // fromSettings has checked this; only a hand-made config gets here.
+        qWarning().noquote() << proxy.error().message << "Connecting without a proxy.";
+        m_network->setProxy(QNetworkProxy(QNetworkProxy::NoProxy));
+    }
+    if (m_config.exec) {
+        ExecClusterInfo cluster;
+        cluster.server = m_config.server.toString();
+        for (const QSslCertificate &ca : m_config.tls.caCertificates) cluster.certificateAuthorityPem += ca.toPem();
+        cluster.tlsServerName = m_config.tls.serverName;
+        cluster.insecureSkipTlsVerify = m_config.tls.insecureSkipVerify;
+        cluster.proxyUrl = m_config.proxyUrl;
+        m_exec = new ExecCredentialProvider(*m_config.exec, cluster, this);
+    }
 }
 
 KubeClient::~KubeClient() = default;
@@ -110,17 +200,61 @@ QUrl KubeClient::url(const QString &path, const QUrlQuery &query) const
     return url;
 }
 
+void KubeClient::authenticate(QNetworkRequest &request, int *generation) const
+{
+    *generation = -1;
+    if (!m_exec) {
+        if (!m_config.token.isEmpty()) {
+            request.setRawHeader("Authorization", "Bearer " + m_config.token);
+        }
+        return;   // a client certificate, if any, is in the request policy's TLS configuration
+    }
+    const std::optional<ExecCredential> credential = m_exec->current();
+    if (!credential) {
+        return;   // the server answers 401, and the plugin runs
+    }
+    *generation = credential->generation;
+    if (!credential->token.isEmpty()) {
+        request.setRawHeader("Authorization", "Bearer " + credential->token);
+    } else if (!credential->identity.isNull()) {
+        QSslConfiguration ssl = request.sslConfiguration();
+        ssl.setLocalCertificateChain(QList<QSslCertificate>{credential->identity.certificate} + credential->identity.chain);
+        ssl.setPrivateKey(credential->identity.key);
+        request.setSslConfiguration(ssl);
+        if (m_identityGeneration != credential->generation) {
+            // Kept-alive connections were opened with the old certificate.
+            auto *self = const_cast<KubeClient *>(this);
+            self->m_identityGeneration = credential->generation;
+            m_network->clearConnectionCache();
+        }
+    }
+}
+
+void KubeClient::refused(int generation)
+{
+    if (m_exec && generation >= 0) {
+        m_exec->invalidate(generation);
+    }
+}
+
 QNetworkReply *KubeClient::start(const ApiRequest &request, int timeoutMs)
 {
     QNetworkRequest r = m_policy.request(url(request.path, request.query), timeoutMs);
-    if (!m_config.token.isEmpty()) {
-        r.setRawHeader("Authorization", "Bearer " + m_config.token);
-    }
+    int generation = -1;
+    authenticate(r, &generation);
     r.setRawHeader("Accept", "application/json");
     if (!request.body.isEmpty()) {
         r.setHeader(QNetworkRequest::ContentTypeHeader, request.contentType);
     }
-    return m_network->sendCustomRequest(r, request.method, request.body);
+    QNetworkReply *reply = m_network->sendCustomRequest(r, request.method, request.body);
+    if (m_exec) {
+        // Whoever reads the reply, a 401 means the plugin's credential is spent.
+        reply->setProperty("starforge.credentialGeneration", generation);
+        connect(reply, &QNetworkReply::metaDataChanged, this, [this, reply, generation] {
+            if (Net::httpStatus(reply) == 401) refused(generation);
+        });
+    }
+    return reply;
 }
 
 ApiResult KubeClient::collect(QNetworkReply *reply, const QString &what)
@@ -143,12 +277,42 @@ ApiResult KubeClient::collect(QNetworkReply *reply, const QString &what)
 
 QNetworkReply *KubeClient::send(const ApiRequest &request, const QObject *context, Callback done)
 {
+    return sendSignedIn(request, context, std::move(done), false);
+}
+
+QNetworkReply *KubeClient::sendSignedIn(const ApiRequest &request, const QObject *context, Callback done, bool renewed)
+{
+    if (m_exec && !m_exec->current()) {
+        // Sign in first; every request of the moment waits for the same run of the plugin.
+        m_exec->get(context, [this, request, context, renewed, done = std::move(done)](Result<ExecCredential> credential) {
+            if (!credential) {
+                ApiResult failed;
+                failed.error = ApiError::transport(credential.error().message);
+                done(failed);
+                return;
+            }
+            sendNow(request, context, done, renewed);
+        });
+        return nullptr;
+    }
+    return sendNow(request, context, std::move(done), renewed);
+}
+
+QNetworkReply *KubeClient::sendNow(const ApiRequest &request, const QObject *context, Callback done, bool renewed)
+{
     QNetworkReply *reply = start(request, request.timeoutMs);
     const QString what = request.what.isEmpty() ? QString::fromLatin1(request.method) + QLatin1Char(' ') + request.path
                                                 : request.what;
     connect(context, &QObject::destroyed, reply, &QNetworkReply::abort);
-    connect(reply, &QNetworkReply::finished, context, [reply, what, done = std::move(done)] {
-        done(collect(reply, what));
+    connect(reply, &QNetworkReply::finished, context, [this, reply, what, request, context, renewed, done = std::move(done)]() {
+        ApiResult result = collect(reply, what);
+        if (result.status == 401 && m_exec && !renewed) {
+            // The credential ran out (or was revoked): renew it once and ask again.
+            refused(reply->property("starforge.credentialGeneration").toInt());
+            sendSignedIn(request, context, done, true);
+            return;
+        }
+        done(result);
     });
     // Whether or not the context is still there, the reply goes once it is finished.
     connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);

@@ -1,10 +1,11 @@
 #pragma once
 
-// The app's Kubernetes API client: bearer token, TLS through the one request policy, JSON in
-// and out, errors as typed ApiErrors. Requests are asynchronous; results are delivered to a
+// The app's Kubernetes API client: a bearer token, a client certificate or an exec credential
+// plugin, TLS through the one request policy, JSON in and out, errors as typed ApiErrors. Requests are asynchronous; results are delivered to a
 // context object and dropped (the request aborted) when it goes away. Streams (watch,
 // pods/log, pods/proxy) are open replies the caller reads as bytes arrive.
 
+#include "core/config/execplugin.h"
 #include "core/kube/apierror.h"
 #include "core/net/requestpolicy.h"
 #include "core/util/result.h"
@@ -20,6 +21,7 @@
 
 class QNetworkAccessManager;
 class QNetworkReply;
+class QNetworkRequest;
 
 namespace Starforge::Config {
 class EffectiveConfig;
@@ -27,18 +29,23 @@ class EffectiveConfig;
 
 namespace Starforge::Kube {
 
+class ExecCredentialProvider;
+
 struct ClientConfig
 {
     QUrl server;                 // https://host:port
     QByteArray token;
-    Net::TlsSettings tls;
+    Net::TlsSettings tls;        // CA trust, a client certificate, tls-server-name
+    std::optional<Config::ExecPlugin> exec;   // when set, its credential is used instead of token
     int timeoutMs = 30000;       // ordinary requests; streams have none
     QString ns;                  // the namespace the app works in
     QString proxyUrl;            // FORGE_K8S_PROXY_URL; empty: the environment's (Net::proxyFor)
 
-    // From a profile's effective settings (FORGE_K8S_API_SERVER, FORGE_K8S_TOKEN or
-    // FORGE_K8S_TOKEN_FILE, FORGE_K8S_CA_DATA or FORGE_K8S_CA_FILE,
-    // FORGE_K8S_INSECURE_SKIP_TLS_VERIFY, FORGE_K8S_NAMESPACE); errors say which setting to fix.
+    // From a profile's effective settings (FORGE_K8S_API_SERVER; FORGE_K8S_EXEC, the
+    // FORGE_K8S_CLIENT_CERT_* and _KEY_* pair, or FORGE_K8S_TOKEN / FORGE_K8S_TOKEN_FILE;
+    // FORGE_K8S_CA_DATA or FORGE_K8S_CA_FILE, FORGE_K8S_TLS_SERVER_NAME,
+    // FORGE_K8S_INSECURE_SKIP_TLS_VERIFY, FORGE_K8S_PROXY_URL, FORGE_K8S_NAMESPACE); errors say
+    // which setting to fix.
     static Result<ClientConfig> fromSettings(const Config::EffectiveConfig &config);
 };
 
@@ -79,7 +86,10 @@ public:
     using Callback = std::function<void(const ApiResult &)>;
 
     // Sends request; done runs once on context's thread unless context is destroyed first, in
-    // which case the request is aborted. Returns the reply for cancellation (it deletes itself).
+    // which case the request is aborted. Returns the reply for cancellation (it deletes itself);
+    // nullptr when the request waits for the exec plugin to sign in first (then only destroying
+    // context cancels it). With an exec plugin, a 401 renews the credential and the request goes
+    // out once more before done sees it.
     QNetworkReply *send(const ApiRequest &request, const QObject *context, Callback done);
 
     // An open streaming reply (watch, follow, proxy) with no transfer timeout unless given one;
@@ -88,15 +98,26 @@ public:
 
     QUrl url(const QString &path, const QUrlQuery &query = {}) const;
 
+    // The exec credential plugin's runner, or nullptr; the GUI listens to it for sign-in prompts.
+    ExecCredentialProvider *credentials() const { return m_exec; }
+
     // Collects the outcome of a finished reply (status, body, error sentence).
     static ApiResult collect(QNetworkReply *reply, const QString &what);
 
 private:
     QNetworkReply *start(const ApiRequest &request, int timeoutMs);
+    // renewed: the credential was renewed for this request already; a second 401 stands.
+    QNetworkReply *sendSignedIn(const ApiRequest &request, const QObject *context, Callback done, bool renewed);
+    QNetworkReply *sendNow(const ApiRequest &request, const QObject *context, Callback done, bool renewed);
+    void authenticate(QNetworkRequest &request, int *generation) const;
+    // A 401 on a reply sent with generation's exec credential.
+    void refused(int generation);
 
     ClientConfig m_config;
     Net::RequestPolicy m_policy;
     QNetworkAccessManager *m_network;
+    ExecCredentialProvider *m_exec = nullptr;
+    int m_identityGeneration = -1;   // the exec certificate the connection cache was made with
 };
 
 } // namespace Starforge::Kube

@@ -35,6 +35,10 @@ RequestPolicy::RequestPolicy(TlsSettings tls, int transferTimeoutMs)
     if (m_tls.insecureSkipVerify) {
         m_ssl.setPeerVerifyMode(QSslSocket::VerifyNone);
     }
+    if (!m_tls.client.isNull()) {
+        m_ssl.setLocalCertificateChain(QList<QSslCertificate>{m_tls.client.certificate} + m_tls.client.chain);
+        m_ssl.setPrivateKey(m_tls.client.key);
+    }
 }
 
 QNetworkRequest RequestPolicy::request(const QUrl &url, int transferTimeoutMs) const
@@ -42,6 +46,9 @@ QNetworkRequest RequestPolicy::request(const QUrl &url, int transferTimeoutMs) c
     QNetworkRequest request(url);
     if (url.scheme() == QLatin1String("https")) {
         request.setSslConfiguration(m_ssl);
+        if (!m_tls.serverName.isEmpty()) {
+            request.setPeerVerifyName(m_tls.serverName);
+        }
     }
     request.setTransferTimeout(transferTimeoutMs < 0 ? m_transferTimeoutMs : transferTimeoutMs);
     request.setHeader(QNetworkRequest::UserAgentHeader, userAgent());

@@ -5,6 +5,7 @@
 // playground's chat stream all build their QNetworkRequests here, so a CA bundle or an
 // "insecure" switch behaves the same for every feature.
 
+#include "core/net/clientidentity.h"
 #include "core/util/result.h"
 
 #include <QByteArray>
@@ -25,6 +26,11 @@ struct TlsSettings
     QList<QSslCertificate> caCertificates;
     // Verification off. Only when a profile says so explicitly; the GUI shows it.
     bool insecureSkipVerify = false;
+    // Presented in the handshake when set (client certificates).
+    ClientIdentity client;
+    // The name the server's certificate is checked against (and sent in SNI) when it is not the
+    // URL's host: kubeconfig's tls-server-name.
+    QString serverName;
 
     // PEM text (a kubeconfig's certificate-authority-data, decoded) or a file; a clear error
     // when it holds no certificate.

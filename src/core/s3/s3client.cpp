@@ -2,6 +2,7 @@
 
 #include "core/config/effectiveconfig.h"
 #include "core/crypto/digest.h"
+#include "core/net/proxy.h"
 #include "core/s3/multipartupload.h"
 #include "core/s3/s3errors.h"
 
@@ -29,6 +30,16 @@ QString tr(const char *text)
 int defaultPort(const QUrl &url)
 {
     return url.scheme() == QLatin1String("https") ? 443 : 80;
+}
+
+// The URL requests go to, as NO_PROXY sees it: bucket.host in virtual-host style.
+QUrl requestTarget(const ClientConfig &config)
+{
+    QUrl target = config.endpoint;
+    if (!config.pathStyle) {
+        target.setHost(config.bucket + QLatin1Char('.') + target.host());
+    }
+    return target;
 }
 
 } // namespace
@@ -74,6 +85,12 @@ Result<ClientConfig> ClientConfig::fromEffectiveConfig(const Config::EffectiveCo
         Net::TlsSettings tls = out.policy.tls();
         tls.caCertificates = *certificates;
         out.policy = Net::RequestPolicy(tls, out.policy.transferTimeoutMs());
+    }
+    // Checked here so that a bad FORGE_S3_PROXY (or HTTPS_PROXY) is reported with the other
+    // settings, not as a failed request later.
+    out.proxyUrl = config.value(QStringLiteral("FORGE_S3_PROXY")).trimmed();
+    if (auto proxy = Net::proxyFor(requestTarget(out), out.proxyUrl, QStringLiteral("FORGE_S3_PROXY")); !proxy) {
+        return proxy.error();
     }
     return out;
 }
@@ -240,6 +257,13 @@ S3Client::S3Client(ClientConfig config, QObject *parent)
     , m_config(std::move(config))
     , m_nam(std::make_unique<QNetworkAccessManager>())
 {
+    // Always set, NoProxy included, so Qt's system proxy lookup never decides for us.
+    auto proxy = Net::proxyFor(requestTarget(m_config), m_config.proxyUrl, QStringLiteral("FORGE_S3_PROXY"));
+    if (!proxy) {
+        // fromEffectiveConfig has checked this; only a hand-made config gets here.
+        qCWarning(lcS3).noquote() << proxy.error().message << "Connecting without a proxy.";
+    }
+    m_nam->setProxy(proxy ? *proxy : QNetworkProxy(QNetworkProxy::NoProxy));
 }
 
 S3Client::~S3Client()

@@ -2,6 +2,7 @@
 
 #include "core/cluster/capacity.h"
 #include "core/job/tracker.h"
+#include "core/kube/execcredentialprovider.h"
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/permissions.h"
@@ -209,6 +210,10 @@ void Session::onResolved(Result<Config::EffectiveConfig> resolved)
     m_config = *resolved;
     m_settings = Job::ClusterSettings::fromConfig(m_config);
     m_kube = std::make_unique<Kube::KubeClient>(*client);
+    if (Kube::ExecCredentialProvider *credentials = m_kube->credentials()) {
+        credentials->setPersonPresent(m_options.personPresent);
+        credentials->setForwardStdin(m_options.forwardStdinToPlugin);
+    }
     if (auto s3 = S3::ClientConfig::fromEffectiveConfig(m_config)) {
         m_s3 = std::make_unique<S3::S3Client>(*s3);
         m_s3Problem.reset();

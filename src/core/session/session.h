@@ -73,6 +73,10 @@ struct SessionOptions
     QString onlyJobId;              // the RayJob informer and the tracker follow this job alone
     bool followCapacity = true;     // node and pod informers and the CapacityTracker
     bool followEvents = true;       // the namespace's events
+    // Whether a person can answer an exec credential plugin that asks (the GUI shows its output
+    // in a dialog; a CLI on a terminal passes stdin through).
+    bool personPresent = false;
+    bool forwardStdinToPlugin = false;
     // An informer whose first list fails (other than 403, which switches its feature off) ends
     // the session instead of retrying: a command that reads once must not wait for ever.
     bool failOnFirstListError = false;
