@@ -68,7 +68,7 @@ private Q_SLOTS:
         QCOMPARE(store.activeProfile(), QStringLiteral("lab"));
         QCOMPARE(profileStatus->text(), QStringLiteral("Profile: lab"));
         // It tries at once, and says exactly why it cannot: this profile has no token.
-        QTRY_VERIFY2(connection->text().startsWith(QStringLiteral("Not connected: No token is set for https://k8s.lab:6443")),
+        QTRY_VERIFY2(connection->text().startsWith(QStringLiteral("Not connected: No credential is set for https://k8s.lab:6443")),
                      qPrintable(connection->text()));
         QVERIFY(window.session()->state() == Session::State::Disconnected && window.session()->error());
         QVERIFY(tls->isVisible());
