@@ -244,6 +244,56 @@ private Q_SLOTS:
         QVERIFY(again.readAllStandardOutput().isEmpty());
     }
 
+    // A kubeconfig whose client key is inline (client-key-data), imported: the key lands in the
+    // keychain and nowhere in the profile file, and the profile signs in with it.
+    void inlineClientKeyGoesToTheKeychainOnly()
+    {
+        const QString connection = sandbox();
+        QVERIFY(!connection.isEmpty());
+        const QByteArray certPem = Testing::readAll(connection + QStringLiteral(".client.crt"));
+        const QByteArray keyPem = Testing::readAll(connection + QStringLiteral(".client.key"));
+        QVERIFY(keyPem.contains("PRIVATE KEY"));
+        const QString server = QJsonDocument::fromJson(Testing::readAll(connection)).object()
+                                   .value(QStringLiteral("forge")).toObject().value(QStringLiteral("FORGE_K8S_API_SERVER")).toString();
+        QVERIFY(server.startsWith(QLatin1String("https://")));
+        const QString kubeconfig = m_dir.filePath(QStringLiteral("inline.kubeconfig"));
+        QVERIFY(Testing::writeFile(kubeconfig, QStringLiteral(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %1\n    certificate-authority: %2\n"
+            "users:\n- name: u\n  user:\n    client-certificate-data: %3\n    client-key-data: %4\n"
+            "contexts:\n- name: inline\n  context: {cluster: c, user: u, namespace: starforge}\ncurrent-context: inline\n")
+            .arg(server, connection + QStringLiteral(".ca.pem"), QString::fromLatin1(certPem.toBase64()), QString::fromLatin1(keyPem.toBase64())).toUtf8()));
+
+        const Run imported = cli({QStringLiteral("profile"), QStringLiteral("import-kubeconfig"), kubeconfig, QStringLiteral("--name"),
+                                  QStringLiteral("inline"), QStringLiteral("--json")});
+        QVERIFY2(imported.exitCode == 0, imported.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(imported.out).object().value(QStringLiteral("clientKeyInKeychain")).toBool(), true);
+
+        // The profile file: the certificate (public) may be there, no byte of the key is.
+        const QByteArray file = Testing::readAll(config());
+        QVERIFY(file.contains("[profiles]") || file.contains("inline"));
+        QVERIFY(!file.contains(keyPem.toBase64()));
+        QVERIFY(!file.contains("PRIVATE KEY"));
+        QByteArray keyBody = keyPem;
+        keyBody = keyBody.split('\n').value(1);    // the first line of the key's base64
+        QVERIFY(keyBody.size() > 40);
+        QVERIFY(!file.contains(keyBody));
+        QVERIFY(!file.contains(QByteArray::fromBase64(keyBody)));
+
+        // The keychain holds the key, base64 as in the kubeconfig, under the documented entry.
+        QProcess lookup;
+        lookup.start(QStringLiteral("secret-tool"), {QStringLiteral("lookup"), QStringLiteral("server"), QStringLiteral("starforge"), QStringLiteral("user"),
+                                                     QStringLiteral("inline/FORGE_K8S_CLIENT_KEY_DATA"), QStringLiteral("type"), QStringLiteral("plaintext")});
+        QVERIFY(lookup.waitForFinished(10000));
+        QCOMPARE(QByteArray::fromBase64(lookup.readAllStandardOutput().trimmed()).trimmed(), keyPem.trimmed());
+
+        // The profile signs in with the key from the keychain (client certificate, no token).
+        const Run jobs = run(QStringLiteral("starforge-cli"), {QStringLiteral("jobs"), QStringLiteral("--profile"), QStringLiteral("inline")}, {}, {}, 15000);
+        QVERIFY2(jobs.exitCode == 0, jobs.err.constData());
+        QVERIFY2(jobs.out.contains("namespace starforge"), jobs.out.constData());
+
+        QCOMPARE(cli({QStringLiteral("profile"), QStringLiteral("delete"), QStringLiteral("inline"), QStringLiteral("--force")}).exitCode, 0);
+    }
+
     void handWrittenSecretsMoveIntoTheKeychain()
     {
         QVERIFY(Testing::writeFile(config(), "[profiles]\nold\\FORGE_S3_SECRET_KEY=hand-written-s3-secret-77\nold\\s3_bucket=old-bucket\n"));

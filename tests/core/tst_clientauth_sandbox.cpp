@@ -1,19 +1,24 @@
 // Each way of signing in that real kubeconfigs use, end to end against the sandbox over TLS:
 // every context of the sandbox's kubeconfig (token, client certificate files, exec plugin) and a
-// client certificate given inline is imported as a profile would be, then lists pods. An exec
+// client certificate given inline is imported as a profile would be, then lists pods and submits
+// a job through the app's own submit path (Capsule upload to the sandbox's S3, RayJob create). An exec
 // token that expires while an informer watches is renewed without a relist, twenty requests at
 // expiry run the plugin once, and an expired client certificate or a missing plugin says so.
 
 #include "core/config/effectiveconfig.h"
 #include "core/config/kubeconfig.h"
+#include "core/job/jobspec.h"
+#include "core/job/submitter.h"
 #include "core/kube/execcredentialprovider.h"
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
 #include "support/sandboxfixture.h"
+#include "support/sandboxjobs.h"
 #include "support/testcertificates.h"
 #include "support/testutil.h"
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QSignalSpy>
@@ -59,6 +64,39 @@ class TestClientAuthSandbox : public QObject
         return result.value_or(Kube::ApiResult{});
     }
 
+    // Submits a small job signed in as client is, and names what went wrong if it did not end
+    // with the RayJob created.
+    QString submitWith(Kube::KubeClient &client, const QString &tag)
+    {
+        const QString code = m_dir.filePath(QStringLiteral("code-") + tag);
+        QDir().mkpath(code + QStringLiteral("/configs"));
+        writeFile(code + QStringLiteral("/configs/run.yaml"), QByteArray("grpo:\n  max_num_steps: 1\n# ") + tag.toUtf8() + '\n');
+        writeFile(code + QStringLiteral("/jobspec.json"),
+                  "{\"version\":1,\"name\":\"auth\",\"recipe\":{\"algorithm\":\"grpo\",\"config\":\"configs/run.yaml\"},"
+                  "\"pools\":[{\"name\":\"train\",\"series\":\"h100\",\"nodes\":1,\"gpusPerNode\":1}]}");
+        auto spec = Job::JobSpec::load(code + QStringLiteral("/jobspec.json"));
+        if (!spec) return spec.error().message;
+        S3::S3Client s3(s3ClientConfig(*m_sandbox));
+        Job::SubmitOptions options;
+        options.spec = *spec;
+        options.runnerPexPath = QStringLiteral(SF_BIN_DIR "/../share/starforge/runner.pex");
+        Job::Submitter submitter(&client, &s3, options);
+        submitter.start();
+        if (!QTest::qWaitFor([&] { return submitter.stage() == Job::Submitter::Stage::Done || submitter.stage() == Job::Submitter::Stage::Failed; },
+                             60000)) {
+            return QStringLiteral("the submission did not end");
+        }
+        if (!submitter.result()) return submitter.result().error().message;
+        Kube::ApiRequest get;
+        get.path = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs/") + submitter.result()->rayJobName;
+        std::optional<Kube::ApiResult> created;
+        QObject context;
+        client.send(get, &context, [&created](const Kube::ApiResult &r) { created = r; });
+        (void)QTest::qWaitFor([&] { return created.has_value(); }, 30000);
+        if (!created || !created->ok()) return QStringLiteral("the RayJob is not there");
+        return {};
+    }
+
     int pluginRuns() const
     {
         QFile file(m_log);
@@ -78,7 +116,7 @@ private Q_SLOTS:
         QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
     }
 
-    void everyContextLists_data()
+    void everyContextListsAndSubmits_data()
     {
         QTest::addColumn<QString>("context");
         QTest::newRow("token") << QStringLiteral("starforge-sandbox");
@@ -86,7 +124,7 @@ private Q_SLOTS:
         QTest::newRow("exec plugin") << QStringLiteral("starforge-sandbox-exec");
     }
 
-    void everyContextLists()
+    void everyContextListsAndSubmits()
     {
         QFETCH(QString, context);
         auto config = clientFor(context);
@@ -95,6 +133,8 @@ private Q_SLOTS:
         const Kube::ApiResult result = listPods(client);
         QVERIFY2(result.ok(), qPrintable(result.error ? result.error->message : QString()));
         QVERIFY(result.json().value(QStringLiteral("items")).isArray());
+        const QString submitted = submitWith(client, context);
+        QVERIFY2(submitted.isEmpty(), qPrintable(submitted));
     }
 
     // The same certificate given inline: the key as FORGE_K8S_CLIENT_KEY_DATA (the keychain's).
