@@ -41,6 +41,7 @@ private:
         if (rule == u"caFile") return caFile;
         if (rule == u"caData") return caData;
         if (rule == u"profileName") return profileName;
+        if (rule == u"proxyUrl") return proxyUrl;
         return {};
     }
     static void row(const char *name, const char *rule, const QString &input, bool valid, const QString &expected)
@@ -140,6 +141,13 @@ private Q_SLOTS:
         row("ca data", "caData", caBase64, true, caBase64);
         row("ca data not base64", "caData", QStringLiteral("not base64 !!"), false, QStringLiteral("not base64"));
         row("ca data not pem", "caData", QStringLiteral("aGVsbG8="), false, QStringLiteral("no PEM certificate"));
+        // Proxies: what Net::proxyFor can use, nothing more
+        row("proxy http", "proxyUrl", QStringLiteral("http://squid.lab:3128"), true, QStringLiteral("http://squid.lab:3128"));
+        row("proxy socks5", "proxyUrl", QStringLiteral(" socks5://127.0.0.1:1080 "), true, QStringLiteral("socks5://127.0.0.1:1080"));
+        row("proxy socks5h", "proxyUrl", QStringLiteral("socks5h://gate:1080"), true, QStringLiteral("socks5h://gate:1080"));
+        row("proxy https refused", "proxyUrl", QStringLiteral("https://tls.corp:3129"), false, QStringLiteral("give the proxy's plain http:// address"));
+        row("proxy ftp", "proxyUrl", QStringLiteral("ftp://x:21"), false, QStringLiteral("a proxy is http:// or socks5://"));
+        row("proxy no scheme", "proxyUrl", QStringLiteral("squid:3128"), false, QStringLiteral("not a proxy URL"));
         // Profile names
         row("profile", "profileName", QStringLiteral("lab-h100"), true, QStringLiteral("lab-h100"));
         row("profile dots", "profileName", QStringLiteral("team.prod_2"), true, QStringLiteral("team.prod_2"));

@@ -61,7 +61,8 @@ QList<SettingDefinition> buildTable()
          QStringLiteral("Server name to verify the API server's certificate against and send in SNI, when it differs from "
                         "the URL's host (kubeconfig's tls-server-name)."));
     add(QStringLiteral("FORGE_K8S_PROXY_URL"), T::ProxyUrl, QString(), cluster,
-         QStringLiteral("Proxy for the API server: http://, https:// or socks5:// (kubeconfig's proxy-url). Empty: "
+         QStringLiteral("Proxy for the API server: http:// or socks5:// (kubeconfig's proxy-url); socks5 proxies resolve host names, as "
+                        "with kubectl. Empty: "
                         "HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment, as kubectl reads them."));
     add(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"), T::Boolean, QStringLiteral("false"), cluster,
          QStringLiteral("Skip verifying the API server's certificate. Only for throw-away clusters: "
@@ -120,7 +121,7 @@ QList<SettingDefinition> buildTable()
          QStringLiteral("PEM file of the CA that signed the S3 endpoint's certificate, for a self-hosted store. "
                         "Without it the system CA store is used."));
     add(QStringLiteral("FORGE_S3_PROXY"), T::ProxyUrl, QString(), s3,
-         QStringLiteral("Proxy for the object store: http://, https:// or socks5://. Empty: HTTPS_PROXY, HTTP_PROXY and "
+         QStringLiteral("Proxy for the object store: http:// or socks5://. Empty: HTTPS_PROXY, HTTP_PROXY and "
                         "NO_PROXY from the environment."));
     add(QStringLiteral("FORGE_S3_ACCESS_KEY"), T::Secret, QString(), s3,
          QStringLiteral("S3 access key id. Kept only in the OS keychain."));

@@ -31,7 +31,7 @@ enum class SettingType {
     CaData,
     CertificateFile,   // a PEM certificate a client presents (FORGE_K8S_CLIENT_CERT_FILE)
     CertificateData,   // the same as base64 of the PEM text
-    ProxyUrl,          // http://, https:// or socks5:// with a host and port
+    ProxyUrl,          // http:// or socks5:// with a host and port
     ExecPlugin,        // a kubeconfig exec stanza as JSON
     Secret,
 };

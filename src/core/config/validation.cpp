@@ -345,8 +345,14 @@ Result<QString> proxyUrl(const QString &text)
     if (!u.isValid() || !trimmed.contains(QStringLiteral("://"))) {
         return Error::invalid(QStringLiteral("%1 is not a proxy URL; write e.g. http://proxy.example.com:3128 or socks5://127.0.0.1:1080").arg(quoted(trimmed)));
     }
-    if (scheme != u"http" && scheme != u"https" && scheme != u"socks5" && scheme != u"socks5h") {
-        return Error::invalid(QStringLiteral("%1 uses the scheme '%2'; a proxy is http://, https:// or socks5://").arg(quoted(trimmed), scheme));
+    if (scheme == u"https") {
+        // Net::proxyFor refuses it too: Qt has no proxy type that speaks TLS to the proxy.
+        return Error::invalid(QStringLiteral("%1 is a proxy reached over TLS (https://), which this app cannot speak to; give the proxy's "
+                                             "plain http:// address (requests to https:// servers stay encrypted through it) or a socks5:// one")
+                                  .arg(quoted(trimmed)));
+    }
+    if (scheme != u"http" && scheme != u"socks5" && scheme != u"socks5h") {
+        return Error::invalid(QStringLiteral("%1 uses the scheme '%2'; a proxy is http:// or socks5://").arg(quoted(trimmed), scheme));
     }
     if (u.host().isEmpty()) {
         return Error::invalid(QStringLiteral("%1 has no host name").arg(quoted(trimmed)));

@@ -39,7 +39,8 @@ Result<QString> caData(const QString &text);
 // A readable PEM file, or base64 of PEM text, holding at least one certificate (a client's).
 Result<QString> certificateFile(const QString &text);
 Result<QString> certificateData(const QString &text);
-// A proxy: http://, https:// or socks5:// (socks5h:// too) with a host; returned as given.
+// A proxy: http:// or socks5:// (socks5h:// too) with a host; returned as given. https:// is
+// refused: Qt cannot speak TLS to a proxy.
 Result<QString> proxyUrl(const QString &text);
 // A kubeconfig exec stanza as JSON (Config::ExecPlugin); returned compact.
 Result<QString> execPlugin(const QString &text);

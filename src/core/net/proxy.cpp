@@ -172,12 +172,10 @@ Result<QNetworkProxy> parseProxy(const QString &text, const QString &source)
         proxy = QNetworkProxy(QNetworkProxy::HttpProxy, url.host(), quint16(url.port(80)));
     } else if (scheme == QLatin1String("socks5") || scheme == QLatin1String("socks5h")) {
         proxy = QNetworkProxy(QNetworkProxy::Socks5Proxy, url.host(), quint16(url.port(1080)));
-        // socks5h: the proxy resolves the name (curl's convention; for a cluster only the far side
-        // can resolve). socks5: this machine resolves it and hands the proxy an address. (Go's
-        // SOCKS dialer hands names to the proxy in both cases.)
-        if (scheme == QLatin1String("socks5")) {
-            proxy.setCapabilities(proxy.capabilities() & ~QNetworkProxy::Capabilities(QNetworkProxy::HostNameLookupCapability));
-        }
+        // Both hand the proxy the host name, never an address resolved here: kubectl's SOCKS
+        // dialer (Go's) does so for socks5://, and a cluster behind a bastion has a name only the
+        // far side can resolve. socks5h:// (curl's spelling for that) is taken as the same.
+        proxy.setCapabilities(proxy.capabilities() | QNetworkProxy::HostNameLookupCapability);
     } else if (scheme == QLatin1String("https")) {
         // Qt's QNetworkProxy has no TLS-to-the-proxy type (HttpProxy, Socks5Proxy and caching
         // proxies only), so such a proxy cannot be reached at all.

@@ -21,8 +21,8 @@ namespace Starforge::Net {
 // explicitUrl (a setting, named settingName in errors) wins when not empty:
 //   http://[user:password@]host[:port]    QNetworkProxy::HttpProxy: CONNECT for https targets,
 //                                         absolute-URI requests for http targets (port 80 if none)
-//   socks5://...                          Socks5Proxy, names resolved on this machine (port 1080)
-//   socks5h://...                         Socks5Proxy, names sent to the proxy to resolve
+//   socks5://... or socks5h://...         Socks5Proxy, host names sent to the proxy to resolve, as
+//                                         kubectl does (port 1080)
 //   https://...                           an error: Qt cannot speak TLS to a proxy
 //   host[:port] (no scheme)               http://host[:port]
 // User and password (percent-decoded) become the proxy's credentials and are registered with

@@ -1,6 +1,8 @@
 #include "core/net/requestpolicy.h"
 
 #include <QCoreApplication>
+#include <QNetworkAccessManager>
+#include <QNetworkProxy>
 #include <QFile>
 #include <QNetworkReply>
 
@@ -86,6 +88,24 @@ bool isTransient(int status, int networkError)
     }
 }
 
+namespace {
+
+// The proxy by its address (never its credentials), the server behind it, and where proxies are set.
+QString proxyFailure(const QNetworkReply *reply, const QString &host)
+{
+    const QNetworkProxy proxy = reply->manager() ? reply->manager()->proxy() : QNetworkProxy();
+    const QString address = proxy.type() == QNetworkProxy::NoProxy || proxy.hostName().isEmpty()
+        ? QString()
+        : QStringLiteral(" %1:%2").arg(proxy.hostName()).arg(proxy.port());
+    return QCoreApplication::translate("Net",
+                                       "The proxy%1 in front of %2 failed: %3. Check that the proxy runs and the proxy "
+                                       "setting (FORGE_K8S_PROXY_URL or FORGE_S3_PROXY, else HTTPS_PROXY and NO_PROXY in the "
+                                       "environment).")
+        .arg(address, host, reply->errorString());
+}
+
+} // namespace
+
 QString describeTransportError(const QNetworkReply *reply)
 {
     if (httpStatus(reply) != 0 || reply->error() == QNetworkReply::NoError) {
@@ -116,8 +136,14 @@ QString describeTransportError(const QNetworkReply *reply)
     case QNetworkReply::ProxyNotFoundError:
     case QNetworkReply::ProxyTimeoutError:
     case QNetworkReply::ProxyAuthenticationRequiredError:
-        return tr("The proxy in front of %1 failed: %2. Check the proxy settings.").arg(host, reply->errorString());
+        return proxyFailure(reply, host);
     default:
+        // Qt 6.4 reports a proxy that refuses the connection as UnknownNetworkError with the
+        // words "Proxy connection refused": blame the proxy, not the server.
+        if (reply->errorString().contains(QLatin1String("proxy"), Qt::CaseInsensitive) && reply->manager()
+            && reply->manager()->proxy().type() != QNetworkProxy::NoProxy) {
+            return proxyFailure(reply, host);
+        }
         return tr("The request to %1 failed: %2.").arg(host, reply->errorString());
     }
 }
