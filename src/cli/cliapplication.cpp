@@ -146,6 +146,7 @@ void CliApplication::start()
     context.secrets = m_secrets;
     context.out = &m_out;
     context.err = &m_err;
+    context.terminal = m_terminal;
     m_command = entry->make(context);
     connect(m_command.get(), &Command::finished, this, [this](int exitCode) { finish(exitCode); });
     m_command->run();

@@ -33,6 +33,9 @@ public:
     // or a log follow stops). A second interrupt quits at once.
     void interrupt();
 
+    // stdin is a terminal (main() asks isatty): exec credential plugins may then ask the person.
+    void setTerminal(bool terminal) { m_terminal = terminal; }
+
     // The command paths of the dispatch table ("profile list", "submit", ...), in usage order.
     static QStringList commandNames();
 
@@ -49,6 +52,7 @@ private:
     Secrets::SecretStore *m_secrets;
     QTextStream &m_out;
     QTextStream &m_err;
+    bool m_terminal = false;
     std::unique_ptr<Command> m_command;
     bool m_finished = false;
 };

@@ -3,6 +3,7 @@
 #include "cli/output.h"
 #include "core/config/profilemanager.h"
 #include "core/job/jobspec.h"
+#include "core/kube/execcredentialprovider.h"
 #include "core/kube/kubeclient.h"
 #include "core/logging/logging.h"
 #include "core/secrets/secretstore.h"
@@ -20,6 +21,7 @@ Command::Command(const CommandContext &context, QObject *parent)
     , m_secrets(context.secrets)
     , m_out(*context.out)
     , m_err(*context.err)
+    , m_terminal(context.terminal)
     , m_work(new QObject(this))
 {
 }
@@ -147,12 +149,29 @@ void Command::openSession(SessionOptions options, std::function<void()> then, st
         }
         source = SessionSource::ofProfile(*profile);
     }
+    // As kubectl: a plugin may ask a person only when there is one at a terminal.
+    options.personPresent = m_terminal;
+    options.forwardStdinToPlugin = m_terminal;
     m_sessions.push_back(std::make_unique<Session>(m_secrets, m_environment, std::move(options)));
     Session *session = m_sessions.back().get();
     m_session = session;
     connect(session, &Session::ready, this, [then] { then(); });
     // The GUI shows a red badge while TLS verification is off; a script's log gets this line.
     connect(session, &Session::partsChanged, this, [this, session] {
+        // What an exec credential plugin writes on stderr (a device code, "waiting for the
+        // browser"), passed on as it comes, as kubectl does: the person may have to act on it.
+        if (Kube::ExecCredentialProvider *credentials = session->kube() ? session->kube()->credentials() : nullptr;
+            credentials && credentials != m_followedCredentials) {
+            m_followedCredentials = credentials;
+            connect(credentials, &Kube::ExecCredentialProvider::output, this, [this](const QString &text) {
+                if (json()) {
+                    printJsonLine(m_err, QJsonObject{{QStringLiteral("credentialPlugin"), text}});
+                } else {
+                    m_err << text;
+                    m_err.flush();
+                }
+            });
+        }
         if (m_warnedInsecure || !session->kube() || !session->config().boolean(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"))) return;
         m_warnedInsecure = true;
         const QString warning = tr("warning: TLS verification is off (FORGE_K8S_INSECURE_SKIP_TLS_VERIFY): anyone on the network path to %1 "

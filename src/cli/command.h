@@ -50,6 +50,9 @@ struct CommandContext
     Secrets::SecretStore *secrets = nullptr;
     QTextStream *out = nullptr;
     QTextStream *err = nullptr;
+    // stdin is a terminal: a person can answer an exec credential plugin (a device-code login),
+    // which then reads stdin as under kubectl.
+    bool terminal = false;
 };
 
 class Command : public QObject
@@ -119,6 +122,8 @@ private:
     std::vector<std::unique_ptr<Session>> m_sessions;
     bool m_finished = false;
     bool m_warnedInsecure = false;
+    bool m_terminal = false;
+    QObject *m_followedCredentials = nullptr;
     QObject *m_work;
 };
 

@@ -294,6 +294,47 @@ private Q_SLOTS:
         QCOMPARE(cli({QStringLiteral("profile"), QStringLiteral("delete"), QStringLiteral("inline"), QStringLiteral("--force")}).exitCode, 0);
     }
 
+    // An exec plugin that needs a person (a device-code login): from a terminal (script(1) gives
+    // the CLI one) its words reach the person while it waits, and approving lets the command
+    // go on; from a pipe the plugin is told nobody is there, and the command says so.
+    void interactivePluginOnATerminal()
+    {
+        const QString connection = sandbox();
+        QVERIFY(!connection.isEmpty());
+        const Run imported = cli({QStringLiteral("profile"), QStringLiteral("import-kubeconfig"), connection + QStringLiteral(".kubeconfig"),
+                                  QStringLiteral("--context"), QStringLiteral("starforge-sandbox-exec"), QStringLiteral("--name"), QStringLiteral("device")});
+        QVERIFY2(imported.exitCode == 0, imported.err.constData());
+        const QString approve = m_dir.filePath(QStringLiteral("approved"));
+        QFile::remove(approve);
+        QProcessEnvironment login;
+        login.insert(QStringLiteral("STARFORGE_CREDENTIAL_INTERACTIVE"), QStringLiteral("1"));
+        login.insert(QStringLiteral("STARFORGE_CREDENTIAL_APPROVE_FILE"), approve);
+
+        // No terminal: refused by the plugin, in its own words.
+        const Run piped = run(QStringLiteral("starforge-cli"), {QStringLiteral("jobs"), QStringLiteral("--profile"), QStringLiteral("device")}, {}, login, 15000);
+        QCOMPARE(piped.exitCode, 1);
+        QVERIFY2(piped.err.contains("needs a person at a terminal"), piped.err.constData());
+
+        // On a terminal: the device code is shown while the plugin waits, then the list.
+        QProcess terminal;
+        terminal.setProcessEnvironment(environment(login));
+        terminal.setProcessChannelMode(QProcess::MergedChannels);
+        terminal.start(QStringLiteral("script"), {QStringLiteral("-qfec"), QStringLiteral(SF_BIN_DIR "/starforge-cli jobs --profile device"), QStringLiteral("/dev/null")});
+        QVERIFY(terminal.waitForStarted(10000));
+        QByteArray seen;
+        const bool prompted = QTest::qWaitFor([&] {
+            seen += terminal.readAll();
+            return seen.contains("enter the code") || terminal.state() == QProcess::NotRunning;
+        }, 15000);
+        QVERIFY2(prompted && terminal.state() == QProcess::Running, seen.constData());
+        QVERIFY(Testing::writeFile(approve, "yes"));
+        QVERIFY(QTest::qWaitFor([&] { return terminal.state() == QProcess::NotRunning; }, 15000));
+        seen += terminal.readAll();
+        QCOMPARE(terminal.exitCode(), 0);
+        QVERIFY2(seen.contains("namespace starforge"), seen.constData());
+        QCOMPARE(cli({QStringLiteral("profile"), QStringLiteral("delete"), QStringLiteral("device"), QStringLiteral("--force")}).exitCode, 0);
+    }
+
     void handWrittenSecretsMoveIntoTheKeychain()
     {
         QVERIFY(Testing::writeFile(config(), "[profiles]\nold\\FORGE_S3_SECRET_KEY=hand-written-s3-secret-77\nold\\s3_bucket=old-bucket\n"));

@@ -10,6 +10,8 @@
 #include <QTextStream>
 #include <QTimer>
 
+#include <unistd.h>
+
 int main(int argc, char *argv[])
 {
     QCoreApplication app(argc, argv);
@@ -22,6 +24,7 @@ int main(int argc, char *argv[])
     QTextStream err(stderr);
     Starforge::Secrets::KeychainSecretStore secrets;
     Starforge::Cli::CliApplication cli(app.arguments().mid(1), QProcessEnvironment::systemEnvironment(), &secrets, out, err);
+    cli.setTerminal(isatty(STDIN_FILENO) == 1);
     QObject::connect(&cli, &Starforge::Cli::CliApplication::finished, &app, [&app](int code) { app.exit(code); });
     // Ctrl-C cancels a submission and cleans up rather than killing the process mid-upload.
     Starforge::onTerminationSignals(&cli, [&cli] { cli.interrupt(); });
