@@ -102,3 +102,15 @@ import -window root "$out/jobs-panel.png"
 kill "$app" 2>/dev/null || true
 wait "$app" 2>/dev/null || true
 echo "wrote $out/jobs-panel.png"
+
+# Signing in with an exec plugin that needs a person (a device-code login, as cloud CLIs run
+# one): the sign-in dialog shows the plugin's words live. The sandbox's own plugin plays that
+# login and waits for a file that never appears here.
+build/bin/starforge-sandbox --connection-file "$scratch/signin/connection.json" --fleet h100:1x8 2>"$scratch/sandbox.log" &
+sandbox=$!
+wait_for 60 "the sandbox" test -s "$scratch/signin/connection.json"
+$cli profile import-kubeconfig "$scratch/signin/connection.json.kubeconfig" --context starforge-sandbox-exec --name sso >/dev/null
+$cli profile use sso >/dev/null
+STARFORGE_CREDENTIAL_INTERACTIVE=1 STARFORGE_CREDENTIAL_APPROVE_FILE="$scratch/never-approved" shoot sign-in-dialog 4
+kill "$sandbox" 2>/dev/null || true
+wait "$sandbox" 2>/dev/null || true
