@@ -276,7 +276,10 @@ Result<QString> version(const QString &text)
     return trimmed;
 }
 
-Result<QString> caFile(const QString &text)
+namespace {
+
+// A PEM certificate file (noun: "CA file", "certificate file"), as an absolute path.
+Result<QString> pemFile(const QString &text, const QString &noun)
 {
     const QString trimmed = text.trimmed();
     const QFileInfo info(trimmed);
@@ -284,57 +287,51 @@ Result<QString> caFile(const QString &text)
         return Error::invalid(QStringLiteral("%1 is not an absolute path to a PEM file").arg(quoted(trimmed)));
     }
     if (!info.exists()) {
-        return Error::invalid(QStringLiteral("the CA file %1 does not exist").arg(quoted(trimmed)));
+        return Error::invalid(QStringLiteral("the %1 %2 does not exist").arg(noun, quoted(trimmed)));
     }
     if (!info.isFile() || !info.isReadable()) {
-        return Error::invalid(QStringLiteral("the CA file %1 is not a readable file").arg(quoted(trimmed)));
+        return Error::invalid(QStringLiteral("the %1 %2 is not a readable file").arg(noun, quoted(trimmed)));
     }
     if (QSslCertificate::fromPath(trimmed, QSsl::Pem).isEmpty()) {
-        return Error::invalid(QStringLiteral("the CA file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)").arg(quoted(trimmed)));
+        return Error::invalid(QStringLiteral("the %1 %2 holds no PEM certificate (-----BEGIN CERTIFICATE-----)").arg(noun, quoted(trimmed)));
     }
     return trimmed;
+}
+
+// Base64 of a PEM certificate, as a kubeconfig's *-data fields hold it (field names the one to paste).
+Result<QString> pemData(const QString &text, const QString &noun, const QString &field)
+{
+    const QString trimmed = text.trimmed();
+    const auto decoded = QByteArray::fromBase64Encoding(trimmed.toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
+    if (!decoded) {
+        return Error::invalid(QStringLiteral("the %1 is not base64; paste the %2 value of a kubeconfig").arg(noun, field));
+    }
+    if (QSslCertificate::fromData(*decoded, QSsl::Pem).isEmpty()) {
+        return Error::invalid(QStringLiteral("the %1 decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)").arg(noun));
+    }
+    return trimmed;
+}
+
+} // namespace
+
+Result<QString> caFile(const QString &text)
+{
+    return pemFile(text, QStringLiteral("CA file"));
 }
 
 Result<QString> caData(const QString &text)
 {
-    const QString trimmed = text.trimmed();
-    const auto decoded = QByteArray::fromBase64Encoding(trimmed.toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
-    if (!decoded) {
-        return Error::invalid(QStringLiteral("the CA data is not base64; paste the certificate-authority-data value of a kubeconfig"));
-    }
-    if (QSslCertificate::fromData(*decoded, QSsl::Pem).isEmpty()) {
-        return Error::invalid(QStringLiteral("the CA data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)"));
-    }
-    return trimmed;
+    return pemData(text, QStringLiteral("CA data"), QStringLiteral("certificate-authority-data"));
 }
 
 Result<QString> certificateFile(const QString &text)
 {
-    const QString trimmed = text.trimmed();
-    const QFileInfo info(trimmed);
-    if (!info.isAbsolute()) {
-        return Error::invalid(QStringLiteral("%1 is not an absolute path to a PEM file").arg(quoted(trimmed)));
-    }
-    if (!info.isFile() || !info.isReadable()) {
-        return Error::invalid(QStringLiteral("the certificate file %1 does not exist or is not readable").arg(quoted(trimmed)));
-    }
-    if (QSslCertificate::fromPath(trimmed, QSsl::Pem).isEmpty()) {
-        return Error::invalid(QStringLiteral("the file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)").arg(quoted(trimmed)));
-    }
-    return trimmed;
+    return pemFile(text, QStringLiteral("certificate file"));
 }
 
 Result<QString> certificateData(const QString &text)
 {
-    const QString trimmed = text.trimmed();
-    const auto decoded = QByteArray::fromBase64Encoding(trimmed.toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
-    if (!decoded) {
-        return Error::invalid(QStringLiteral("the certificate data is not base64; paste the client-certificate-data value of a kubeconfig"));
-    }
-    if (QSslCertificate::fromData(*decoded, QSsl::Pem).isEmpty()) {
-        return Error::invalid(QStringLiteral("the certificate data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)"));
-    }
-    return trimmed;
+    return pemData(text, QStringLiteral("certificate data"), QStringLiteral("client-certificate-data"));
 }
 
 Result<QString> proxyUrl(const QString &text)
