@@ -3,9 +3,11 @@
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
 
+#include <QCryptographicHash>
 #include <QDateTime>
 #include <QJsonArray>
 #include <QRegularExpression>
+#include <QUuid>
 
 namespace Starforge::Sandbox {
 
@@ -62,8 +64,33 @@ int FleetSpec::nodeCount() const
     return n;
 }
 
+namespace {
+
+// A digest of the node's name and a purpose: stable identities for one node, distinct between nodes.
+QByteArray nodeDigest(const QString &name, const char *purpose)
+{
+    return QCryptographicHash::hash(QByteArray(QByteArray(purpose) + '/' + name.toUtf8()), QCryptographicHash::Sha256);
+}
+
+QString uuidFrom(const QByteArray &digest)
+{
+    return QUuid::fromRfc4122(digest.left(16)).toString(QUuid::WithoutBraces);
+}
+
+// A pulled image's digest as the runtime reports it in imageID: the repository, '@', a sha256.
+QString imageIdOf(const QString &image)
+{
+    const QString repository = image.section(u'/', -1).contains(u':') ? image.section(u':', 0, -2) : image;
+    return repository + QStringLiteral("@sha256:")
+        + QString::fromLatin1(QCryptographicHash::hash(image.toUtf8(), QCryptographicHash::Sha256).toHex());
+}
+
+} // namespace
+
 QJsonObject makeNode(const QString &name, const QString &series, int gpus, const QString &seriesLabel)
 {
+    // The boot of this sandbox run: a new boot ID each start, as a rebooted machine has.
+    static const QByteArray bootSalt = QUuid::createUuid().toRfc4122();
     const QString now = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
     QJsonObject labels{{QStringLiteral("kubernetes.io/hostname"), name},
                        {QStringLiteral("kubernetes.io/os"), QStringLiteral("linux")},
@@ -115,8 +142,13 @@ QJsonObject makeNode(const QString &name, const QString &series, int gpus, const
                      {QStringLiteral("addresses"),
                       QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("InternalIP")}, {QStringLiteral("address"), QStringLiteral("127.0.0.1")}},
                                  QJsonObject{{QStringLiteral("type"), QStringLiteral("Hostname")}, {QStringLiteral("address"), name}}}},
+                     // Every field NodeSystemInfo requires (docs/sandbox.md, "Required fields"): the
+                     // official clients refuse a Node without machineID, systemUUID or bootID.
                      {QStringLiteral("nodeInfo"),
-                      QJsonObject{{QStringLiteral("kubeletVersion"), QStringLiteral("v1.32.4")},
+                      QJsonObject{{QStringLiteral("machineID"), QString::fromLatin1(nodeDigest(name, "machine-id").toHex().left(32))},
+                                  {QStringLiteral("systemUUID"), uuidFrom(nodeDigest(name, "system-uuid"))},
+                                  {QStringLiteral("bootID"), uuidFrom(nodeDigest(name + QString::fromLatin1(bootSalt.toHex()), "boot-id"))},
+                                  {QStringLiteral("kubeletVersion"), QStringLiteral("v1.32.4")},
                                   {QStringLiteral("kubeProxyVersion"), QStringLiteral("v1.32.4")},
                                   {QStringLiteral("containerRuntimeVersion"), QStringLiteral("sandbox://1.0")},
                                   {QStringLiteral("operatingSystem"), QStringLiteral("linux")},
@@ -161,6 +193,7 @@ QJsonObject backgroundPod(const QString &name, const QString &ns, const QString 
                       QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("main")}, {QStringLiteral("ready"), true},
                                              {QStringLiteral("restartCount"), 0},
                                              {QStringLiteral("image"), QStringLiteral("registry.example/background:1")},
+                                             {QStringLiteral("imageID"), imageIdOf(QStringLiteral("registry.example/background:1"))},
                                              {QStringLiteral("state"), QJsonObject{{QStringLiteral("running"),
                                                                                     QJsonObject{{QStringLiteral("startedAt"), now}}}}}}}}}}};
 }

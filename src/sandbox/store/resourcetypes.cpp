@@ -271,7 +271,7 @@ QJsonObject coreEventToEventsV1(const QJsonObject &core)
     copy(QStringLiteral("lastTimestamp"), QStringLiteral("deprecatedLastTimestamp"));
     copy(QStringLiteral("count"), QStringLiteral("deprecatedCount"));
     if (!out.contains(QStringLiteral("eventTime"))) {
-        // eventTime is required on this API; the server fills it from the legacy timestamp.
+        // Required on this API, yet kube-apiserver serves a legacy event's as null (docs/sandbox.md, "Required fields").
         out.insert(QStringLiteral("eventTime"), QJsonValue::Null);
     }
     return out;
