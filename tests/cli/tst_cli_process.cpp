@@ -133,6 +133,20 @@ class TestCliProcess : public QObject
         return dir + QStringLiteral("/jobspec.json");
     }
 
+    // A code folder and a JobSpec for a job that runs on the sandbox's h100 nodes and succeeds
+    // in a few seconds (the sandbox's NeMo-RL stand-in, three steps).
+    QString quickSpec()
+    {
+        const QString dir = m_dir.filePath(QStringLiteral("quick"));
+        QDir().mkpath(dir + QStringLiteral("/configs"));
+        Testing::writeFile(dir + QStringLiteral("/configs/grpo.yaml"), "grpo:\n  max_num_steps: 3\ncluster:\n  gpus_per_node: 1\n  num_nodes: 1\n");
+        Testing::writeFile(dir + QStringLiteral("/jobspec.json"),
+                           R"({"version": 1, "name": "grpo-quick", "code": ".",
+                               "recipe": {"algorithm": "grpo", "config": "configs/grpo.yaml"},
+                               "pools": [{"name": "train", "series": "h100", "nodes": 1, "gpusPerNode": 1}]})");
+        return dir + QStringLiteral("/jobspec.json");
+    }
+
     // Sends one request to the sandbox's API server, as a user with kubectl would.
     Kube::ApiResult kube(const QByteArray &method, const QString &path, const QJsonObject &body = {})
     {
@@ -393,7 +407,7 @@ private Q_SLOTS:
     {
         const Run help = cli({QStringLiteral("--help")});
         QCOMPARE(help.exitCode, 0);
-        for (const char *command : {"manifest SPEC", "submit SPEC [--wait]", "jobs", "status JOB", "events JOB", "diagnose JOB",
+        for (const char *command : {"manifest SPEC", "submit SPEC [--wait]", "jobs [--follow]", "status JOB", "events JOB", "diagnose JOB",
                                     "logs JOB [-f] [--pod P] [--container C] [--tail N]", "capacity", "stop JOB", "delete JOB", "history"}) {
             QVERIFY2(help.out.contains(QByteArray("\n  " + QByteArray(command))), command);
         }
@@ -635,6 +649,63 @@ private Q_SLOTS:
         QVERIFY2(gone.err.contains("neither on the cluster nor in the job history"), gone.err.constData());
     }
 
+    // submit without --wait says who archives the logs; `jobs --follow` is one: a job that ends
+    // while it runs is archived, with one line for it, and Ctrl-C (SIGTERM) ends it with 0.
+    void followArchivesJobsThatEnd()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        QProcess follow;
+        follow.setProcessEnvironment(environment({}));
+        follow.start(QStringLiteral(SF_BIN_DIR "/starforge-cli"), {QStringLiteral("jobs"), QStringLiteral("--follow"), QStringLiteral("--connection-file"), sandbox()});
+        QVERIFY(follow.waitForStarted(10000));
+        QByteArray followErr;
+        QByteArray followOut;
+        const auto drain = [&] {
+            followErr += follow.readAllStandardError();
+            followOut += follow.readAllStandardOutput();
+        };
+        QVERIFY2(QTest::qWaitFor([&] { drain(); return followErr.contains("following the jobs") || follow.state() != QProcess::Running; }, 20000),
+                 followErr.constData());
+        QVERIFY2(follow.state() == QProcess::Running, followErr.constData());
+
+        const Run submitted = job({QStringLiteral("submit"), quickSpec()});
+        QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
+        QVERIFY2(submitted.err.contains("while the Starforge app or `starforge-cli jobs --follow` runs") && submitted.err.contains("3d after the job ends"),
+                 submitted.err.constData());
+        const QString id = QString::fromUtf8(submitted.out).section(u' ', 2, 2);
+        QCOMPARE(id.size(), 6);
+
+        const QByteArray line = "archived " + id.toUtf8() + " grpo-quick-" + id.toUtf8() + " Archived (Succeeded)";
+        const bool archived = QTest::qWaitFor([&] { drain(); return followOut.contains(line) || follow.state() != QProcess::Running; }, 90000);
+        QVERIFY2(archived && followOut.contains(line), QByteArray(followOut + "\n--- stderr:\n" + followErr).constData());
+        const Run history = job({QStringLiteral("history"), QStringLiteral("--json")});
+        QVERIFY2(history.out.contains(QByteArray("\"id\": \"" + id.toUtf8() + "\"")) || history.out.contains(QByteArray("\"id\":\"" + id.toUtf8() + "\"")),
+                 history.out.constData());
+
+        follow.terminate();
+        QVERIFY(follow.waitForFinished(15000));
+        drain();
+        QCOMPARE(follow.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(follow.exitCode() == 0, followErr.constData());
+        QCOMPARE(job({QStringLiteral("delete"), id}).exitCode, 0);
+    }
+
+                                        QStringList{QStringLiteral("history")}, QStringList{QStringLiteral("stop"), id},
+                                        QStringList{QStringLiteral("submit"), stuckSpec()}}) {
+            const Run r = run(QStringLiteral("starforge-cli"), args + command, {}, {}, 15000);
+            QVERIFY2(!r.timedOut, qPrintable(args.join(u' ') + QStringLiteral(" hung")));
+            QVERIFY2(r.exitCode == 1, qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            QVERIFY2(r.err.contains("refused the connection"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            QVERIFY2(r.err.contains("is not running any more: start it again"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            // The sandbox's token and keys are in the file, never in a message.
+            const QJsonObject forge = QJsonDocument::fromJson(Testing::readAll(connection)).object().value(QStringLiteral("forge")).toObject();
+            for (const char *secret : {"FORGE_K8S_TOKEN", "FORGE_S3_SECRET_KEY"}) {
+                QVERIFY(!r.err.contains(forge.value(QLatin1String(secret)).toString().toUtf8()));
+            }
+        }
+        m_sandbox.reset();
+    }
+
     // Last, as it kills the sandbox (a later test would start another).
     void killedSandbox()
     {
@@ -672,21 +743,6 @@ private Q_SLOTS:
         const QStringList command{QStringLiteral("--connection-file"), connection};
         for (const QStringList &args : {QStringList{QStringLiteral("jobs")}, QStringList{QStringLiteral("status"), id},
                                         QStringList{QStringLiteral("logs"), id, QStringLiteral("-f")}, QStringList{QStringLiteral("capacity")},
-                                        QStringList{QStringLiteral("history")}, QStringList{QStringLiteral("stop"), id},
-                                        QStringList{QStringLiteral("submit"), stuckSpec()}}) {
-            const Run r = run(QStringLiteral("starforge-cli"), args + command, {}, {}, 15000);
-            QVERIFY2(!r.timedOut, qPrintable(args.join(u' ') + QStringLiteral(" hung")));
-            QVERIFY2(r.exitCode == 1, qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
-            QVERIFY2(r.err.contains("refused the connection"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
-            QVERIFY2(r.err.contains("is not running any more: start it again"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
-            // The sandbox's token and keys are in the file, never in a message.
-            const QJsonObject forge = QJsonDocument::fromJson(Testing::readAll(connection)).object().value(QStringLiteral("forge")).toObject();
-            for (const char *secret : {"FORGE_K8S_TOKEN", "FORGE_S3_SECRET_KEY"}) {
-                QVERIFY(!r.err.contains(forge.value(QLatin1String(secret)).toString().toUtf8()));
-            }
-        }
-        m_sandbox.reset();
-    }
 };
 
 QTEST_GUILESS_MAIN(TestCliProcess)

@@ -19,6 +19,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <limits>
+
 using namespace Starforge;
 using namespace Starforge::Cluster;
 
@@ -483,6 +485,37 @@ private Q_SLOTS:
         QCOMPARE(tooFew.pools.first().blocked, 1);
         QCOMPARE(tooFew.sentence, QStringLiteral("pool \"main\" can never fit: needs 3 nodes with 8 free GPUs of h200; 1 has 8 free now, 1 more is busy, "
                                                  "1 more is cordoned, not ready or tainted; the series has only 2 schedulable nodes big enough; largest free node has 8"));
+    }
+
+    // A device plugin may publish absurd counts (a fake plugin, a bug): two nodes near INT_MAX
+    // GPUs, and pods asking for as many, must add up without wrapping to a negative number.
+    void hugeGpuCountsDoNotWrap()
+    {
+        const int huge = std::numeric_limits<int>::max() - 1;
+        const CapacityModel model = CapacityModel::build(
+            {node(QStringLiteral("big-00"), QStringLiteral("h200"), huge), node(QStringLiteral("big-01"), QStringLiteral("h200"), huge)},
+            {pod(QStringLiteral("a"), QStringLiteral("big-00"), huge), pod(QStringLiteral("b"), QStringLiteral("big-00"), huge),
+             pod(QStringLiteral("c"), QStringLiteral("gone-node"), huge), pod(QStringLiteral("d"), QStringLiteral("gone-node"), huge)});
+        const SeriesSummary s = model.series(QStringLiteral("h200"));
+        QCOMPARE(s.capacity, 2 * qint64(huge));
+        QCOMPARE(s.used, 2 * qint64(huge));
+        QCOMPARE(s.free, qint64(huge));   // big-01 is free; the overcommitted big-00 counts 0, not less
+        QCOMPARE(s.blocked, qint64(0));
+        QCOMPARE(s.largestFree, huge);
+        QCOMPARE(s.largestAllocatable, huge);
+        const NodeEntry *big = model.node(QStringLiteral("big-00"));
+        QVERIFY(big);
+        QCOMPARE(big->used, 2 * qint64(huge));
+        QCOMPARE(big->free(), 0);
+        QCOMPARE(model.usedOnUnknownNodes(), 2 * qint64(huge));
+
+        // Updates in place keep the exact sums: the second pod goes, then a third node comes.
+        CapacityModel updated = model;
+        updated.removePod(QStringLiteral("ml"), QStringLiteral("b"));
+        QCOMPARE(updated.series(QStringLiteral("h200")).used, qint64(huge));
+        updated.setNode(node(QStringLiteral("big-02"), QStringLiteral("h200"), huge));
+        QCOMPARE(updated.series(QStringLiteral("h200")).capacity, 3 * qint64(huge));
+        QCOMPARE(updated.series(QStringLiteral("h200")).free, 2 * qint64(huge));
     }
 
     void poolsShareNoNode()

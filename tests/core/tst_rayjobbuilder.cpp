@@ -110,7 +110,7 @@ private Q_SLOTS:
         QCOMPARE(at(job, QStringLiteral("metadata.annotations")).value(QStringLiteral("starforge.dev/capsule-sha256")).toString(), Sha);
         QCOMPARE(value(job, QStringLiteral("spec.shutdownAfterJobFinishes")).toBool(), true);
         QCOMPARE(value(job, QStringLiteral("spec.backoffLimit")).toInt(-1), 0);
-        QCOMPARE(value(job, QStringLiteral("spec.ttlSecondsAfterFinished")).toInt(), 600);
+        QCOMPARE(value(job, QStringLiteral("spec.ttlSecondsAfterFinished")).toInt(), 3 * 24 * 3600);
         QCOMPARE(value(job, QStringLiteral("spec.preRunningDeadlineSeconds")).toInt(), 1800);
         QCOMPARE(value(job, QStringLiteral("spec.rayClusterSpec.rayVersion")).toString(), QStringLiteral("2.55.1"));
         const QJsonObject runtimeEnv = QJsonDocument::fromJson(value(job, QStringLiteral("spec.runtimeEnvYAML")).toString().toUtf8()).object();

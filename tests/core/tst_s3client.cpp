@@ -8,8 +8,11 @@
 #include "core/crypto/digest.h"
 #include "core/s3/multipartupload.h"
 #include "core/s3/s3client.h"
+#include "core/session/startupcleanup.h"
 #include "support/testutil.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QRandomGenerator>
@@ -349,6 +352,73 @@ private Q_SLOTS:
         QVERIFY(get->data() == data);
         auto head = wait(m_client->headObject(key));
         QCOMPARE(head->etag(), multipartEtag(data, partSize));
+    }
+
+    // What a killed process leaves: uploads initiated and never completed, a temporary Capsule
+    // folder and a log file. The start-up clean-up aborts the uploads under capsules/ and jobs/
+    // older than its threshold (its clock is moved two days on instead of waiting a day), keeps
+    // everything younger and everything under other prefixes, and removes the stale local files.
+    void startupCleanupAbortsOrphanedUploads()
+    {
+        const QStringList keys{QStringLiteral("capsules/orphan.zip"), QStringLiteral("jobs/orphan1/logs/p/c.log"), QStringLiteral("elsewhere/kept.bin")};
+        QHash<QString, QString> ids;
+        for (const QString &key : keys) {
+            auto created = wait(m_client->createMultipartUpload(key));
+            QVERIFY2(created->result(), qPrintable(created->result().error().message));
+            ids.insert(key, created->uploadId());
+        }
+        const auto pending = [this](const QString &prefix) {
+            auto listed = wait(m_client->listMultipartUploads(prefix));
+            QStringList out;
+            for (const UploadInfo &u : listed->uploads().uploads) out << u.uploadId;
+            return out;
+        };
+        QVERIFY(pending(QStringLiteral("capsules/")).contains(ids.value(keys[0])));
+
+        QTemporaryDir temp;
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        const auto leftover = [&temp](const QString &name, bool folder, const QDateTime &changed) {
+            const QString path = temp.filePath(name);
+            if (folder) QDir().mkpath(path);
+            Testing::writeFile(folder ? path + QStringLiteral("/capsule.zip.a1b2c3") : path, "partial");
+            // The time of last change, as a crash days ago would have left it.
+            return QProcess::execute(QStringLiteral("touch"), {QStringLiteral("-d"), changed.toString(Qt::ISODate), path}) == 0;
+        };
+        QVERIFY(leftover(QStringLiteral("starforge-capsule-OLD111"), true, now.addDays(-3)));
+        QVERIFY(leftover(QStringLiteral("starforge-capsule-NEW222"), true, now));
+        QVERIFY(leftover(QStringLiteral("starforge-log-OLD333.log"), false, now.addDays(-3)));
+        QVERIFY(leftover(QStringLiteral("somebody-else-OLD444"), false, now.addDays(-3)));
+
+        // Started now, the uploads are younger than a day: nothing is aborted.
+        StartupCleanupOptions options;
+        options.tempFolder = temp.path();
+        {
+            StartupCleanup cleanup(m_client.get(), options);
+            cleanup.start();
+            QTRY_VERIFY_WITH_TIMEOUT(cleanup.isFinished(), 30000);
+            QVERIFY2(cleanup.report().problems.isEmpty(), qPrintable(cleanup.report().problems.join(u'\n')));
+            QVERIFY(cleanup.report().abortedUploads.isEmpty());
+            QCOMPARE(cleanup.report().removedFiles.size(), 2);
+        }
+        QVERIFY(!QFileInfo::exists(temp.filePath(QStringLiteral("starforge-capsule-OLD111"))));
+        QVERIFY(!QFileInfo::exists(temp.filePath(QStringLiteral("starforge-log-OLD333.log"))));
+        QVERIFY(QFileInfo::exists(temp.filePath(QStringLiteral("starforge-capsule-NEW222/capsule.zip.a1b2c3"))));
+        QVERIFY(QFileInfo::exists(temp.filePath(QStringLiteral("somebody-else-OLD444"))));
+        QVERIFY(pending(QStringLiteral("jobs/")).contains(ids.value(keys[1])));
+
+        // Two days on, they are orphans: the app's two are aborted, the other prefix is not ours.
+        options.now = now.addDays(2);
+        StartupCleanup later(m_client.get(), options);
+        later.start();
+        QTRY_VERIFY_WITH_TIMEOUT(later.isFinished(), 30000);
+        QVERIFY2(later.report().problems.isEmpty(), qPrintable(later.report().problems.join(u'\n')));
+        QCOMPARE(later.report().abortedUploads.size(), 2);
+        QVERIFY(!pending(QStringLiteral("capsules/")).contains(ids.value(keys[0])));
+        QVERIFY(!pending(QStringLiteral("jobs/")).contains(ids.value(keys[1])));
+        QVERIFY(pending(QStringLiteral("elsewhere/")).contains(ids.value(keys[2])));
+        QVERIFY(!QFileInfo::exists(temp.filePath(QStringLiteral("starforge-capsule-NEW222"))));   // two days on it is stale too
+        auto aborted = wait(m_client->abortMultipartUpload(keys[2], ids.value(keys[2])));
+        QVERIFY(aborted->result());
     }
 
     void cancelLeavesNoUpload()

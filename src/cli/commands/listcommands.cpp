@@ -1,15 +1,20 @@
 // The lists: `starforge-cli jobs` (the jobs on the cluster now) and `starforge-cli history`
-// (the archived ones in the bucket, newest first).
+// (the archived ones in the bucket, newest first). `jobs --follow` is the long-running mode: a
+// session with the job tracker on, as the app's, that archives every job that ends (and those
+// that ended while nobody watched) until Ctrl-C, one line per archived job. Logs are archived
+// only while the app or this runs (docs/jobs.md, "Keeping logs while nobody watches").
 
 #include "cli/commands/commands.h"
 #include "cli/output.h"
 #include "core/job/history.h"
 #include "core/job/jobrecord.h"
 #include "core/job/rayjobbuilder.h"
+#include "core/job/tracker.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
 
 #include <QJsonArray>
+#include <QPointer>
 
 namespace Starforge::Cli {
 
@@ -23,7 +28,11 @@ public:
     void run() override
     {
         if (m_args.positionals.size() != 1) {
-            fail(Error::invalid(QStringLiteral("usage: starforge-cli jobs [--json]")));
+            fail(Error::invalid(QStringLiteral("usage: starforge-cli jobs [--follow] [--json]")));
+            return;
+        }
+        if (m_args.flag(QStringLiteral("follow"))) {
+            followJobs();
             return;
         }
         openSession(clientsOnly(), [this] {
@@ -57,6 +66,66 @@ public:
             });
         });
     }
+
+    // Ctrl-C is how --follow ends; an archive under way is dropped and done again next time
+    // (nothing is deleted before the whole archive is in the bucket).
+    void interrupt() override
+    {
+        if (!m_following) {
+            Command::interrupt();
+            return;
+        }
+        if (!isFinished()) {
+            if (!json()) note(QStringLiteral("stopped following; jobs that end from now on are archived by the app or the next `jobs --follow`"));
+            finish(Ok);
+        }
+    }
+
+private:
+    void followJobs()
+    {
+        m_following = true;
+        SessionOptions options;   // the RayJob informer, the tracker and the capacity it diagnoses with
+        options.followEvents = false;
+        // Kept going across a lost cluster (a VPN that drops overnight), but not for a sandbox
+        // that has stopped: nothing would bring it back.
+        options.giveUpWhenSourceStops = true;
+        openSession(options, [this] {
+            if (!m_session->jobs()) {
+                const auto jobs = m_session->feature(QStringLiteral("jobs"));
+                fail(Error::unavailable(QStringLiteral("cannot follow jobs: %1").arg(jobs ? jobs->reason : QStringLiteral("the job tracker is off"))));
+                return;
+            }
+            if (!json()) {
+                note(QStringLiteral("following the jobs in namespace %1; each job that ends is archived to the bucket (Ctrl-C to stop)").arg(m_session->ns()));
+            }
+        });
+        // A rebuilt session (after the cluster came back) has a new tracker: follow that one.
+        connect(m_session, &Session::partsChanged, this, [this] { attachTracker(); });
+        attachTracker();
+    }
+
+    void attachTracker()
+    {
+        Job::JobTracker *tracker = m_session ? m_session->jobs() : nullptr;
+        if (!tracker || tracker == m_tracker) return;
+        m_tracker = tracker;
+        connect(tracker, &Job::JobTracker::jobArchived, this, [this](const Job::JobRecord &record) {
+            if (json()) {
+                printJsonLine(m_out, recordSummary(record));
+            } else {
+                m_out << "archived " << record.id << " " << record.rayJobName << " " << record.displayState()
+                      << (record.lost.isEmpty() ? QString() : QStringLiteral(" (%1 not archived)").arg(record.lost.size()))
+                      << (record.message.isEmpty() ? QString() : QStringLiteral(": ") + oneLine(record.message)) << Qt::endl;
+            }
+        });
+        connect(tracker, &Job::JobTracker::archiveFailed, this, [this](const QString &id, const QString &message) {
+            if (!json()) note(id + QStringLiteral(": ") + message);
+        });
+    }
+
+    bool m_following = false;
+    QPointer<Job::JobTracker> m_tracker;
 };
 
 class HistoryCommand final : public Command

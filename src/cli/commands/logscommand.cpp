@@ -5,13 +5,18 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/jobcommand.h"
 #include "core/cluster/diagnosis.h"
+#include "core/job/archiver.h"
 #include "core/job/history.h"
 #include "core/job/jobactions.h"
 #include "core/job/jobrecord.h"
 #include "core/kube/logstream.h"
+#include "core/s3/s3client.h"
 #include "core/logging/logging.h"
 
 #include <QDateTime>
+#include <QFile>
+#include <QStringDecoder>
+#include <QTemporaryFile>
 
 #include <memory>
 
@@ -104,6 +109,59 @@ public:
     }
 
 private:
+    // An archived log can be larger than anything held in memory (docs/jobs.md, "The archive"):
+    // it is downloaded to a temporary file and printed from there, --tail from the file's end.
+    void printArchivedObject(const QString &key)
+    {
+        auto file = std::make_shared<QTemporaryFile>(Job::temporaryLogTemplate());
+        if (!file->open()) {
+            fail(Error::io(QStringLiteral("cannot make a temporary file for the archived log: %1").arg(file->errorString())));
+            return;
+        }
+        m_session->s3()->downloadObject(key, file->fileName(), this, [this, file, key](Result<qint64> written) {
+            if (!written) {
+                fail(written.error().code == Error::Code::NotFound ? Error::notFound(QStringLiteral("%1 is not in the archive.").arg(key)) : written.error());
+                return;
+            }
+            QFile log(file->fileName());
+            if (!log.open(QIODevice::ReadOnly)) {
+                fail(Error::io(QStringLiteral("cannot read the downloaded log %1: %2").arg(log.fileName(), log.errorString())));
+                return;
+            }
+            qint64 from = 0;
+            if (m_args.values.contains(QStringLiteral("tail"))) {
+                from = tailOffset(log, m_args.value(QStringLiteral("tail")).toInt());   // checked in runLogs
+            }
+            log.seek(from);
+            QStringDecoder utf8(QStringDecoder::Utf8);   // keeps a character split across two chunks whole
+            while (!log.atEnd()) {
+                m_out << utf8.decode(log.read(1024 * 1024));
+            }
+            finish(Ok);
+        });
+    }
+
+    // Where the last lines of log begin (--tail 0: at its end, so nothing is printed).
+    static qint64 tailOffset(QFile &log, int lines)
+    {
+        qint64 end = log.size();
+        if (end == 0 || lines <= 0) return end;
+        // A last line without its newline counts as a line too.
+        log.seek(end - 1);
+        int newlines = log.read(1) == "\n" ? -1 : 0;
+        qint64 pos = end;
+        while (pos > 0) {
+            const qint64 chunk = std::min<qint64>(pos, 1024 * 1024);
+            pos -= chunk;
+            log.seek(pos);
+            const QByteArray data = log.read(chunk);
+            for (qint64 i = data.size() - 1; i >= 0; --i) {
+                if (data[i] == '\n' && ++newlines == lines) return pos + i + 1;
+            }
+        }
+        return 0;
+    }
+
     void printArchivedLog(const QString &jobId)
     {
         auto s3 = m_session->bucket();
@@ -136,22 +194,7 @@ private:
             if (m_args.flag(QStringLiteral("follow"))) {
                 m_err << "starforge-cli: job " << jobId << " has ended; showing its archived log" << Qt::endl;
             }
-            Job::readArchivedObject(m_session->s3(), chosen->key, this, [this](Result<QByteArray> data) {
-                if (!data) {
-                    fail(data.error());
-                    return;
-                }
-                QByteArray text = *data;
-                if (m_args.values.contains(QStringLiteral("tail"))) {
-                    const int tail = m_args.value(QStringLiteral("tail")).toInt();   // checked in runLogs
-                    QList<QByteArray> lines = text.split('\n');
-                    if (!lines.isEmpty() && lines.last().isEmpty()) lines.removeLast();
-                    lines = lines.mid(std::max<qsizetype>(0, lines.size() - tail));
-                    text = lines.isEmpty() ? QByteArray() : lines.join('\n') + '\n';   // --tail 0: nothing, not an empty line
-                }
-                m_out << QString::fromUtf8(text);
-                finish(Ok);
-            });
+            printArchivedObject(chosen->key);
         });
     }
 };

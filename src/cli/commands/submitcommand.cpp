@@ -80,7 +80,7 @@ public:
                 return;
             }
             // The Capsule is built to show its true content address; nothing is uploaded.
-            QTemporaryDir work;
+            QTemporaryDir work(Job::temporaryCapsuleFolderTemplate());
             const auto built = Job::CapsuleBuilder::build(Job::capsuleOptionsFor(spec, work.filePath(QStringLiteral("capsule.zip")), Job::defaultRunnerPexPath()));
             if (!built) {
                 fail(built.error());
@@ -190,6 +190,14 @@ private:
         if (m_args.flag(QStringLiteral("wait"))) {
             waitFor(s.jobId, m_session->operatorVersion());
         } else {
+            // Nothing follows the job from here: say who archives its logs, and for how long
+            // the cluster keeps them without that (docs/jobs.md, "Keeping logs while nobody watches").
+            if (!json()) {
+                note(QStringLiteral("its logs are archived to the bucket while the Starforge app or `starforge-cli jobs --follow` runs; "
+                                    "without either, the cluster deletes the head and worker logs %1 after the job ends "
+                                    "(FORGE_KUBERAY_TTL_SECONDS)")
+                         .arg(formatAge(m_session->settings().ttlSeconds)));
+            }
             finish(Ok);
         }
     }

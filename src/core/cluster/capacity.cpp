@@ -429,9 +429,9 @@ QList<SeriesSummary> CapacityModel::allSeries() const
     return out;
 }
 
-int CapacityModel::usedOnUnknownNodes() const
+qint64 CapacityModel::usedOnUnknownNodes() const
 {
-    int total = 0;
+    qint64 total = 0;
     for (const auto &use : m_unknownNodeUse) {
         total += use.first;
     }

@@ -104,14 +104,20 @@ struct NodeEntry
     QString series;         // empty: the node has no series label
     int capacity = 0;       // status.capacity nvidia.com/gpu
     int allocatable = 0;    // status.allocatable nvidia.com/gpu: what the numbers use
-    int used = 0;           // GPUs requested by the pods that hold resources on it
+    // 64-bit: the GPU requests of many pods on one node must not wrap around (a device plugin
+    // may publish a huge count, and pods ask for what it says).
+    qint64 used = 0;        // GPUs requested by the pods that hold resources on it
     int pods = 0;           // those pods
     Block block = Block::None;
     QString blockDetail;    // the taint for Tainted, the Ready reason for NotReady
 
     bool schedulable() const { return block == Block::None; }
-    int free() const { return schedulable() ? std::max(0, allocatable - used) : 0; }
-    int blocked() const { return schedulable() ? 0 : std::max(0, allocatable - used); }
+    // At most allocatable, so an int.
+    int free() const { return schedulable() ? unused() : 0; }
+    int blocked() const { return schedulable() ? 0 : unused(); }
+
+private:
+    int unused() const { return static_cast<int>(std::max<qint64>(0, qint64(allocatable) - used)); }
 };
 
 struct SeriesSummary
@@ -120,10 +126,12 @@ struct SeriesSummary
     int nodes = 0;
     int schedulableNodes = 0;
     int blockedNodes = 0;
-    int capacity = 0;       // allocatable, all nodes
-    int used = 0;
-    int free = 0;
-    int blocked = 0;
+    // Sums over nodes, in 64 bits: two nodes that each publish close to INT_MAX GPUs (a broken
+    // or fake device plugin) would wrap an int around to a negative total.
+    qint64 capacity = 0;    // allocatable, all nodes
+    qint64 used = 0;
+    qint64 free = 0;
+    qint64 blocked = 0;
     int largestFree = 0;              // the most free GPUs on one schedulable node
     int largestAllocatable = 0;       // the largest schedulable node
 };
@@ -209,7 +217,7 @@ public:
     SeriesSummary series(const QString &series) const;
     QList<SeriesSummary> allSeries() const;
     // GPUs requested by pods bound to nodes the model does not know.
-    int usedOnUnknownNodes() const;
+    qint64 usedOnUnknownNodes() const;
 
     FitVerdict fit(const FitRequest &request) const;
 
@@ -223,10 +231,10 @@ private:
     {
         int nodes = 0;
         int schedulableNodes = 0;
-        int capacity = 0;
-        int used = 0;
-        int free = 0;
-        int blocked = 0;
+        qint64 capacity = 0;
+        qint64 used = 0;
+        qint64 free = 0;
+        qint64 blocked = 0;
         std::map<int, int> freeCounts;         // free GPUs -> schedulable nodes with that many
         std::map<int, int> allocatableCounts;  // allocatable -> schedulable nodes
     };
@@ -242,7 +250,7 @@ private:
     QHash<QString, NodeEntry> m_nodes;
     QHash<QString, Kube::Node> m_nodeViews;            // to re-judge on new tolerations
     QHash<QString, PodUse> m_pods;                     // "ns/name" -> where and how much
-    QHash<QString, QPair<int, int>> m_unknownNodeUse;  // node -> (gpus, pods) before it appears
+    QHash<QString, QPair<qint64, int>> m_unknownNodeUse;  // node -> (gpus, pods) before it appears
     QHash<QString, SeriesTotals> m_series;
     QHash<QString, QSet<QString>> m_seriesNodes;
 };

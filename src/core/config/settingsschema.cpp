@@ -100,9 +100,16 @@ QList<SettingDefinition> buildTable()
 
     add(QStringLiteral("FORGE_KUBERAY_RAY_VERSION"), T::Version, QStringLiteral("2.55.1"), kuberay,
          QStringLiteral("rayVersion of every RayCluster: the Ray release in the image, compatible with the operator."), false);
-    add(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS"), T::Integer, QStringLiteral("600"), kuberay,
-         QStringLiteral("ttlSecondsAfterFinished: how long the operator keeps a finished RayJob. A fallback; the app "
-                        "deletes the RayJob itself once its logs are archived."), false, 0, 7 * 24 * 3600);
+    // Three days: a job that ends on Friday evening while the laptop is shut still has its
+    // RayCluster (head and worker logs) when the app or `jobs --follow` runs again on Monday
+    // (docs/jobs.md, "Keeping logs while nobody watches").
+    add(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS"), T::Integer, QStringLiteral("259200"), kuberay,
+         QStringLiteral("ttlSecondsAfterFinished: seconds the operator keeps a finished job's RayCluster (the head and "
+                        "worker pods with their logs) before deleting it, whether or not the logs were archived. Logs "
+                        "are archived only while the app or `starforge-cli jobs --follow` runs, so this is how long a "
+                        "finished job may wait for one of them; past it the head and worker logs are lost. Meanwhile "
+                        "the job's idle Ray pods keep their GPUs."),
+         false, 0, 7 * 24 * 3600);
     add(QStringLiteral("FORGE_KUBERAY_PRERUNNING_DEADLINE_S"), T::Integer, QStringLiteral("1800"), kuberay,
          QStringLiteral("Seconds a job may spend before running (image pulls, scheduling) before it is failed and "
                         "deleted, with the events that explain why kept."), false, 1, 7 * 24 * 3600);

@@ -2,10 +2,14 @@
 
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
+#include "core/s3/multipartupload.h"
 #include "core/s3/s3client.h"
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QPointer>
+#include <QTemporaryFile>
 
 namespace Starforge::Job {
 
@@ -123,33 +127,108 @@ void JobArchiver::nextLogs()
     }
 }
 
+QString temporaryLogTemplate()
+{
+    return QDir::tempPath() + QStringLiteral("/starforge-log-XXXXXX.log");
+}
+
+struct JobArchiver::LogTransfer
+{
+    LogTask task;
+    QString key;
+    std::unique_ptr<QTemporaryFile> file;
+    QPointer<S3::MultipartUpload> upload;
+
+    ~LogTransfer()
+    {
+        // An archive that ended early (failed, or its archiver deleted): the upload is aborted
+        // on the server, so no parts are left behind, and goes once it has.
+        if (upload) {
+            upload->disconnect();
+            QObject::connect(upload, &S3::MultipartUpload::finished, upload, &QObject::deleteLater);
+            upload->cancel();
+        }
+    }
+};
+
 void JobArchiver::fetchLog(const LogTask &task)
 {
     ++m_logsInFlight;
+    auto transfer = std::make_shared<LogTransfer>();
+    transfer->task = task;
+    transfer->key = ArchiveKeys::log(m_request.record.id, task.pod, task.container);
+    transfer->file = std::make_unique<QTemporaryFile>(temporaryLogTemplate());
+    if (!transfer->file->open()) {
+        finish(Error::io(tr("Cannot make a temporary file for the log of %1 in pod %2 in %3: %4")
+                             .arg(task.container, task.pod, QDir::tempPath(), transfer->file->errorString())));
+        return;
+    }
+    m_transfers.append(transfer);
     Kube::ApiRequest request;
     request.path = Kube::ResourceKind::pods().path(m_request.ns, task.pod, QStringLiteral("log"));
     request.query.addQueryItem(QStringLiteral("container"), task.container);
     request.what = tr("read the log of %1 in pod %2").arg(task.container, task.pod);
-    request.timeoutMs = 300000;   // a long log is one large body
-    m_kube->send(request, this, [this, task](const Kube::ApiResult &result) {
+    // Streamed to the file, so its size is bounded by the disk. The timeout is Qt's transfer
+    // timeout, which counts from the last byte received, not from the start.
+    request.sink = transfer->file.get();
+    request.timeoutMs = 300000;
+    m_kube->send(request, this, [this, transfer](const Kube::ApiResult &result) {
+        if (m_result) {
+            return;
+        }
         if (!result.ok()) {
-            --m_logsInFlight;
             // A pod can go between the snapshot and the read: the log is lost, the archive goes on.
             if (result.error->kind == Kube::ApiError::Kind::NotFound || result.error->kind == Kube::ApiError::Kind::Invalid) {
-                m_request.record.lost << tr("The log of %1 in pod %2: %3").arg(task.container, task.pod, result.error->message);
-                nextLogs();
+                m_request.record.lost << tr("The log of %1 in pod %2: %3").arg(transfer->task.container, transfer->task.pod, result.error->message);
+                logDone(transfer);
             } else {
                 finish(result.error->toError());
             }
             return;
         }
-        const QString key = ArchiveKeys::log(m_request.record.id, task.pod, task.container);
-        m_request.record.logs.append({task.pod, task.container, task.role, key, result.body.size()});
-        put(key, result.body, LogType, [this] {
-            --m_logsInFlight;
-            nextLogs();
-        });
+        storeLog(transfer);
     });
+}
+
+void JobArchiver::storeLog(const std::shared_ptr<LogTransfer> &transfer)
+{
+    QTemporaryFile &file = *transfer->file;
+    if (!file.flush()) {
+        finish(Error::io(tr("Cannot write the log of %1 in pod %2 to %3: %4").arg(transfer->task.container, transfer->task.pod, file.fileName(), file.errorString())));
+        return;
+    }
+    const qint64 size = file.size();
+    m_request.record.logs.append({transfer->task.pod, transfer->task.container, transfer->task.role, transfer->key, size});
+    if (size <= m_request.singlePutMaxBytes) {
+        file.seek(0);
+        put(transfer->key, file.readAll(), LogType, [this, transfer] { logDone(transfer); });
+        return;
+    }
+    S3::MultipartOptions options;
+    options.partSize = std::max(m_request.multipartPartSize, S3::MultipartOptions::MinPartSize);
+    options.concurrency = 2;
+    options.contentType = LogType;
+    transfer->upload = m_s3->uploadFile(transfer->key, file.fileName(), options);
+    connect(transfer->upload, &S3::MultipartUpload::finished, this, [this, transfer] {
+        S3::MultipartUpload *upload = transfer->upload;
+        transfer->upload = nullptr;
+        upload->deleteLater();
+        if (m_result) {
+            return;
+        }
+        if (const Result<void> stored = upload->result(); !stored) {
+            finish(Error::unavailable(tr("Archiving to %1 failed: %2 The RayJob is kept; the archive will be tried again.").arg(transfer->key, stored.error().message)));
+            return;
+        }
+        logDone(transfer);
+    });
+}
+
+void JobArchiver::logDone(const std::shared_ptr<LogTransfer> &transfer)
+{
+    --m_logsInFlight;
+    m_transfers.removeOne(transfer);   // its temporary file goes with it
+    nextLogs();
 }
 
 void JobArchiver::put(const QString &key, const QByteArray &data, const QByteArray &contentType, std::function<void()> then)
@@ -240,6 +319,8 @@ void JobArchiver::finish(Result<JobRecord> result)
         return;
     }
     m_result = std::move(result);
+    // Whatever is still on its way stops here: uploads are aborted, temporary files removed.
+    m_transfers.clear();
     Q_EMIT finished();
 }
 

@@ -10,6 +10,10 @@
 // Nothing is deleted unless every object reached the bucket: a failed archive leaves the
 // RayJob in place to be archived again, so a job's logs are never lost to a flaky store.
 // Archiving twice is harmless: the keys are the same and the delete tolerates 404.
+// A log of any size is archived in bounded memory: it is streamed from pods/log into a
+// temporary file (temporaryLogTemplate(), removed when done and, after a crash, by the
+// session's start-up clean-up), then sent with one PUT when small or as a multipart upload
+// (docs/jobs.md, "The archive").
 
 #include "core/job/jobrecord.h"
 #include "core/job/jobsnapshot.h"
@@ -17,6 +21,7 @@
 
 #include <QObject>
 
+#include <memory>
 #include <optional>
 
 namespace Starforge::Kube {
@@ -24,7 +29,9 @@ class KubeClient;
 }
 namespace Starforge::S3 {
 class S3Client;
+class MultipartUpload;
 }
+class QTemporaryFile;
 
 namespace Starforge::Job {
 
@@ -34,6 +41,10 @@ QJsonObject archivedObjects(const JobSnapshot &snapshot);
 // diagnose` reads for an ended job); missing or damaged parts are left empty.
 JobSnapshot snapshotFromArchive(const QByteArray &objectsJson, const QByteArray &eventsJson);
 
+// Where a log waits between pods/log and the bucket: QTemporaryFile's template, in the
+// system's temporary folder. The start-up clean-up removes what a crash left with this name.
+QString temporaryLogTemplate();
+
 struct ArchiveRequest
 {
     JobRecord record;            // the outcome: state, reason, message, cause
@@ -41,6 +52,11 @@ struct ArchiveRequest
     QString ns;
     bool deleteRayJob = true;
     int parallelLogs = 4;
+    // A log up to this size goes up in one PUT, read back into memory; a larger one as a
+    // multipart upload with parts of multipartPartSize, two at a time. Memory stays at about
+    // parallelLogs × max(singlePutMaxBytes, 4 × multipartPartSize) whatever the logs' sizes.
+    qint64 singlePutMaxBytes = 8 * 1024 * 1024;
+    qint64 multipartPartSize = 8 * 1024 * 1024;
 };
 
 class JobArchiver final : public QObject
@@ -65,10 +81,14 @@ private:
         QString container;
         QString role;
     };
+    // One log on its way: the temporary file it streams into, then its upload.
+    struct LogTransfer;
 
     void planLogs();
     void nextLogs();
     void fetchLog(const LogTask &task);
+    void storeLog(const std::shared_ptr<LogTransfer> &transfer);
+    void logDone(const std::shared_ptr<LogTransfer> &transfer);
     void put(const QString &key, const QByteArray &data, const QByteArray &contentType, std::function<void()> then);
     void writeRecord();
     void deleteRayJob();
@@ -79,6 +99,7 @@ private:
     ArchiveRequest m_request;
     QList<LogTask> m_logQueue;
     int m_logsInFlight = 0;
+    QList<std::shared_ptr<LogTransfer>> m_transfers;   // in flight; their files go with them
     std::optional<Result<JobRecord>> m_result;
 };
 

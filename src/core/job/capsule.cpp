@@ -595,4 +595,9 @@ void CapsuleBuilder::cancel()
     if (m_shared) m_shared->cancelled = true;
 }
 
+QString temporaryCapsuleFolderTemplate()
+{
+    return QDir::tempPath() + QStringLiteral("/starforge-capsule-XXXXXX");
+}
+
 } // namespace Starforge::Job

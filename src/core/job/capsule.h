@@ -48,6 +48,11 @@ struct CapsuleOptions
     int threads = 0;              // 0: QThread::idealThreadCount()
 };
 
+// The folder a Capsule is built in before upload: QTemporaryDir's template, in the system's
+// temporary folder. A process that dies mid-submit leaves it behind; the session's start-up
+// clean-up removes those older than a day by this name.
+QString temporaryCapsuleFolderTemplate();
+
 struct CapsuleFile
 {
     QString path;                 // relative to the top-level folder, `/` separators

@@ -83,7 +83,7 @@ void Submitter::start()
     }
     m_submission.jobId = m_options.jobId.isEmpty() ? RayJobBuilder::newJobId() : m_options.jobId;
     m_submission.rayJobName = RayJobBuilder::rayJobName(spec, m_submission.jobId);
-    m_workDir = std::make_unique<QTemporaryDir>();
+    m_workDir = std::make_unique<QTemporaryDir>(temporaryCapsuleFolderTemplate());   // named for the start-up clean-up
     if (!m_workDir->isValid()) {
         fail(Error::io(tr("Cannot make a temporary folder for the Capsule: %1.").arg(m_workDir->errorString())));
         return;

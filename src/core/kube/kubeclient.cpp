@@ -257,12 +257,70 @@ QNetworkReply *KubeClient::start(const ApiRequest &request, int timeoutMs)
     return reply;
 }
 
+namespace {
+// Properties guardBody() leaves on a reply for collect().
+constexpr char TooLargeProperty[] = "starforge.bodyLimit";
+constexpr char SinkErrorProperty[] = "starforge.sinkError";
+constexpr char StreamedProperty[] = "starforge.streamedBytes";
+constexpr qint64 SinkReadBufferBytes = 1024 * 1024;
+
+QString mebibytes(qint64 bytes)
+{
+    return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', bytes % (1024 * 1024) == 0 ? 0 : 1);
+}
+} // namespace
+
+void KubeClient::guardBody(QNetworkReply *reply, qint64 maxBytes, QIODevice *sink)
+{
+    if (sink) {
+        // Qt stops reading the socket while this much is unread, so a fast server cannot fill
+        // memory faster than the sink takes it.
+        reply->setReadBufferSize(SinkReadBufferBytes);
+    }
+    auto onData = [reply, maxBytes, sink] {
+        if (!reply->isOpen()) return;
+        const int status = Net::httpStatus(reply);
+        if (sink && status >= 200 && status < 300) {
+            const QByteArray chunk = reply->readAll();
+            if (sink->write(chunk) != chunk.size()) {
+                reply->setProperty(SinkErrorProperty, sink->errorString());
+                reply->abort();
+                return;
+            }
+            reply->setProperty(StreamedProperty, reply->property(StreamedProperty).toLongLong() + chunk.size());
+            return;
+        }
+        if (maxBytes > 0 && reply->bytesAvailable() > maxBytes) {
+            reply->setProperty(TooLargeProperty, maxBytes);
+            reply->abort();
+        }
+    };
+    connect(reply, &QNetworkReply::readyRead, reply, onData);
+    // The tail that arrives with the end is written before anyone collects the reply (this
+    // connection is made before the caller's).
+    connect(reply, &QNetworkReply::finished, reply, onData);
+}
+
 ApiResult KubeClient::collect(QNetworkReply *reply, const QString &what)
 {
     ApiResult result;
     result.status = Net::httpStatus(reply);
     result.body = reply->isOpen() ? reply->readAll() : QByteArray();   // an aborted reply is closed
     result.retryAfter = reply->rawHeader("Retry-After");
+    result.streamedBytes = reply->property(StreamedProperty).toLongLong();
+    if (const QVariant limit = reply->property(TooLargeProperty); limit.isValid()) {
+        result.body.clear();
+        result.error = ApiError::transport(tr("Could not %1: the API server's answer is larger than %2 MiB, the most Starforge reads "
+                                              "into memory. Ask for less (a label selector, a smaller page, tailLines).")
+                                               .arg(what, mebibytes(limit.toLongLong())));
+        return result;
+    }
+    if (const QVariant sinkError = reply->property(SinkErrorProperty); sinkError.isValid()) {
+        result.error = ApiError::transport(tr("Could not %1: writing it to disk failed (%2). Free some space in the temporary folder "
+                                              "and try again.")
+                                               .arg(what, sinkError.toString()));
+        return result;
+    }
     if (result.status == 0) {
         QString sentence = Net::describeTransportError(reply);
         if (sentence.isEmpty()) {
@@ -301,6 +359,7 @@ QNetworkReply *KubeClient::sendSignedIn(const ApiRequest &request, const QObject
 QNetworkReply *KubeClient::sendNow(const ApiRequest &request, const QObject *context, Callback done, bool renewed)
 {
     QNetworkReply *reply = start(request, request.timeoutMs);
+    guardBody(reply, request.maxBodyBytes < 0 ? m_config.maxBodyBytes : request.maxBodyBytes, request.sink);
     const QString what = request.what.isEmpty() ? QString::fromLatin1(request.method) + QLatin1Char(' ') + request.path
                                                 : request.what;
     connect(context, &QObject::destroyed, reply, &QNetworkReply::abort);
@@ -321,7 +380,11 @@ QNetworkReply *KubeClient::sendNow(const ApiRequest &request, const QObject *con
 
 QNetworkReply *KubeClient::openStream(const ApiRequest &request)
 {
-    return start(request, request.timeoutMs < 0 ? 0 : request.timeoutMs);
+    QNetworkReply *reply = start(request, request.timeoutMs < 0 ? 0 : request.timeoutMs);
+    // A stream's reader takes what arrives as it arrives, so only an answer nobody reads (an
+    // error body before the reader looks at the status) can grow: it gets the same bound.
+    guardBody(reply, request.maxBodyBytes < 0 ? m_config.maxBodyBytes : request.maxBodyBytes, request.sink);
+    return reply;
 }
 
 } // namespace Starforge::Kube

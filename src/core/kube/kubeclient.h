@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 
+class QIODevice;
 class QNetworkAccessManager;
 class QNetworkReply;
 class QNetworkRequest;
@@ -38,6 +39,9 @@ struct ClientConfig
     Net::TlsSettings tls;        // CA trust, a client certificate, tls-server-name
     std::optional<Config::ExecPlugin> exec;   // when set, its credential is used instead of token
     int timeoutMs = 30000;       // ordinary requests; streams have none
+    // The largest answer send() holds in memory. A list page of 500 pods is a few MiB; an
+    // answer past this is refused with a sentence rather than growing the process without end.
+    qint64 maxBodyBytes = 128 * 1024 * 1024;
     QString ns;                  // the namespace the app works in
     QString proxyUrl;            // FORGE_K8S_PROXY_URL; empty: the environment's (Net::proxyFor)
 
@@ -58,6 +62,12 @@ struct ApiRequest
     QByteArray contentType = "application/json";
     QString what;                // the action in words, for error sentences: "list pods"
     int timeoutMs = -1;          // -1: the client's; 0: none
+    // A successful (2xx) body is written here as it arrives instead of being held: memory stays
+    // at one read buffer and the size is bounded by the disk, not by maxBodyBytes. ApiResult's
+    // body is then empty and streamedBytes says how much was written. An error answer is still
+    // read into ApiResult::body (bounded) for its Status. The device must stay open until done.
+    QIODevice *sink = nullptr;
+    qint64 maxBodyBytes = -1;    // -1: the client's (ClientConfig::maxBodyBytes)
 };
 
 struct ApiResult
@@ -65,6 +75,7 @@ struct ApiResult
     int status = 0;
     QByteArray body;
     QByteArray retryAfter;
+    qint64 streamedBytes = 0;    // written to ApiRequest::sink
     std::optional<ApiError> error;
 
     bool ok() const { return !error.has_value(); }
@@ -94,6 +105,7 @@ public:
 
     // An open streaming reply (watch, follow, proxy) with no transfer timeout unless given one;
     // the caller owns it and reads it as data arrives. Its HTTP status is known at metaDataChanged.
+    // What stays unread is bounded as for send() (guardBody), so read it on readyRead.
     QNetworkReply *openStream(const ApiRequest &request);
 
     QUrl url(const QString &path, const QUrlQuery &query = {}) const;
@@ -101,8 +113,13 @@ public:
     // The exec credential plugin's runner, or nullptr; the GUI listens to it for sign-in prompts.
     ExecCredentialProvider *credentials() const { return m_exec; }
 
-    // Collects the outcome of a finished reply (status, body, error sentence).
+    // Collects the outcome of a finished reply (status, body, error sentence). A reply that
+    // guardBody() stopped for its size, or whose sink failed, reads as that error.
     static ApiResult collect(QNetworkReply *reply, const QString &what);
+
+    // Bounds what reply may hold unread to maxBytes: past it the reply is aborted and collect()
+    // names the limit. With sink, a 2xx body goes there as it arrives instead (see ApiRequest).
+    static void guardBody(QNetworkReply *reply, qint64 maxBytes, QIODevice *sink = nullptr);
 
 private:
     QNetworkReply *start(const ApiRequest &request, int timeoutMs);

@@ -7,6 +7,7 @@
 #include "core/s3/s3errors.h"
 
 #include <QCoreApplication>
+#include <QFile>
 #include <QLoggingCategory>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
@@ -26,6 +27,8 @@ QString tr(const char *text)
 {
     return QCoreApplication::translate("S3", text);
 }
+
+constexpr qint64 SinkReadBufferBytes = 1024 * 1024;
 
 int defaultPort(const QUrl &url)
 {
@@ -168,24 +171,74 @@ void S3Reply::send()
     }
     ++m_attempts;
     m_reply = m_client->sendSigned(m_spec);
+    if (m_sink) {
+        // Qt stops reading the socket while this much is unread: the sink sets the pace.
+        m_reply->setReadBufferSize(SinkReadBufferBytes);
+    }
+    connect(m_reply, &QNetworkReply::readyRead, this, &S3Reply::onData);
     connect(m_reply, &QNetworkReply::finished, this, &S3Reply::onFinished);
     if (m_spec.sendsBody) {
         connect(m_reply, &QNetworkReply::uploadProgress, this, &S3Reply::uploadProgress);
     }
 }
 
+void S3Reply::onData()
+{
+    if (!m_reply || m_bodyError || !m_reply->isOpen()) {
+        return;
+    }
+    const int status = Net::httpStatus(m_reply);
+    if (m_sink && status >= 200 && status < 300) {
+        const QByteArray chunk = m_reply->readAll();
+        if (m_sink->write(chunk) != chunk.size()) {
+            m_bodyError = Error::io(tr("Writing %1 to disk failed: %2. Free some space and try again.").arg(m_spec.key, m_sink->errorString()));
+            m_reply->abort();
+            return;
+        }
+        m_sinkWritten += chunk.size();
+        return;
+    }
+    const qint64 limit = m_client ? m_client->config().maxBodyBytes : 0;
+    if (limit > 0 && m_reply->bytesAvailable() > limit) {
+        const QString what = m_spec.key.isEmpty() ? tr("a request to bucket %1").arg(m_client->config().bucket) : m_spec.key;
+        m_bodyError = Error::unavailable(tr("The S3 server's answer for %1 is larger than %2 MiB, the most Starforge holds in memory; "
+                                            "it was not read. A large object is downloaded to a file instead.")
+                                             .arg(what)
+                                             .arg(limit / (1024 * 1024)));
+        m_reply->abort();
+    }
+}
+
+bool S3Reply::rewindSink()
+{
+    if (m_sinkWritten == 0) {
+        return true;
+    }
+    auto *file = qobject_cast<QFileDevice *>(m_sink);
+    if (!file || !file->flush() || !file->resize(0) || !file->seek(0)) {
+        return false;
+    }
+    m_sinkWritten = 0;
+    return true;
+}
+
 void S3Reply::onFinished()
 {
     QNetworkReply *reply = m_reply;
+    onData();   // the tail that came with the end
     m_reply = nullptr;
     reply->deleteLater();
     if (m_aborted) {
         finish(Error::unavailable(tr("The S3 request was cancelled.")));
         return;
     }
+    if (m_bodyError) {
+        finish(m_bodyError);
+        return;
+    }
 
     m_status = Net::httpStatus(reply);
-    m_body = reply->readAll();
+    m_body = reply->isOpen() ? reply->readAll() : QByteArray();
     m_headers.clear();
     for (const auto &[name, value] : reply->rawHeaderPairs()) {
         m_headers.insert(name.toLower(), value);
@@ -207,7 +260,7 @@ void S3Reply::onFinished()
     }
 
     const int maxAttempts = m_maxAttempts > 0 ? m_maxAttempts : m_client->config().maxAttempts;
-    if (error && transient && m_attempts < maxAttempts) {
+    if (error && transient && m_attempts < maxAttempts && rewindSink()) {
         const int retryAfter = Net::retryAfterMs(reply->rawHeader("Retry-After"));
         const int delay = retryAfter >= 0 ? retryAfter : m_backoff.next();
         qCDebug(lcS3) << "retrying" << m_spec.method << m_spec.key << "in" << delay << "ms:" << error->message;
@@ -453,6 +506,37 @@ S3Reply *S3Client::getObject(const QString &key)
     return start({"GET", key, {}, {}, {}, {}, false});
 }
 
+S3Reply *S3Client::downloadObject(const QString &key, QIODevice *sink)
+{
+    auto *reply = new S3Reply(this, {"GET", key, {}, {}, {}, {}, false}, {});
+    reply->m_sink = sink;
+    reply->send();
+    return reply;
+}
+
+void S3Client::downloadObject(const QString &key, const QString &filePath, const QObject *context, Done<qint64> done)
+{
+    auto file = std::make_shared<QFile>(filePath);
+    if (!file->open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        const Error error = Error::io(tr("Cannot write %1: %2.").arg(filePath, file->errorString()));
+        QTimer::singleShot(0, context, [done, error] { done(error); });
+        return;
+    }
+    deliver<qint64>(
+        downloadObject(key, file.get()), context,
+        [file, done = std::move(done)](Result<qint64> written) {
+            if (written && !file->flush()) {
+                written = Error::io(tr("Cannot write %1: %2.").arg(file->fileName(), file->errorString()));
+            }
+            file->close();
+            if (!written) {
+                file->remove();   // never a partial object that looks whole
+            }
+            done(std::move(written));
+        },
+        [](S3Reply &reply) { return reply.bytesWritten(); });
+}
+
 S3Reply *S3Client::headObject(const QString &key)
 {
     return start({"HEAD", key, {}, {}, {}, {}, false});
@@ -638,17 +722,25 @@ S3Reply *S3Client::listMultipartUploads(const QString &prefix)
     if (!prefix.isEmpty()) {
         spec.query.append({"prefix", prefix.toUtf8()});
     }
-    return start(spec, [spec](S3Reply *r) -> Result<std::optional<RequestSpec>> {
+    // Every marker pair seen, as for listAllObjects: a server that goes back to an earlier one
+    // (A, B, A, ...) would otherwise keep the listing going for ever.
+    auto seen = std::make_shared<QSet<QString>>();
+    return start(spec, [spec, prefix, seen](S3Reply *r) -> Result<std::optional<RequestSpec>> {
         auto page = Xml::parseListMultipartUploads(r->m_body);
         if (!page) {
             return page.error();
         }
         r->m_uploads.uploads += page->uploads;
         if (page->truncated) {
-            if (page->nextKeyMarker == r->m_uploads.nextKeyMarker
-                && page->nextUploadIdMarker == r->m_uploads.nextUploadIdMarker) {
-                return Error::unavailable(tr("The S3 server's upload listing does not advance."));
+            const QString markers = page->nextKeyMarker + QChar(0) + page->nextUploadIdMarker;
+            if (seen->contains(markers)) {   // a page without markers is refused by the parser
+                return Error::unavailable(tr("The S3 server's listing of unfinished uploads under %1 does not end: it said there is "
+                                             "more but returned markers it had given before after %2 pages. The listing was "
+                                             "stopped; the server or a proxy in front of it is at fault.")
+                                              .arg(prefix.isEmpty() ? tr("the bucket") : prefix)
+                                              .arg(seen->size() + 1));
             }
+            seen->insert(markers);
             r->m_uploads.nextKeyMarker = page->nextKeyMarker;
             r->m_uploads.nextUploadIdMarker = page->nextUploadIdMarker;
             RequestSpec next = spec;

@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 
+class QIODevice;
 class QNetworkAccessManager;
 class QNetworkReply;
 class QTimer;
@@ -57,6 +58,10 @@ struct ClientConfig
     Net::RequestPolicy policy;          // TLS trust, transfer timeout, user agent
     QString proxyUrl;                   // FORGE_S3_PROXY; empty: the environment's (Net::proxyFor)
     int maxAttempts = 4;                // per request, counting the first; retries only transient failures
+    // The largest answer held in memory (an object read with getObject(), a listing page, an
+    // error). Archive records and listings are far smaller; a larger object is refused with a
+    // sentence, and is read with downloadObject() instead, which is bounded by the disk.
+    qint64 maxBodyBytes = 256 * 1024 * 1024;
     Net::Backoff::Params backoff = {200, 5000, 2.0, 1.0, 120000};
 
     // From the FORGE_S3_* settings in force; an error naming the setting that is missing.
@@ -100,6 +105,7 @@ public:
     QString s3ErrorCode() const { return m_s3Code; }
 
     QByteArray data() const { return m_body; }        // getObject's content
+    qint64 bytesWritten() const { return m_sinkWritten; } // downloadObject's content, in bytes
     QByteArray etag() const;                          // the ETag header, quotes included
     qint64 contentLength() const;                     // headObject's Content-Length; -1 when absent
     QByteArray rawHeader(const QByteArray &name) const; // name lower-case
@@ -129,7 +135,10 @@ private:
 
     S3Reply(S3Client *client, RequestSpec spec, Interpret interpret);
     void send();
+    void onData();
     void onFinished();
+    // Before a retry: a sink that took part of a failed answer starts again, if it can.
+    bool rewindSink();
     void finish(std::optional<Error> error);
 
     QPointer<S3Client> m_client;
@@ -153,6 +162,9 @@ private:
     QString m_uploadId;
     CompleteResult m_complete;
     int m_pages = 0;
+    QIODevice *m_sink = nullptr;  // downloadObject: a 2xx body goes here, not into m_body
+    qint64 m_sinkWritten = 0;
+    std::optional<Error> m_bodyError; // the answer was too large, or the sink refused it
 };
 
 class S3Client final : public QObject
@@ -169,6 +181,11 @@ public:
     S3Reply *getObject(const QString &key);
     S3Reply *headObject(const QString &key);
     S3Reply *deleteObject(const QString &key);
+    // GET streamed into sink as it arrives, so an object of any size takes one read buffer of
+    // memory; bytesWritten() says how much. A retry after part of the body was written starts
+    // the sink again (a QFileDevice is truncated) or, for a sink that cannot, is not made. sink
+    // must stay open until finished().
+    S3Reply *downloadObject(const QString &key, QIODevice *sink);
 
     // One ListObjectsV2 page (maxKeys 1..1000); the next one with listing().nextContinuationToken.
     S3Reply *listObjects(const QString &prefix, int maxKeys = 1000, const QString &continuationToken = {});
@@ -184,6 +201,8 @@ public:
     using Done = std::function<void(Result<T>)>;
     void putObject(const QString &key, const QByteArray &data, const QByteArray &contentType, const QObject *context, Done<void> done);
     void getObject(const QString &key, const QObject *context, Done<QByteArray> done);
+    // key into the file at filePath (created or replaced); the bytes written.
+    void downloadObject(const QString &key, const QString &filePath, const QObject *context, Done<qint64> done);
     void headObject(const QString &key, const QObject *context, Done<ObjectHead> done);
     void deleteObject(const QString &key, const QObject *context, Done<void> done);
     void listAllObjects(const QString &prefix, const QObject *context, Done<QList<ObjectInfo>> done);

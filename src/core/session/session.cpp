@@ -9,6 +9,7 @@
 #include "core/kube/resourcekind.h"
 #include "core/logging/logging.h"
 #include "core/s3/s3client.h"
+#include "core/session/startupcleanup.h"
 
 #include <QMap>
 
@@ -132,6 +133,7 @@ void Session::teardown()
         if (part) disconnect(part, nullptr, this, nullptr);
     }
     m_jobs.reset();
+    m_cleanup.reset();
     m_capacity.reset();
     m_events.reset();
     m_pods.reset();
@@ -358,6 +360,14 @@ void Session::startParts()
     if (m_jobs) {
         connect(m_jobs.get(), &Job::JobTracker::synced, this, &Session::maybeReady);
         m_jobs->start();
+    }
+    if (m_options.followJobs && m_options.cleanUpAtStart && !m_cleanupStarted) {
+        m_cleanupStarted = true;
+        StartupCleanupOptions cleanup;
+        cleanup.olderThanSeconds = m_options.cleanUpOlderThanSeconds;
+        m_cleanup = std::make_unique<StartupCleanup>(m_s3.get(), cleanup);
+        connect(m_cleanup.get(), &StartupCleanup::finished, this, &Session::cleanedUp);
+        m_cleanup->start();
     }
     m_reconnectBackoff.reset();
     m_lostSince = {};

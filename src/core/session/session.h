@@ -60,6 +60,8 @@ class JobTracker;
 
 namespace Starforge {
 
+class StartupCleanup;
+
 struct SessionOptions
 {
     // GET /version and the permission check before anything else. A one-shot CLI command skips
@@ -89,6 +91,11 @@ struct SessionOptions
     int giveUpAfterSeconds = 0;
     // A connection file whose sandbox has stopped ends a lost session at once.
     bool giveUpWhenSourceStops = false;
+    // A session that follows jobs tidies once at its first start (startupcleanup.h): unfinished
+    // multipart uploads under capsules/ and jobs/ and temporary Capsules and log files on this
+    // machine, all older than cleanUpOlderThanSeconds.
+    bool cleanUpAtStart = true;
+    qint64 cleanUpOlderThanSeconds = 24 * 3600;
     Net::Backoff::Params reconnectBackoff{1000, 30000, 2.0, 0.5, 120000};
 };
 
@@ -163,6 +170,10 @@ public:
     // Seconds since the cluster last answered while Lost; 0 otherwise.
     qint64 lostForSeconds() const;
 
+    // The start-up clean-up (SessionOptions::cleanUpAtStart); null before it starts and after
+    // close(). Its finished() is forwarded as cleanedUp().
+    const StartupCleanup *startupCleanup() const { return m_cleanup.get(); }
+
 Q_SIGNALS:
     void stateChanged(Starforge::Session::State state);
     // The clients, informers or trackers were made or torn down: a panel takes them again.
@@ -175,6 +186,8 @@ Q_SIGNALS:
     void ready();
     // A note worth showing once (an operator version assumed, the cluster answering again).
     void notice(const QString &text);
+    // The start-up clean-up has finished; startupCleanup()->report() says what it did.
+    void cleanedUp();
 
 private:
     void connectFromSource();
@@ -227,6 +240,8 @@ private:
     std::unique_ptr<Kube::Informer> m_pods;
     std::unique_ptr<Cluster::CapacityTracker> m_capacity;
     std::unique_ptr<Job::JobTracker> m_jobs;
+    std::unique_ptr<StartupCleanup> m_cleanup;
+    bool m_cleanupStarted = false;   // once per Session, not per reconnect
 
     // Liveness and reconnection.
     QTimer m_liveness;
