@@ -20,6 +20,7 @@
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
 #include "sandbox/tls/certificates.h"
+#include "sandbox/util/ownerfiles.h"
 
 #include <QDir>
 #include <QFile>
@@ -281,9 +282,10 @@ Result<void> Sandbox::start(const SandboxOptions &options)
         }
     }
     m_stateDir = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".state");
-    // The one storage root every pod sees (no volumes here): jobs/<id>/ checkpoints and logs.
+    // The storage root: the directory of the storage claim every Ray pod mounts at
+    // FORGE_STORAGE_ROOT (the same path), so the app reads jobs/<id>/ where the pods wrote them.
     m_storageRoot = m_stateDir + QStringLiteral("/storage");
-    if (!QDir().mkpath(m_storageRoot)) {
+    if (!makeOwnerOnlyPath(m_stateDir) || !makeOwnerOnlyPath(m_storageRoot)) {
         return Error::io(QStringLiteral("cannot create the sandbox's storage directory %1").arg(m_storageRoot));
     }
     m_nemoRlDir = nemoRlStandInDir();
@@ -301,6 +303,11 @@ Result<void> Sandbox::start(const SandboxOptions &options)
         kubelet.vllmImages.insert(image);
     }
     kubelet.privateRegistry = options.privateRegistry;
+    kubelet.shim = shim();
+    // The storage claim the app's jobs mount at FORGE_STORAGE_ROOT is that very directory.
+    if (const auto *d = Config::SettingsSchema::find(QStringLiteral("FORGE_K8S_STORAGE_PVC"))) {
+        kubelet.claimDirs.insert(d->defaultValue, m_storageRoot);
+    }
     kubelet.caFile = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".ca.pem");
     m_kubelet = std::make_unique<Kubelet>(m_store.get(), m_events.get(), kubelet);
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
@@ -470,6 +477,15 @@ QString Sandbox::credentialTool()
         return beside;
     }
     return QStringLiteral(STARFORGE_SANDBOX_BUILD_CREDENTIAL_TOOL);
+}
+
+QString Sandbox::shim()
+{
+    const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/starforge-sandbox-shim");
+    if (QFileInfo(beside).isExecutable()) {
+        return beside;
+    }
+    return QStringLiteral(STARFORGE_SANDBOX_BUILD_SHIM);
 }
 
 Result<Tls::Issued> Sandbox::issueClientCertificate(const QString &commonName, const QStringList &organizations,

@@ -103,6 +103,8 @@ public:
     QString credentialStateFile() const { return m_credentialStateFile; }
     // The credential tool's absolute path: beside this executable when installed, else the build's.
     static QString credentialTool();
+    // starforge-sandbox-shim, which every container runs under: found as the credential tool is.
+    static QString shim();
     // Another certificate from the sandbox's CA (for tests: other users and groups, an expired one).
     Result<Tls::Issued> issueClientCertificate(const QString &commonName, const QStringList &organizations,
                                                const QDateTime &notAfter) const;

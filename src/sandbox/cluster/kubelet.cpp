@@ -8,12 +8,16 @@
 #include "sandbox/cluster/kubeletpod.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
+#include "sandbox/util/ownerfiles.h"
 
 #include <QCryptographicHash>
 #include <QDir>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QLoggingCategory>
 #include <QTimer>
+
+#include <csignal>
 
 Q_LOGGING_CATEGORY(lcKubelet, "starforge.sandbox.kubelet")
 
@@ -77,7 +81,7 @@ Kubelet::Kubelet(ObjectStore *store, EventRecorder *events, Options options, QOb
     , m_events(events)
     , m_options(std::move(options))
 {
-    QDir().mkpath(m_options.stateDir);
+    makeOwnerOnlyPath(m_options.stateDir);
     connect(store, &ObjectStore::changed, this, &Kubelet::onChange);
     // Pods bound before the kubelet started (none today, but a restart must not lose them).
     for (const ObjectPtr &pod : store->list(podType().storage)) {
@@ -90,6 +94,20 @@ Kubelet::~Kubelet()
     const QStringList uids = m_pods.keys();
     for (const QString &uid : uids) {
         stopPod(uid, false);
+    }
+    // The sandbox stops now: every shim kills its container at once (SIGHUP), before QProcess's
+    // destructor would SIGKILL the shim alone and leave the container's processes behind.
+    const QList<QProcess *> processes = findChildren<QProcess *>();
+    for (QProcess *p : processes) {
+        if (p->state() != QProcess::NotRunning) {
+            ::kill(static_cast<pid_t>(p->processId()), SIGHUP);
+        }
+    }
+    for (QProcess *p : processes) {
+        if (p->state() != QProcess::NotRunning && !p->waitForFinished(m_options.terminationGraceMs)) {
+            ::kill(-static_cast<pid_t>(p->processId()), SIGKILL);
+            p->waitForFinished(1000);
+        }
     }
 }
 
@@ -155,13 +173,41 @@ void Kubelet::adopt(const QString &ns, const QString &name)
                 c->waitingReason = QStringLiteral("PodInitializing");
             }
             c->dir = pod->dir + QStringLiteral("/logs/") + c->name;
-            QDir().mkpath(c->dir);
+            makeOwnerOnlyPath(c->dir);
             into.push_back(std::move(c));
         }
     };
     makeContainers(QStringLiteral("initContainers"), true, pod->inits);
     makeContainers(QStringLiteral("containers"), false, pod->containers);
-    QDir().mkpath(pod->dir + QStringLiteral("/root"));
+    makeOwnerOnlyPath(pod->dir + QStringLiteral("/root"));
+    for (const QJsonValue &v : spec.value(QStringLiteral("volumes")).toArray()) {
+        const QJsonObject volume = v.toObject();
+        const QString volumeName = volume.value(QStringLiteral("name")).toString();
+        Pod::Volume backing;
+        if (volume.contains(QStringLiteral("emptyDir"))) {
+            // On disk even for medium Memory; shared by the pod's containers, gone with the pod.
+            backing.hostDir = pod->dir + QStringLiteral("/volumes/") + volumeName;
+            backing.owned = true;
+        } else if (const QJsonObject claim = volume.value(QStringLiteral("persistentVolumeClaim")).toObject(); !claim.isEmpty()) {
+            const QString claimName = claim.value(QStringLiteral("claimName")).toString();
+            backing.hostDir = m_options.claimDirs.value(claimName, m_options.stateDir + QStringLiteral("/claims/%1/%2").arg(ns, claimName));
+            backing.readOnly = claim.value(QStringLiteral("readOnly")).toBool();
+            backing.owned = true;
+        } else if (const QJsonObject host = volume.value(QStringLiteral("hostPath")).toObject(); !host.isEmpty()) {
+            backing.hostDir = QDir::cleanPath(host.value(QStringLiteral("path")).toString());
+            if (!QFileInfo(backing.hostDir).isDir()) {
+                pod->volumeError = QStringLiteral("MountVolume.SetUp failed for volume %1 : hostPath type check failed: %2 is not a directory")
+                                       .arg(quoted(volumeName), backing.hostDir);
+            }
+        } else {
+            pod->volumeError = QStringLiteral("MountVolume.SetUp failed for volume %1 : the sandbox provides emptyDir, "
+                                              "persistentVolumeClaim and hostPath volumes only").arg(quoted(volumeName));
+        }
+        if (backing.owned && !makeOwnerOnlyPath(backing.hostDir)) {
+            pod->volumeError = QStringLiteral("MountVolume.SetUp failed for volume %1 : cannot create %2").arg(quoted(volumeName), backing.hostDir);
+        }
+        pod->volumes.insert(volumeName, backing);
+    }
     m_pods.insert(pod->uid, pod);
 
     if (const int deadline = spec.value(QStringLiteral("activeDeadlineSeconds")).toInt(); deadline > 0) {
@@ -190,8 +236,7 @@ void Kubelet::stopPod(const QString &uid, bool removeFiles)
             p->setParent(this);
             // SIGTERM first, SIGKILL after the grace period, as a pod deletion does.
             connect(p, &QProcess::finished, p, &QObject::deleteLater);
-            p->terminate();
-            QTimer::singleShot(m_options.terminationGraceMs, p, &QProcess::kill);
+            terminate(p);
         }
     };
     for (auto &c : pod->inits) release(*c);
@@ -240,8 +285,7 @@ void Kubelet::failPod(Pod &pod, const QString &reason, const QString &message)
     for (auto *list : {&pod.inits, &pod.containers}) {
         for (auto &c : *list) {
             if (QProcess *p = c->process) {
-                p->terminate();
-                QTimer::singleShot(m_options.terminationGraceMs, p, &QProcess::kill);
+                terminate(p);
             }
             c->restartPending = false;
         }

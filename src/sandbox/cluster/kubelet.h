@@ -16,6 +16,12 @@
 // the sandbox cannot know) runs an idle stand-in process; `ray` resolves to the sandbox's Ray
 // CLI stand-in (src/sandbox/tools/ray).
 //
+// Every container run is started through starforge-sandbox-shim (src/sandbox/shim/main.cpp): its
+// own session and process group, a subreaper that kills all the container's processes when the
+// main one ends or the pod goes, SIGHUP as its parent-death signal so a sandbox that dies (even
+// by SIGKILL) leaves no container process behind, and the pod's volumes (emptyDir,
+// persistentVolumeClaim, hostPath) bound at their mountPaths in a private mount namespace.
+//
 // The implementation is split by concern over kubelet*.cpp; kubeletpod.h lists them.
 
 #include "sandbox/api/apiserver.h"
@@ -24,6 +30,7 @@
 #include <QHash>
 #include <QObject>
 #include <QPointer>
+#include <QProcess>
 #include <QProcessEnvironment>
 #include <QSet>
 #include <QString>
@@ -55,6 +62,10 @@ public:
         // Images under this prefix ("registry.sandbox.internal/private/") live in a registry that
         // answers 401 without credentials for its host; empty: no private registry.
         QString privateRegistry;
+        QString shim; // the starforge-sandbox-shim executable every container runs under
+        // Claims with a directory of their own (the storage claim: FORGE_STORAGE_ROOT); any other
+        // claim is provisioned on first use under stateDir/claims/<namespace>/<claim>.
+        QHash<QString, QString> claimDirs;
     };
 
     Kubelet(ObjectStore *store, EventRecorder *events, Options options, QObject *parent = nullptr);
@@ -99,6 +110,9 @@ private:
     void startProcess(Pod &pod, Container &container, const QString &program, const QStringList &arguments,
                       const QProcessEnvironment &env, const QString &workDir);
     void onExit(const QString &uid, Container *container, int exitCode);
+    // SIGTERM to the container's shim, which passes it on and kills what is left after the grace
+    // period; SIGKILL to the whole process group should the shim itself not end.
+    void terminate(QProcess *process) const;
     void restartAfterBackOff(Pod &pod, Container &container);
 
     // kubeletstatus.cpp

@@ -9,6 +9,7 @@
 #include "sandbox/cluster/kubeletpod.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
+#include "sandbox/util/ownerfiles.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -133,7 +134,7 @@ void Kubelet::appendOutput(Container &container, const QByteArray &data, const c
     QByteArray &partial = container.partial[which];
     partial += data;
     QFile log(container.logPath(container.runs));
-    if (!log.open(QIODevice::Append)) {
+    if (!openOwnerOnly(log, QIODevice::Append)) {
         return;
     }
     const auto emitLine = [&](const QByteArray &line) {

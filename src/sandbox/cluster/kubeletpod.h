@@ -9,6 +9,7 @@
 #include "sandbox/cluster/kubelet.h"
 
 #include <QDateTime>
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 #include <QPointer>
@@ -55,6 +56,8 @@ struct Kubelet::Container
     QString dir;
 
     QString image() const { return spec.value(QStringLiteral("image")).toString(); }
+    // Where the shim writes why a run could not start (a mount, the exec), as runc reports it.
+    QString startErrorFile() const { return dir + QStringLiteral("/start-error"); }
     QString logPath(int run) const { return dir + QStringLiteral("/%1.log").arg(run); }
     // "spec.containers{name}": where events about the container point in the pod.
     QString fieldPath() const;
@@ -68,6 +71,14 @@ struct Kubelet::Container
 
 struct Kubelet::Pod
 {
+    // A volume of the pod's spec, by name: the host directory behind it.
+    struct Volume
+    {
+        QString hostDir;
+        bool readOnly = false;
+        bool owned = false; // made by the kubelet (emptyDir, a claim), so a subPath may be created in it
+    };
+
     QString uid;
     QString ns;
     QString name;
@@ -83,6 +94,8 @@ struct Kubelet::Pod
     QString failedMessage;
     QDateTime startTime;
     QString ip; // each pod its own loopback address, so two pods can both listen on :8000
+    QHash<QString, Volume> volumes;
+    QString volumeError; // FailedMount: a volume the sandbox cannot provide
     std::unique_ptr<QObject> context = std::make_unique<QObject>(); // timers and processes die with it
 
     QString restartPolicy() const

@@ -3,22 +3,27 @@
 // Secret references, the start, the exit, and the restart policy with CrashLoopBackOff.
 //
 // A container's command runs on the host (see kubelet.h): the sandbox is a local test cluster
-// reachable only on loopback with its token.
+// reachable only on loopback with its token. It runs under starforge-sandbox-shim, which gives it
+// its process group, its parent-death signal and its volumes (src/sandbox/shim/main.cpp).
 
 #include "sandbox/cluster/kubelet.h"
 
 #include "sandbox/cluster/kubeletpod.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
+#include "sandbox/util/ownerfiles.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
-#include <QStandardPaths>
 #include <QTimer>
 
 #include <optional>
+
+#include <csignal>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 namespace Starforge::Sandbox {
 
@@ -62,6 +67,33 @@ std::optional<QString> downwardValue(const QString &fieldPath, const QString &po
     return std::nullopt;
 }
 
+// One volume as a container sees it.
+struct ContainerMount
+{
+    QString hostPath;
+    QString containerPath;
+    bool readOnly = false;
+};
+
+// The host file behind a path the container sees: under a mount, the volume's; else the host's own.
+QString hostPathOf(const QList<ContainerMount> &mounts, const QString &containerPath)
+{
+    const ContainerMount *best = nullptr;
+    for (const ContainerMount &m : mounts) {
+        const bool under = containerPath == m.containerPath || containerPath.startsWith(m.containerPath + u'/');
+        if (under && (!best || m.containerPath.size() > best->containerPath.size())) best = &m;
+    }
+    return best ? best->hostPath + containerPath.mid(best->containerPath.size()) : containerPath;
+}
+
+// runc's words around a reason a container could not be created; such a run counts once and
+// exits 128 (StartError), as on a real node.
+QString runcStartError(const QString &reason)
+{
+    return QStringLiteral("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: "
+                          "unable to start container process: %1: unknown").arg(reason);
+}
+
 // "back-off 20s", "back-off 5m0s": Go's time.Duration text, as the kubelet's message has it.
 QString goDuration(int ms)
 {
@@ -74,24 +106,71 @@ QString goDuration(int ms)
 
 void Kubelet::run(Pod &pod, Container &container)
 {
+    if (!pod.volumeError.isEmpty()) {
+        // As the kubelet does while a volume cannot be set up: the container stays in
+        // ContainerCreating and the pod gets FailedMount.
+        container.waitingReason = QStringLiteral("ContainerCreating");
+        record(pod, QStringLiteral("Warning"), QStringLiteral("FailedMount"), pod.volumeError, {});
+        syncStatus(pod);
+        return;
+    }
     const CommandLine commandLine = commandLineOf(container.spec, m_options.vllmImages.contains(container.image()));
     QProcessEnvironment env;
     if (const QString configError = resolveEnvironment(pod, container, env); !configError.isEmpty()) {
         holdForConfig(pod, container, configError);
         return;
     }
+    QList<ContainerMount> mounts;
+    for (const QJsonValue &v : container.spec.value(QStringLiteral("volumeMounts")).toArray()) {
+        const QJsonObject mount = v.toObject();
+        const QString volumeName = mount.value(QStringLiteral("name")).toString();
+        const auto volume = pod.volumes.constFind(volumeName);
+        if (volume == pod.volumes.cend()) {
+            holdForConfig(pod, container, QStringLiteral("volume mount %1 names no volume of the pod").arg(quoted(volumeName)));
+            return;
+        }
+        QString hostPath = volume->hostDir;
+        if (const QString subPath = mount.value(QStringLiteral("subPath")).toString(); !subPath.isEmpty()) {
+            hostPath += QDir::cleanPath(u'/' + subPath);
+            if (volume->owned) makeOwnerOnlyPath(hostPath);
+        }
+        mounts << ContainerMount{hostPath, QDir::cleanPath(mount.value(QStringLiteral("mountPath")).toString()),
+                                 volume->readOnly || mount.value(QStringLiteral("readOnly")).toBool()};
+    }
     QString workDir = pod.dir + QStringLiteral("/root");
     if (const QString wd = container.spec.value(QStringLiteral("workingDir")).toString(); !wd.isEmpty()) {
         workDir += QDir::cleanPath(u'/' + wd);
-        QDir().mkpath(workDir);
+        makeOwnerOnlyPath(workDir);
     }
+    // The program as the container will find it: its own PATH, through its mounts.
     const QString &program = commandLine.program;
-    const QString resolved = program.contains(u'/') ? program : QStandardPaths::findExecutable(program, {env.value(QStringLiteral("PATH")).split(u':')});
-    if (resolved.isEmpty() || !QFileInfo(resolved).isExecutable()) {
+    const auto executable = [&](const QString &containerPath) {
+        const QFileInfo file(hostPathOf(mounts, containerPath));
+        return file.isFile() && file.isExecutable();
+    };
+    QString resolved;
+    if (program.contains(u'/')) {
+        const QString path = QDir::isAbsolutePath(program) ? program : QDir::cleanPath(workDir + u'/' + program);
+        if (executable(path)) resolved = path;
+    } else {
+        for (const QString &dir : env.value(QStringLiteral("PATH")).split(u':', Qt::SkipEmptyParts)) {
+            if (const QString candidate = QDir::cleanPath(dir + u'/' + program); executable(candidate)) {
+                resolved = candidate;
+                break;
+            }
+        }
+    }
+    if (resolved.isEmpty()) {
         failToStart(pod, container, program);
         return;
     }
-    startProcess(pod, container, resolved, commandLine.arguments, env, workDir);
+    QStringList shimArguments{QStringLiteral("--grace-ms"), QString::number(m_options.terminationGraceMs),
+                              QStringLiteral("--error-file"), container.startErrorFile()};
+    for (const ContainerMount &m : std::as_const(mounts)) {
+        shimArguments << (m.readOnly ? QStringLiteral("--mount-ro") : QStringLiteral("--mount")) << m.hostPath << m.containerPath;
+    }
+    shimArguments << QStringLiteral("--") << resolved << commandLine.arguments;
+    startProcess(pod, container, m_options.shim, shimArguments, env, workDir);
 }
 
 QString Kubelet::resolveEnvironment(const Pod &pod, const Container &container, QProcessEnvironment &env) const
@@ -166,8 +245,7 @@ void Kubelet::holdForConfig(Pod &pod, Container &container, const QString &error
 void Kubelet::failToStart(Pod &pod, Container &container, const QString &program)
 {
     // runc's words for a missing executable; the container counts as run once and exits 128.
-    const QString message = QStringLiteral("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: "
-                                           "unable to start container process: exec: %1: executable file not found in $PATH: unknown").arg(quoted(program));
+    const QString message = runcStartError(QStringLiteral("exec: %1: executable file not found in $PATH").arg(quoted(program)));
     container.startedAt = container.finishedAt = QDateTime::currentDateTimeUtc();
     record(pod, QStringLiteral("Normal"), QStringLiteral("Created"), QStringLiteral("Created container: %1").arg(container.name), container.fieldPath());
     record(pod, QStringLiteral("Warning"), QStringLiteral("Failed"), QStringLiteral("Error: ") + message, container.fieldPath());
@@ -181,6 +259,16 @@ void Kubelet::startProcess(Pod &pod, Container &container, const QString &progra
                            const QProcessEnvironment &env, const QString &workDir)
 {
     auto *process = new QProcess(pod.context.get());
+    // Between fork and exec of the shim: its own session and process group, and SIGHUP when the
+    // thread that started it (the sandbox's) dies. A sandbox already gone by then leaves no shim.
+    const pid_t sandbox = ::getpid();
+    process->setChildProcessModifier([sandbox] {
+        ::setsid();
+        ::prctl(PR_SET_PDEATHSIG, SIGHUP);
+        if (::getppid() != sandbox) {
+            ::_exit(137);
+        }
+    });
     process->setProcessEnvironment(env);
     process->setWorkingDirectory(workDir);
     process->setProgram(program);
@@ -195,6 +283,7 @@ void Kubelet::startProcess(Pod &pod, Container &container, const QString &progra
     container.terminatedMessage.clear();
     ++container.runs;
     QFile::remove(container.logPath(container.runs));
+    QFile::remove(container.startErrorFile());
     const QString uid = pod.uid;
     Container *c = &container;
     connect(process, &QProcess::readyReadStandardOutput, this, [this, uid, c, process] {
@@ -210,7 +299,17 @@ void Kubelet::startProcess(Pod &pod, Container &container, const QString &progra
         }
         c->process = nullptr;
         process->deleteLater();
-        // A signal death is 128 + signal, as a container runtime reports it.
+        if (QFile reason(c->startErrorFile()); code == 128 && reason.open(QIODevice::ReadOnly)) {
+            // The shim could not create the container (a mount, the exec): runc's StartError.
+            c->terminatedReason = QStringLiteral("StartError");
+            c->terminatedMessage = runcStartError(QString::fromUtf8(reason.readAll()).trimmed());
+            reason.remove();
+            if (const auto p = m_pods.value(uid)) {
+                record(*p, QStringLiteral("Warning"), QStringLiteral("Failed"), QStringLiteral("Error: ") + c->terminatedMessage, c->fieldPath());
+            }
+        }
+        // The shim reports a signal death as 128 + signal, as a container runtime does; a shim
+        // killed itself is 137.
         onExit(uid, c, status == QProcess::CrashExit ? 137 : code);
     });
     connect(process, &QProcess::errorOccurred, this, [this, uid, c, process](QProcess::ProcessError error) {
@@ -262,6 +361,17 @@ void Kubelet::onExit(const QString &uid, Container *container, int exitCode)
         return;
     }
     restartAfterBackOff(*pod, c);
+}
+
+void Kubelet::terminate(QProcess *process) const
+{
+    const auto group = static_cast<pid_t>(process->processId());
+    process->terminate();
+    QTimer::singleShot(m_options.terminationGraceMs + 2000, process, [process, group] {
+        if (process->state() != QProcess::NotRunning && group > 0) {
+            ::kill(-group, SIGKILL);
+        }
+    });
 }
 
 void Kubelet::restartAfterBackOff(Pod &pod, Container &c)

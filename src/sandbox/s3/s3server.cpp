@@ -1,6 +1,7 @@
 #include "sandbox/s3/s3server.h"
 
 #include "core/crypto/digest.h"
+#include "sandbox/util/ownerfiles.h"
 
 #include <QDir>
 #include <QFile>
@@ -63,7 +64,7 @@ S3Server::S3Server(Options options, QObject *parent)
     , m_options(std::move(options))
     , m_random(m_options.seed ^ 0x733300u)
 {
-    QDir().mkpath(m_options.dataDir);
+    makeOwnerOnlyPath(m_options.dataDir);
     for (const QString &bucket : std::as_const(m_options.buckets)) {
         m_buckets.insert(bucket, {});
     }
@@ -391,7 +392,7 @@ void S3Server::putObject(const QString &bucket, const QString &key, const Http::
     Object object;
     object.file = newFile();
     QFile file(object.file);
-    if (!file.open(QIODevice::WriteOnly) || file.write(request.body) != request.body.size()) {
+    if (!openOwnerOnly(file, QIODevice::WriteOnly) || file.write(request.body) != request.body.size()) {
         error(responder, 500, "InternalError", QStringLiteral("We encountered an internal error. Please try again."), request.path);
         return;
     }
@@ -491,7 +492,7 @@ void S3Server::uploadPart(const QString &bucket, const QString &key, const Http:
     Part part;
     part.file = newFile();
     QFile file(part.file);
-    if (!file.open(QIODevice::WriteOnly) || file.write(request.body) != request.body.size()) {
+    if (!openOwnerOnly(file, QIODevice::WriteOnly) || file.write(request.body) != request.body.size()) {
         error(responder, 500, "InternalError", QStringLiteral("We encountered an internal error. Please try again."), request.path);
         return;
     }
@@ -565,7 +566,7 @@ void S3Server::completeUpload(const QString &bucket, const QString &key, const H
     Object object;
     object.file = newFile();
     QFile out(object.file);
-    if (!out.open(QIODevice::WriteOnly)) {
+    if (!openOwnerOnly(out, QIODevice::WriteOnly)) {
         error(responder, 500, "InternalError", QStringLiteral("We encountered an internal error. Please try again."), request.path);
         return;
     }
