@@ -1,6 +1,7 @@
 #include "cli/output.h"
 
 #include "core/job/jobrecord.h"
+#include "core/job/ownership.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/resources.h"
 #include "core/logging/logging.h"
@@ -118,7 +119,14 @@ QJsonObject recordSummary(const Job::JobRecord &record)
                        {QStringLiteral("message"), record.message},
                        {QStringLiteral("cause"), record.cause},
                        {QStringLiteral("endedAt"), record.ended.isValid() ? record.ended.toUTC().toString(Qt::ISODate) : QString()},
-                       {QStringLiteral("lost"), QJsonArray::fromStringList(record.lost)}};
+                       {QStringLiteral("lost"), QJsonArray::fromStringList(record.lost)},
+                       {QStringLiteral("owner"), record.owner}};
+}
+
+QString ownerColumn(const Job::JobRecord &record, const Job::Viewer &viewer)
+{
+    if (record.owner.isEmpty()) return QStringLiteral("-");
+    return record.owner == viewer.owner ? QStringLiteral("you") : record.owner;
 }
 
 QStringList eventHeader()

@@ -42,6 +42,7 @@ struct Event;
 }
 namespace Starforge::Job {
 struct JobRecord;
+struct Viewer;
 }
 
 namespace Starforge::Cli {
@@ -51,6 +52,8 @@ namespace Starforge::Cli {
 Result<QJsonArray> listItems(const Kube::ApiResult &result, const QString &what);
 // The short JSON of a job's outcome that `submit --wait` and `stop` print.
 QJsonObject recordSummary(const Job::JobRecord &record);
+// A job's OWNER column: "you", another person's name, or "-" when it records none.
+QString ownerColumn(const Job::JobRecord &record, const Job::Viewer &viewer);
 // LAST SEEN, TYPE, REASON, OBJECT, MESSAGE
 QStringList eventHeader();
 QStringList eventRow(const Kube::Event &event);

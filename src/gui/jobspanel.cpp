@@ -101,6 +101,7 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
     m_view->setColumnWidth(JobsModel::IdColumn, 6 * em);
     m_view->setColumnWidth(JobsModel::NameColumn, 16 * em);
+    m_view->setColumnWidth(JobsModel::OwnerColumn, 8 * em);
     QFont bold = m_view->font();
     bold.setBold(true);
     m_view->setColumnWidth(JobsModel::StateColumn, QFontMetrics(bold).horizontalAdvance(tr("Archived (Succeeded)")) + em);
@@ -286,9 +287,14 @@ void JobsPanel::updateActions()
 {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
     const QModelIndex selected = rows.isEmpty() ? QModelIndex() : rows.first();
-    const bool stoppable = selected.isValid() && m_model->tracker() && selected.data(JobsModel::LiveRole).toBool()
+    const bool running = selected.isValid() && m_model->tracker() && selected.data(JobsModel::LiveRole).toBool()
         && selected.data(JobsModel::ActiveRole).toBool();
-    m_stopAction->setEnabled(stoppable);
+    const bool mine = selected.isValid() && selected.data(JobsModel::MineRole).toBool();
+    m_stopAction->setEnabled(running && mine);
+    // A colleague's job: Stop stays off, and its tooltip says why (the owner column's words).
+    m_stopAction->setToolTip(running && !mine
+                                 ? selected.siblingAtColumn(JobsModel::OwnerColumn).data(Qt::ToolTipRole).toString()
+                                 : tr("Stop the selected job: its logs and events are archived, then its RayJob is deleted"));
     m_detailsAction->setEnabled(selected.isValid());
     m_copyIdAction->setEnabled(selected.isValid());
     m_refreshAction->setEnabled(isShowingJobs() && !m_model->isHistoryLoading());
@@ -324,7 +330,7 @@ void JobsPanel::stopSelected()
 {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
     Job::JobTracker *tracker = m_model->tracker();
-    if (rows.isEmpty() || !tracker || !rows.first().data(JobsModel::LiveRole).toBool())
+    if (rows.isEmpty() || !tracker || !rows.first().data(JobsModel::LiveRole).toBool() || !rows.first().data(JobsModel::MineRole).toBool())
         return;
     const auto job = rows.first().data(JobsModel::RecordRole).value<Job::JobRecord>();
     if (!m_prompts->confirm(this, tr("Stop job"),

@@ -352,6 +352,10 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
             return r.id;
         case NameColumn:
             return r.rayJobName.isEmpty() ? r.name : r.rayJobName;
+        case OwnerColumn:
+            if (r.owner.isEmpty())
+                return tr("unknown");
+            return m_tracker && r.owner == m_tracker->viewer().owner ? tr("you") : r.owner;
         case StateColumn:
             return r.displayState();
         case SubmittedColumn:
@@ -394,12 +398,20 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
                     .arg(fullTime(r.ended), durationText(std::max<qint64>(0, r.started.secsTo(r.ended))));
             }
             return tr("Ended %1 without running").arg(fullTime(r.ended));
+        case OwnerColumn:
+            if (r.owner.isEmpty())
+                return tr("The job records no owner: it was made before Starforge recorded owners, and nobody's app acts on it");
+            if (m_tracker && Job::actsOn(m_tracker->ownershipOf(r)))
+                return tr("Yours (%1)").arg(r.owner);
+            return tr("%1's job: shown read-only, only its owner's app stops, archives or deletes it").arg(r.owner);
         case MessageColumn:
             return r.message;
         case ColumnCount:
             break;
         }
         return {};
+    case MineRole:
+        return m_tracker && Job::actsOn(m_tracker->ownershipOf(r));
     case StateRole:
         return QVariant::fromValue(r.state);
     case ArchivedRole:
@@ -438,6 +450,8 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
             return tr("ID");
         case NameColumn:
             return tr("Name");
+        case OwnerColumn:
+            return tr("Owner");
         case StateColumn:
             return tr("State");
         case SubmittedColumn:
@@ -456,6 +470,8 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
             return tr("The job id (starforge.dev/job-id)");
         case NameColumn:
             return tr("The RayJob's name");
+        case OwnerColumn:
+            return tr("Whose job it is (starforge.dev/owner): you, or a colleague sharing the namespace");
         case StateColumn:
             return tr("Submitting, Pending, Running, Succeeded, Failed or Stopped; Archived once its logs and events are in the bucket");
         case SubmittedColumn:
@@ -481,6 +497,7 @@ QHash<int, QByteArray> JobsModel::roleNames() const
     roles.insert(RecordRole, "record");
     roles.insert(JobIdRole, "jobId");
     roles.insert(SortRole, "sortValue");
+    roles.insert(MineRole, "mine");
     return roles;
 }
 

@@ -35,7 +35,7 @@ class JobsModel final : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { IdColumn, NameColumn, StateColumn, SubmittedColumn, EndedColumn, MessageColumn, ColumnCount };
+    enum Column { IdColumn, NameColumn, OwnerColumn, StateColumn, SubmittedColumn, EndedColumn, MessageColumn, ColumnCount };
     Q_ENUM(Column)
 
     enum Role {
@@ -46,6 +46,7 @@ public:
         RecordRole, // Job::JobRecord, the whole record
         JobIdRole, // QString
         SortRole, // per column: a value to sort by (QDateTime for times)
+        MineRole, // bool: the tracker's viewer owns the job (ownership.h): it may stop or delete it
     };
     Q_ENUM(Role)
 

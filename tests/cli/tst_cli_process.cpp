@@ -609,6 +609,43 @@ private Q_SLOTS:
         QVERIFY(kube("DELETE", path + QStringLiteral("/someone-elses")).ok());
     }
 
+    // A colleague's job in the shared namespace (made by their app: Starforge's labels, their
+    // owner annotation): listed with its owner, and neither stopped nor deleted from here.
+    void anotherResearchersJobIsReadOnly()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const QString path = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+        const QJsonObject head{{QStringLiteral("rayStartParams"), QJsonObject{}},
+                               {QStringLiteral("template"), QJsonObject{{QStringLiteral("spec"), QJsonObject{
+                                   {QStringLiteral("nodeSelector"), QJsonObject{{QStringLiteral("starforge/gpu-series"), QStringLiteral("b200")}}},
+                                   {QStringLiteral("containers"), QJsonArray{QJsonObject{
+                                       {QStringLiteral("name"), QStringLiteral("ray-head")}, {QStringLiteral("image"), QStringLiteral("nvcr.io/nvidia/nemo-rl:v0.7.0")}}}}}}}}};
+        const Kube::ApiResult created = kube("POST", path, QJsonObject{
+            {QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")}, {QStringLiteral("kind"), QStringLiteral("RayJob")},
+            {QStringLiteral("metadata"), QJsonObject{
+                {QStringLiteral("name"), QStringLiteral("bobs-grpo-wxkz24")},
+                {QStringLiteral("labels"), QJsonObject{{QStringLiteral("app.kubernetes.io/managed-by"), QStringLiteral("starforge")},
+                                                       {QStringLiteral("starforge.dev/job-id"), QStringLiteral("wxkz24")},
+                                                       {QStringLiteral("starforge.dev/job-name"), QStringLiteral("bobs-grpo")}}},
+                {QStringLiteral("annotations"), QJsonObject{{QStringLiteral("starforge.dev/owner"), QStringLiteral("bob@lab.example")}}}}},
+            {QStringLiteral("spec"), QJsonObject{{QStringLiteral("entrypoint"), QStringLiteral("python -c 'print(1)'")},
+                                                 {QStringLiteral("rayClusterSpec"), QJsonObject{{QStringLiteral("headGroupSpec"), head}}}}}});
+        QVERIFY2(created.ok(), created.body.constData());
+        for (const QString &command : {QStringLiteral("stop"), QStringLiteral("delete")}) {
+            const Run r = job({command, QStringLiteral("wxkz24")});
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains(QByteArray("Job wxkz24 belongs to bob@lab.example; Starforge does not " + command.toUtf8() + " other people's jobs")), r.err.constData());
+        }
+        QVERIFY2(kube("GET", path + QStringLiteral("/bobs-grpo-wxkz24")).ok(), "starforge-cli removed a colleague's job");
+        const Run listed = job({QStringLiteral("jobs")});
+        QCOMPARE(listed.exitCode, 0);
+        QVERIFY2(listed.out.contains("OWNER") && listed.out.contains("bob@lab.example"), listed.out.constData());
+        const QJsonArray json = QJsonDocument::fromJson(job({QStringLiteral("jobs"), QStringLiteral("--json")}).out).array();
+        QCOMPARE(json.size(), 1);
+        QCOMPARE(json.at(0)[QStringLiteral("owner")].toString(), QStringLiteral("bob@lab.example"));
+        QVERIFY(kube("DELETE", path + QStringLiteral("/bobs-grpo-wxkz24")).ok());
+    }
+
     void stopDeleteAndWaitOnALiveJob()
     {
         QVERIFY(!sandbox().isEmpty());
@@ -670,7 +707,7 @@ private Q_SLOTS:
 
         const Run submitted = job({QStringLiteral("submit"), quickSpec()});
         QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
-        QVERIFY2(submitted.err.contains("while the Starforge app or `starforge-cli jobs --follow` runs") && submitted.err.contains("3d after the job ends"),
+        QVERIFY2(submitted.err.contains("while the Starforge app or `starforge-cli jobs --follow` runs") && submitted.err.contains("3 days after the job ends"),
                  submitted.err.constData());
         const QString id = QString::fromUtf8(submitted.out).section(u' ', 2, 2);
         QCOMPARE(id.size(), 6);
@@ -688,22 +725,6 @@ private Q_SLOTS:
         QCOMPARE(follow.exitStatus(), QProcess::NormalExit);
         QVERIFY2(follow.exitCode() == 0, followErr.constData());
         QCOMPARE(job({QStringLiteral("delete"), id}).exitCode, 0);
-    }
-
-                                        QStringList{QStringLiteral("history")}, QStringList{QStringLiteral("stop"), id},
-                                        QStringList{QStringLiteral("submit"), stuckSpec()}}) {
-            const Run r = run(QStringLiteral("starforge-cli"), args + command, {}, {}, 15000);
-            QVERIFY2(!r.timedOut, qPrintable(args.join(u' ') + QStringLiteral(" hung")));
-            QVERIFY2(r.exitCode == 1, qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
-            QVERIFY2(r.err.contains("refused the connection"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
-            QVERIFY2(r.err.contains("is not running any more: start it again"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
-            // The sandbox's token and keys are in the file, never in a message.
-            const QJsonObject forge = QJsonDocument::fromJson(Testing::readAll(connection)).object().value(QStringLiteral("forge")).toObject();
-            for (const char *secret : {"FORGE_K8S_TOKEN", "FORGE_S3_SECRET_KEY"}) {
-                QVERIFY(!r.err.contains(forge.value(QLatin1String(secret)).toString().toUtf8()));
-            }
-        }
-        m_sandbox.reset();
     }
 
     // Last, as it kills the sandbox (a later test would start another).
@@ -743,6 +764,21 @@ private Q_SLOTS:
         const QStringList command{QStringLiteral("--connection-file"), connection};
         for (const QStringList &args : {QStringList{QStringLiteral("jobs")}, QStringList{QStringLiteral("status"), id},
                                         QStringList{QStringLiteral("logs"), id, QStringLiteral("-f")}, QStringList{QStringLiteral("capacity")},
+                                        QStringList{QStringLiteral("history")}, QStringList{QStringLiteral("stop"), id},
+                                        QStringList{QStringLiteral("submit"), stuckSpec()}}) {
+            const Run r = run(QStringLiteral("starforge-cli"), args + command, {}, {}, 15000);
+            QVERIFY2(!r.timedOut, qPrintable(args.join(u' ') + QStringLiteral(" hung")));
+            QVERIFY2(r.exitCode == 1, qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            QVERIFY2(r.err.contains("refused the connection"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            QVERIFY2(r.err.contains("is not running any more: start it again"), qPrintable(args.join(u' ') + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+            // The sandbox's token and keys are in the file, never in a message.
+            const QJsonObject forge = QJsonDocument::fromJson(Testing::readAll(connection)).object().value(QStringLiteral("forge")).toObject();
+            for (const char *secret : {"FORGE_K8S_TOKEN", "FORGE_S3_SECRET_KEY"}) {
+                QVERIFY(!r.err.contains(forge.value(QLatin1String(secret)).toString().toUtf8()));
+            }
+        }
+        m_sandbox.reset();
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCliProcess)

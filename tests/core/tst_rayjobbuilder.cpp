@@ -5,6 +5,8 @@
 
 #include "core/cluster/diagnosis.h"
 #include "core/crypto/digest.h"
+#include "core/job/jobrecord.h"
+#include "core/job/ownership.h"
 #include "core/job/rayjobbuilder.h"
 #include "support/sandboxfixture.h"
 #include "support/testutil.h"
@@ -40,6 +42,8 @@ RayJobInput input(QList<Pool> pools)
     in.spec = spec(std::move(pools));
     in.jobId = QStringLiteral("x7k2pq");
     in.capsule = {Sha, QUrl(QStringLiteral("https://s3.example/starforge/capsules/%1.zip?X-Amz-Signature=abc").arg(Sha))};
+    in.settings.owner = QStringLiteral("alice@lab.example");
+    in.settings.archiveBucket = QStringLiteral("s3.example/starforge");
     return in;
 }
 
@@ -112,6 +116,18 @@ private Q_SLOTS:
         QCOMPARE(value(job, QStringLiteral("spec.backoffLimit")).toInt(-1), 0);
         QCOMPARE(value(job, QStringLiteral("spec.ttlSecondsAfterFinished")).toInt(), 3 * 24 * 3600);
         QCOMPARE(value(job, QStringLiteral("spec.preRunningDeadlineSeconds")).toInt(), 1800);
+        // Whose it is, where it is archived, and its deadline for any KubeRay (ownership.h).
+        const QJsonObject annotations = at(job, QStringLiteral("metadata.annotations"));
+        QCOMPARE(annotations.value(QStringLiteral("starforge.dev/owner")).toString(), QStringLiteral("alice@lab.example"));
+        QCOMPARE(annotations.value(QStringLiteral("starforge.dev/archive-bucket")).toString(), QStringLiteral("s3.example/starforge"));
+        QCOMPARE(annotations.value(QStringLiteral("starforge.dev/prerunning-deadline-seconds")).toString(), QStringLiteral("1800"));
+        const QString ownerLabel = at(job, QStringLiteral("metadata.labels")).value(QStringLiteral("starforge.dev/owner")).toString();
+        QVERIFY2(ownerLabel.startsWith(QStringLiteral("alice-lab.example.")), qPrintable(ownerLabel));
+        QCOMPARE(ownerLabel, ownerLabelValue(QStringLiteral("alice@lab.example")));
+        const JobRecord record = JobRecord::fromRayJob(job);
+        QCOMPARE(record.owner, QStringLiteral("alice@lab.example"));
+        QCOMPARE(record.preRunningDeadlineSeconds, 1800);
+        QVERIFY(record.deadlineInSpec);
         QCOMPARE(value(job, QStringLiteral("spec.rayClusterSpec.rayVersion")).toString(), QStringLiteral("2.55.1"));
         const QJsonObject runtimeEnv = QJsonDocument::fromJson(value(job, QStringLiteral("spec.runtimeEnvYAML")).toString().toUtf8()).object();
         QCOMPARE(runtimeEnv.value(QStringLiteral("working_dir")).toString(), input({}).capsule.url.toString());
@@ -206,6 +222,10 @@ private Q_SLOTS:
         const auto built = RayJobBuilder::build(in);
         QVERIFY(built);
         QVERIFY(!at(*built, QStringLiteral("spec")).contains(QStringLiteral("preRunningDeadlineSeconds")));
+        // The owner's tracker still knows the deadline the job was submitted with.
+        const JobRecord record = JobRecord::fromRayJob(*built);
+        QCOMPARE(record.preRunningDeadlineSeconds, 1800);
+        QVERIFY(!record.deadlineInSpec);
         admit(*built);
     }
 
@@ -223,6 +243,12 @@ private Q_SLOTS:
         const auto bad = RayJobBuilder::build(in);
         QVERIFY(!bad);
         QCOMPARE(bad.error().message.count(u'\n'), 2);   // all three problems at once
+        // No owner, no job: every job records whose it is.
+        in = input({{QStringLiteral("train"), QStringLiteral("h200"), 1, 8}});
+        in.settings.owner.clear();
+        const auto ownerless = RayJobBuilder::build(in);
+        QVERIFY(!ownerless);
+        QVERIFY2(ownerless.error().message.contains(QStringLiteral("FORGE_OWNER")), qPrintable(ownerless.error().message));
         // The longest name the JobSpec allows still makes a valid RayJob name (47 characters).
         in = input({{QStringLiteral("train"), QStringLiteral("h200"), 1, 8}});
         in.spec.name = QStringLiteral("a").repeated(JobSpec::MaxNameLength);

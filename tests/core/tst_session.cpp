@@ -207,7 +207,10 @@ private Q_SLOTS:
         connect(session.jobs(), &Job::JobTracker::jobArchived, this, [&archived](const Job::JobRecord &r) { archived = r; });
 
         const QString id = Job::RayJobBuilder::newJobId();
-        const QJsonObject job = Testing::starforgeRayJob(QStringLiteral("nosel"), id, QStringLiteral("python3 -c pass"), Testing::unschedulableHead());
+        // Submitted with a 25 s deadline, as the app writes it for any KubeRay.
+        const QJsonObject job = Testing::withAnnotation(
+            Testing::starforgeRayJob(QStringLiteral("nosel"), id, QStringLiteral("python3 -c pass"), Testing::unschedulableHead()),
+            Job::Labels::PreRunningDeadline, QStringLiteral("25"));
         QCOMPARE(m_http->send("POST", QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs"), QJsonDocument(job).toJson()).status, 201);
         // Wait for the scheduler's verdict on the head pod, which every diagnosis reads.
         QTRY_VERIFY_WITH_TIMEOUT(m_http->send("GET", QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=reason%3DFailedScheduling")).body.contains("untolerated taint"),

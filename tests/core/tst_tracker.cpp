@@ -27,9 +27,10 @@ using namespace Starforge::Job;
 namespace {
 
 // A RayJob as the app makes them, named track-<id>.
-QJsonObject rayJob(const QString &id, const QString &entrypoint, const QJsonObject &headExtra = {}, int ttlSeconds = 30)
+QJsonObject rayJob(const QString &id, const QString &entrypoint, const QJsonObject &headExtra = {}, int ttlSeconds = 30,
+                   const QString &owner = Testing::sandboxOwner())
 {
-    return Testing::starforgeRayJob(QStringLiteral("track"), id, entrypoint, headExtra, ttlSeconds);
+    return Testing::starforgeRayJob(QStringLiteral("track"), id, entrypoint, headExtra, ttlSeconds, owner);
 }
 
 } // namespace
@@ -51,9 +52,11 @@ class TestTracker : public QObject
     void create(const QJsonObject &job) { QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201); }
     int rayJobStatus(const QString &id) { return m_http->get(m_rayjobs + QStringLiteral("/track-") + id).status; }
 
+    // A tracker for the sandbox's own user unless options name another viewer.
     std::unique_ptr<JobTracker> tracker(TrackerOptions options = {}, S3::S3Client *s3 = nullptr)
     {
         options.ns = QStringLiteral("starforge");
+        if (options.viewer.owner.isEmpty()) options.viewer.owner = Testing::sandboxOwner();
         options.checkIntervalMs = 200;
         auto t = std::make_unique<JobTracker>(m_kube.get(), s3 ? s3 : m_s3.get(), options);
         // Every archive is kept from the start: one may land while a test waits for something else.
@@ -188,8 +191,8 @@ private Q_SLOTS:
     {
         auto t = tracker();
         QTRY_VERIFY(t->hasSynced());
-        create(rayJob(QStringLiteral("bcdf33"), script(QStringLiteral("raise SystemExit('loss is nan at step 2')\n"))));
-        const JobRecord archived = waitArchived(QStringLiteral("bcdf33"));
+        create(rayJob(QStringLiteral("bcdf45"), script(QStringLiteral("raise SystemExit('loss is nan at step 2')\n"))));
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf45"));
         QCOMPARE(archived.state, JobState::Failed);
         QCOMPARE(archived.reason, QStringLiteral("AppFailed"));
         QString submitterKey;
@@ -197,19 +200,19 @@ private Q_SLOTS:
             if (l.role == u"submitter") submitterKey = l.key;
         }
         QVERIFY(object(submitterKey).contains("loss is nan at step 2"));
-        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf33")), 404);
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf45")), 404);
     }
 
     void preRunningDeadlineFailsDiagnosesAndDeletes()
     {
-        // The operator is taken to be older than 1.6: the app enforces the deadline alone.
+        // The operator is taken to be older than 1.6: the app enforces the deadline alone, the
+        // one the job was submitted with (its annotation), whatever the viewer's setting.
         TrackerOptions options;
-        options.preRunningDeadlineSeconds = 3;
         options.operatorEnforcesDeadline = false;
         auto t = tracker(options);
         QTRY_VERIFY(t->hasSynced());
-        create(rayJob(QStringLiteral("bcdf44"), script(QStringLiteral("pass\n")),
-                      Testing::unschedulableHead()));
+        create(Testing::withAnnotation(rayJob(QStringLiteral("bcdf44"), script(QStringLiteral("pass\n")), Testing::unschedulableHead()),
+                                       Labels::PreRunningDeadline, QStringLiteral("3")));
         const JobRecord archived = waitArchived(QStringLiteral("bcdf44"), 30000);
         QCOMPARE(archived.state, JobState::Failed);
         QCOMPARE(archived.reason, QStringLiteral("PreRunningDeadlineExceeded"));
@@ -341,6 +344,79 @@ private Q_SLOTS:
         QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf88")), 404);
     }
 
+    // Two people share the namespace and the bucket. Bob's finished job and his Pending one,
+    // past the deadline the viewer would use, are shown to Alice's tracker read-only: it does not
+    // fail, archive or delete them, and refuses to stop them. Bob's own tracker archives his.
+    void someoneElsesJobsAreReadOnly()
+    {
+        TrackerOptions alice;
+        alice.viewer.owner = QStringLiteral("alice@lab");
+        alice.operatorEnforcesDeadline = false;
+        auto a = tracker(alice);
+        QTRY_VERIFY(a->hasSynced());
+        const QString bob = QStringLiteral("bob@lab");
+        create(rayJob(QStringLiteral("bcdfb4"), script(QStringLiteral("print('bob was here')\n")), {}, 30, bob));
+        create(Testing::withAnnotation(
+            Testing::starforgeRayJob(QStringLiteral("track"), QStringLiteral("bcdfb5"), script(QStringLiteral("pass\n")), Testing::unschedulableHead(), 30, bob),
+            Labels::PreRunningDeadline, QStringLiteral("1")));
+        QTRY_VERIFY_WITH_TIMEOUT(a->job(QStringLiteral("bcdfb4")) && a->job(QStringLiteral("bcdfb4"))->state == JobState::Succeeded, 30000);
+        QCOMPARE(a->job(QStringLiteral("bcdfb4"))->owner, bob);
+        QCOMPARE(a->ownershipOf(*a->job(QStringLiteral("bcdfb4"))), Ownership::Others);
+        QVERIFY(a->job(QStringLiteral("bcdfb5")).has_value());
+        QTest::qWait(3000);   // well past bob's 1 s deadline, and several tracker checks
+        QCOMPARE(rayJobStatus(QStringLiteral("bcdfb4")), 200);
+        QCOMPARE(rayJobStatus(QStringLiteral("bcdfb5")), 200);
+        QCOMPARE(a->job(QStringLiteral("bcdfb5"))->state, JobState::Pending);
+        QVERIFY(!m_archived.contains(QStringLiteral("bcdfb4")) && !m_archived.contains(QStringLiteral("bcdfb5")));
+        QVERIFY(object(ArchiveKeys::status(QStringLiteral("bcdfb4"))).isEmpty());
+        std::optional<Result<JobRecord>> refused;
+        a->stopJob(QStringLiteral("bcdfb5"), [&](Result<JobRecord> r) { refused = std::move(r); });
+        QTRY_VERIFY(refused.has_value());
+        QVERIFY(!*refused);
+        QVERIFY2(refused->error().message.contains(QStringLiteral("belongs to bob@lab")), qPrintable(refused->error().message));
+        QCOMPARE(rayJobStatus(QStringLiteral("bcdfb5")), 200);
+
+        // Bob's app: his finished job is archived into the bucket, his Pending one failed on his
+        // own deadline; Alice's tracker lets both go.
+        TrackerOptions bobs;
+        bobs.viewer.owner = bob;
+        bobs.operatorEnforcesDeadline = false;
+        auto b = tracker(bobs);
+        const JobRecord done = waitArchived(QStringLiteral("bcdfb4"));
+        QCOMPARE(done.state, JobState::Succeeded);
+        QCOMPARE(done.owner, bob);
+        QCOMPARE(archivedRecord(QStringLiteral("bcdfb4")).owner, bob);
+        QCOMPARE(waitArchived(QStringLiteral("bcdfb5")).reason, QStringLiteral("PreRunningDeadlineExceeded"));
+        QTRY_VERIFY(!a->job(QStringLiteral("bcdfb4")) && !a->job(QStringLiteral("bcdfb5")));
+    }
+
+    // A RayJob that carries a job id but is not named <job name>-<id>, or whose id is not one
+    // the app makes, is not followed: it would otherwise be archived over jobs/<id>/.
+    void aRayJobNotShapedAsOursIsIgnored()
+    {
+        auto t = tracker();
+        QTRY_VERIFY(t->hasSynced());
+        QJsonObject impostor = rayJob(QStringLiteral("bcdf22"), script(QStringLiteral("print('impostor')\n")));
+        QJsonObject metadata = impostor[QStringLiteral("metadata")].toObject();
+        metadata.insert(QStringLiteral("name"), QStringLiteral("evil-bcdf22"));
+        impostor.insert(QStringLiteral("metadata"), metadata);
+        create(impostor);
+        // "bad-id-1" is a fine label value but no job id of the app's: six characters of its alphabet.
+        create(rayJob(QStringLiteral("bad-id-1"), script(QStringLiteral("pass\n"))));
+        const QByteArray before = object(ArchiveKeys::status(QStringLiteral("bcdf22")));
+        QVERIFY(!before.isEmpty());   // the real bcdf22's archive, from succeededJobIsArchivedAndDeleted
+        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(m_rayjobs + QStringLiteral("/evil-bcdf22")).json()[QStringLiteral("status")][QStringLiteral("jobDeploymentStatus")]
+                                         .toString() == u"Complete",
+                                 30000);
+        QTest::qWait(1500);
+        QVERIFY(!t->job(QStringLiteral("bcdf22")));
+        QCOMPARE(m_http->get(m_rayjobs + QStringLiteral("/evil-bcdf22")).status, 200);
+        QCOMPARE(object(ArchiveKeys::status(QStringLiteral("bcdf22"))), before);
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/evil-bcdf22")).status, 200);
+        QVERIFY(!t->job(QStringLiteral("bad-id-1")));
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bad-id-1")).status, 200);
+    }
+
     void historyListsTheArchives()
     {
         std::optional<Result<History>> read;
@@ -349,7 +425,7 @@ private Q_SLOTS:
         QVERIFY2(*read, read->ok() ? "" : qPrintable(read->error().message));
         QStringList ids;
         for (const JobRecord &r : (*read)->jobs) ids << r.id;
-        for (const char *id : {"bcdf22", "bcdf33", "bcdf44", "bcdf55", "bcdf66", "bcdf77"}) {
+        for (const char *id : {"bcdf22", "bcdf45", "bcdf44", "bcdf55", "bcdf66", "bcdf77"}) {
             QVERIFY2(ids.contains(QLatin1String(id)), qPrintable(ids.join(u',')));
         }
         // Newest end first.

@@ -175,13 +175,34 @@ private Q_SLOTS:
         QTRY_COMPARE(m_http->get(m_rayjobs + QStringLiteral("/gui-") + id).status, 404);
 
         // A newer job goes on top (newest first), the archived one below it.
-        const QString newer = QStringLiteral("gvjb33");
+        const QString newer = QStringLiteral("gvjb44");
         QTest::qWait(1000); // creation times have whole seconds
         QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(newer, QStringLiteral("python3 ") + driver)).toJson()).status, 201);
         QTRY_VERIFY_WITH_TIMEOUT(rowOf(view, newer) >= 0, 10000);
         QTRY_COMPARE_WITH_TIMEOUT(stateOf(view, newer), QStringLiteral("Running"), 30000);
         QCOMPARE(rowOf(view, newer), 0);
         QCOMPARE(rowOf(view, id), 1);
+        QCOMPARE(view->model()->index(rowOf(view, newer), JobsModel::OwnerColumn).data().toString(), QStringLiteral("you"));
+
+        // A colleague's job in the same namespace: listed with its owner, read-only. Stop stays
+        // off and says why; the job runs on.
+        const QString colleagues = QStringLiteral("gvjb45");
+        QCOMPARE(m_http->send("POST", m_rayjobs,
+                              QJsonDocument(Testing::starforgeRayJob(QStringLiteral("gui"), colleagues, QStringLiteral("python3 ") + driver, {}, 30,
+                                                                     QStringLiteral("bob@lab.example")))
+                                  .toJson())
+                     .status,
+                 201);
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(view, colleagues), QStringLiteral("Running"), 30000);
+        const QModelIndex owner = view->model()->index(rowOf(view, colleagues), JobsModel::OwnerColumn);
+        QCOMPARE(owner.data().toString(), QStringLiteral("bob@lab.example"));
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(owner).center());
+        QTRY_COMPARE(panel->selectedJob().value_or(Job::JobRecord{}).id, colleagues);
+        QVERIFY(!stop->isEnabled());
+        QVERIFY2(stop->toolTip().contains(QStringLiteral("bob@lab.example's job: shown read-only")), qPrintable(stop->toolTip()));
+        QCOMPARE(m_http->get(m_rayjobs + QStringLiteral("/gui-") + colleagues).status, 200);
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/gui-") + colleagues).status, 200);
+        QTRY_VERIFY_WITH_TIMEOUT(rowOf(view, colleagues) < 0, 10000);
 
         // The filters.
         auto *filter = full.findChild<QLineEdit *>(QStringLiteral("jobsFilter"));

@@ -65,6 +65,7 @@ class TestJobsModel : public QObject
         options.ns = QStringLiteral("starforge");
         options.checkIntervalMs = 200;
         options.seriesLabel = QStringLiteral("starforge/gpu-series");
+        options.viewer.owner = Testing::sandboxOwner();
         auto t = std::make_unique<Job::JobTracker>(m_kube.get(), m_s3.get(), options);
         t->start();
         return t;
@@ -206,7 +207,7 @@ private Q_SLOTS:
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         auto t = tracker();
         QTRY_VERIFY(t->hasSynced());
-        const QString id = QStringLiteral("cdfg33");
+        const QString id = QStringLiteral("cdfg44");
         create(rayJob(id, script(QStringLiteral("pass\n")), StuckHead));
         // The model may be attached after the tracker knows the job: it takes the tracker's list.
         QTRY_VERIFY(t->job(id).has_value());
@@ -230,7 +231,7 @@ private Q_SLOTS:
         QCOMPARE(removed.size(), 0);
 
         // Another stuck job; a tracker going away takes its live rows, the archived stay.
-        const QString other = QStringLiteral("cdfg34");
+        const QString other = QStringLiteral("cdfg45");
         create(rayJob(other, script(QStringLiteral("pass\n")), StuckHead));
         QTRY_VERIFY(model.rowOf(other) >= 0);
         const int before = model.rowCount();
@@ -261,11 +262,11 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), 0);
         QVERIFY(refreshed(model));
         QCOMPARE(loading.size(), 2); // on, then off
-        for (const char *id : { "cdfg22", "cdfg33", "hstry1" })
+        for (const char *id : { "cdfg22", "cdfg44", "hstry1" })
             QVERIFY2(model.rowOf(QLatin1String(id)) >= 0, id);
         // Newest first: the old archive is last; every row is archived.
         QCOMPARE(model.rowOf(QStringLiteral("hstry1")), model.rowCount() - 1);
-        QVERIFY(model.rowOf(QStringLiteral("cdfg33")) < model.rowOf(QStringLiteral("cdfg22")));
+        QVERIFY(model.rowOf(QStringLiteral("cdfg44")) < model.rowOf(QStringLiteral("cdfg22")));
         for (int row = 0; row < model.rowCount(); ++row) {
             QVERIFY(model.index(row, 0).data(JobsModel::ArchivedRole).toBool());
             QVERIFY(!model.index(row, 0).data(JobsModel::LiveRole).toBool());

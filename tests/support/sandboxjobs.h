@@ -4,6 +4,7 @@
 // like the app's own (its labels and annotations, small enough to run in a second), and
 // drivers as script files. Header-only: only tests that link starforge_sandbox include it.
 
+#include "core/job/ownership.h"
 #include "core/job/rayjobbuilder.h"
 #include "core/kube/kubeclient.h"
 #include "core/s3/s3client.h"
@@ -42,11 +43,19 @@ inline QString jobTestImage()
     return QStringLiteral("rayproject/ray:2.55.1");
 }
 
+// The user the sandbox's token signs in as (a SelfSubjectReview's username): a Session on the
+// sandbox without FORGE_OWNER owns the jobs made with it.
+inline QString sandboxOwner()
+{
+    return QStringLiteral("sandbox-admin");
+}
+
 // A RayJob named "<jobName>-<id>" as the app makes them: the managed-by and job id labels (on
-// the pods too), the job name, a Capsule address and a JobSpec annotation. headExtra goes
-// into the head's pod spec (a nodeSelector nobody has keeps it Pending).
+// the pods too), the job name, the owner (label and annotation), a Capsule address and a
+// JobSpec annotation. headExtra goes into the head's pod spec (a nodeSelector nobody has keeps
+// it Pending).
 inline QJsonObject starforgeRayJob(const QString &jobName, const QString &id, const QString &entrypoint, const QJsonObject &headExtra = {},
-                                   int ttlSeconds = 30)
+                                   int ttlSeconds = 30, const QString &owner = sandboxOwner())
 {
     QJsonObject head{{QStringLiteral("containers"),
                       QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("ray-head")}, {QStringLiteral("image"), jobTestImage()}}}}};
@@ -68,13 +77,26 @@ inline QJsonObject starforgeRayJob(const QString &jobName, const QString &id, co
         {QStringLiteral("name"), QString(jobName + u'-' + id)},
         {QStringLiteral("labels"), QJsonObject{{QLatin1String(Job::Labels::ManagedBy), QLatin1String(Job::Labels::ManagedByValue)},
                                                {QLatin1String(Job::Labels::JobId), id},
-                                               {QLatin1String(Job::Labels::JobName), jobName}}},
+                                               {QLatin1String(Job::Labels::JobName), jobName},
+                                               {QLatin1String(Job::Labels::Owner), Job::ownerLabelValue(owner)}}},
         {QStringLiteral("annotations"), QJsonObject{{QLatin1String(Job::Labels::CapsuleSha256), QStringLiteral("ab").repeated(32)},
-                                                    {QLatin1String(Job::Labels::JobSpec), QStringLiteral("{\"name\":\"%1\",\"version\":1}").arg(jobName)}}}};
+                                                    {QLatin1String(Job::Labels::JobSpec), QStringLiteral("{\"name\":\"%1\",\"version\":1}").arg(jobName)},
+                                                    {QLatin1String(Job::Labels::Owner), owner}}}};
     return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")},
                        {QStringLiteral("kind"), QStringLiteral("RayJob")},
                        {QStringLiteral("metadata"), meta},
                        {QStringLiteral("spec"), spec}};
+}
+
+// job with one more annotation (a pre-running deadline, an archive bucket).
+inline QJsonObject withAnnotation(QJsonObject job, const char *key, const QString &value)
+{
+    QJsonObject metadata = job.value(QStringLiteral("metadata")).toObject();
+    QJsonObject annotations = metadata.value(QStringLiteral("annotations")).toObject();
+    annotations.insert(QLatin1String(key), value);
+    metadata.insert(QStringLiteral("annotations"), annotations);
+    job.insert(QStringLiteral("metadata"), metadata);
+    return job;
 }
 
 // The head pod spec addition that keeps a job Pending: a GPU series no sandbox node has.

@@ -1,6 +1,6 @@
 // The commands that end a job: `starforge-cli stop JOB` (archived as Stopped, then its RayJob
 // deleted, as the app's Stop does) and `starforge-cli delete JOB` (gone for good, archive
-// included; Job::deleteJob). Both refuse RayJobs Starforge did not make.
+// included; Job::deleteJob). Both refuse RayJobs Starforge did not make and other people's jobs.
 
 #include "cli/commands/commands.h"
 #include "cli/commands/jobcommand.h"
@@ -90,7 +90,7 @@ public:
         const auto job = jobArgument(QStringLiteral("delete JOB"));
         if (!job) return;
         withOwnJob(*job, QStringLiteral("delete"), [this, job = *job](const Job::JobSnapshot &snapshot) {
-            Job::deleteJob(m_session->kube(), m_session->s3(), m_session->ns(), snapshot, job, this, [this](Result<Job::DeletedJob> deleted) {
+            Job::deleteJob(m_session->kube(), m_session->s3(), m_session->ns(), m_session->viewer(), snapshot, job, this, [this](Result<Job::DeletedJob> deleted) {
                 if (!deleted) {
                     fail(deleted.error());
                     return;

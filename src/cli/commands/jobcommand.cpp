@@ -52,9 +52,11 @@ void JobCommand::withOwnJob(const QString &job, const QString &verb, std::functi
             return;
         }
         withSnapshot(job, false, [this, verb, then](const Job::JobSnapshot &snapshot) {
-            if (snapshot.rayJob && !Job::isStarforgeRayJob(*snapshot.rayJob)) {
-                fail(Job::notStarforgeRayJob(snapshot.rayJobName, m_session->ns(), verb));
-                return;
+            if (snapshot.rayJob) {
+                if (auto allowed = Job::checkMayActOn(*snapshot.rayJob, m_session->viewer(), m_session->ns(), verb); !allowed) {
+                    fail(allowed.error());
+                    return;
+                }
             }
             then(snapshot);
         });

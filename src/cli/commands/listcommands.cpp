@@ -58,9 +58,11 @@ public:
                 } else {
                     QList<QStringList> rows;
                     for (const Job::JobRecord &r : std::as_const(records)) {
-                        rows.append({r.id, r.rayJobName, r.displayState(), formatAge(ageOf(r.created)), oneLine(r.message)});
+                        rows.append({r.id, r.rayJobName, ownerColumn(r, m_session->viewer()), r.displayState(), formatAge(ageOf(r.created)), oneLine(r.message)});
                     }
-                    m_out << formatTable({QStringLiteral("ID"), QStringLiteral("NAME"), QStringLiteral("STATE"), QStringLiteral("AGE"), QStringLiteral("MESSAGE")}, rows);
+                    m_out << formatTable({QStringLiteral("ID"), QStringLiteral("NAME"), QStringLiteral("OWNER"), QStringLiteral("STATE"), QStringLiteral("AGE"),
+                                          QStringLiteral("MESSAGE")},
+                                         rows);
                 }
                 finish(Ok);
             });

@@ -109,6 +109,16 @@ public:
     }
 };
 
+// "3 days", "1 day", else the table's compact form ("12h00m").
+QString ttlInWords(qint64 seconds)
+{
+    if (seconds > 0 && seconds % 86400 == 0) {
+        const qint64 days = seconds / 86400;
+        return days == 1 ? QStringLiteral("1 day") : QStringLiteral("%1 days").arg(days);
+    }
+    return formatAge(seconds);
+}
+
 class SubmitCommand final : public BuildCommand
 {
 public:
@@ -196,7 +206,7 @@ private:
                 note(QStringLiteral("its logs are archived to the bucket while the Starforge app or `starforge-cli jobs --follow` runs; "
                                     "without either, the cluster deletes the head and worker logs %1 after the job ends "
                                     "(FORGE_KUBERAY_TTL_SECONDS)")
-                         .arg(formatAge(m_session->settings().ttlSeconds)));
+                         .arg(ttlInWords(m_session->settings().ttlSeconds)));
             }
             finish(Ok);
         }

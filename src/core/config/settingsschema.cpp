@@ -69,6 +69,10 @@ QList<SettingDefinition> buildTable()
                         "the window shows a warning while it is on."), false);
     add(QStringLiteral("FORGE_K8S_NAMESPACE"), T::Dns1123Label, QStringLiteral("starforge"), cluster,
          QStringLiteral("Namespace where RayJobs, their pods and playground pods are created."), false);
+    add(QStringLiteral("FORGE_OWNER"), T::String, QString(), cluster,
+         QStringLiteral("Whose the jobs submitted with this profile are, recorded on each RayJob (starforge.dev/owner). The app "
+                        "archives, stops and deletes only its owner's jobs and shows everyone else's read-only. Empty: the "
+                        "user name the cluster knows the credentials by (a SelfSubjectReview), the same on every workstation."));
     add(QStringLiteral("FORGE_K8S_GPU_NODE_LABEL"), T::LabelKey, QStringLiteral("starforge/gpu-series"), cluster,
          QStringLiteral("Node label whose value is the GPU series (h200, h100, ...). One source for capacity "
                         "figures and for the nodeSelector of every pool."), false);

@@ -1,6 +1,7 @@
 #include "core/job/jobactions.h"
 
 #include "core/cluster/diagnosis.h"
+#include "core/job/history.h"
 #include "core/job/rayjobbuilder.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
@@ -117,12 +118,43 @@ void removeArchive(S3::S3Client *s3, const QString &id, bool hadRayJob, QObject 
 
 } // namespace
 
-void deleteJob(Kube::KubeClient *kube, S3::S3Client *s3, const QString &ns, const JobSnapshot &snapshot, const QString &job,
-               QObject *context, std::function<void(Result<DeletedJob>)> done)
+Result<void> checkMayActOn(const QJsonObject &rayJob, const Viewer &viewer, const QString &ns, const QString &verb)
+{
+    const QString name = rayJob[QStringLiteral("metadata")][QStringLiteral("name")].toString();
+    if (!isStarforgeRayJob(rayJob)) return notStarforgeRayJob(name, ns, verb);
+    if (auto shaped = checkJobIdentity(rayJob); !shaped) return shaped.error();
+    JobRecord record = JobRecord::fromRayJob(rayJob);
+    if (record.ns.isEmpty()) record.ns = ns;
+    if (const Ownership ownership = ownershipOf(record, viewer); !actsOn(ownership)) return notYours(record, ownership, verb);
+    return {};
+}
+
+void deleteJob(Kube::KubeClient *kube, S3::S3Client *s3, const QString &ns, const Viewer &viewer, const JobSnapshot &snapshot,
+               const QString &job, QObject *context, std::function<void(Result<DeletedJob>)> done)
 {
     const QString id = !snapshot.jobId.isEmpty() ? snapshot.jobId : job;
     if (!snapshot.rayJob) {
-        removeArchive(s3, id, false, context, done);
+        // Archived only: its record says whose it is. (No record: a partial archive, nobody's
+        // history yet; its objects go.)
+        readArchivedJob(s3, id, context, [s3, id, viewer, context, done](Result<JobRecord> record) {
+            if (!record && record.error().code != Error::Code::NotFound) {
+                done(record.error());
+                return;
+            }
+            if (record) {
+                // An archive is in the viewer's bucket already: only the owner matters.
+                const Ownership ownership = ownershipOf(*record, Viewer{viewer.owner, record->archiveBucket});
+                if (!actsOn(ownership)) {
+                    done(notYours(*record, ownership, QStringLiteral("delete")));
+                    return;
+                }
+            }
+            removeArchive(s3, id, false, context, done);
+        });
+        return;
+    }
+    if (auto allowed = checkMayActOn(*snapshot.rayJob, viewer, ns, QStringLiteral("delete")); !allowed) {
+        done(allowed.error());
         return;
     }
     // A live job goes without an archive: delete means gone, logs included. The mark first

@@ -6,6 +6,7 @@
 
 #include "core/job/jobrecord.h"
 #include "core/job/jobsnapshot.h"
+#include "core/job/ownership.h"
 #include "core/util/result.h"
 
 #include <QJsonObject>
@@ -55,8 +56,14 @@ struct DeletedJob
 // and deleted, then every object of its archive goes, status.json last so a history reader
 // never sees a record without its logs. The Capsule stays (another job may use it). job: the
 // id or name asked for, used when snapshot has no id. NotFound when the job is neither on the
-// cluster nor in the bucket.
-void deleteJob(Kube::KubeClient *kube, S3::S3Client *s3, const QString &ns, const JobSnapshot &snapshot, const QString &job,
-               QObject *context, std::function<void(Result<DeletedJob>)> done);
+// cluster nor in the bucket. Only the viewer's own job is deleted: a live one someone else owns
+// (or not shaped as the app makes them), or an archive whose record names another owner, is
+// refused before anything is touched (notYours).
+void deleteJob(Kube::KubeClient *kube, S3::S3Client *s3, const QString &ns, const Viewer &viewer, const JobSnapshot &snapshot,
+               const QString &job, QObject *context, std::function<void(Result<DeletedJob>)> done);
+
+// Whether the viewer may stop or delete this live RayJob: Starforge's, shaped as the app makes
+// them, and the viewer's own. verb names the action in the refusal.
+Result<void> checkMayActOn(const QJsonObject &rayJob, const Viewer &viewer, const QString &ns, const QString &verb);
 
 } // namespace Starforge::Job

@@ -146,6 +146,12 @@ JobRecord JobRecord::fromRayJob(const QJsonObject &json)
     if (record.name.isEmpty()) {
         record.name = record.jobSpec.value(QStringLiteral("name")).toString();
     }
+    record.owner = readLabel(rayJob.annotations, Labels::Owner);
+    record.archiveBucket = readLabel(rayJob.annotations, Labels::ArchiveBucket);
+    const QJsonValue specDeadline = json.value(QStringLiteral("spec")).toObject().value(QStringLiteral("preRunningDeadlineSeconds"));
+    record.deadlineInSpec = specDeadline.isDouble() && specDeadline.toInt() > 0;
+    record.preRunningDeadlineSeconds = record.deadlineInSpec ? specDeadline.toInt() : readLabel(rayJob.annotations, Labels::PreRunningDeadline).toInt();
+    if (record.preRunningDeadlineSeconds < 0) record.preRunningDeadlineSeconds = 0;
     return record;
 }
 
@@ -182,6 +188,8 @@ QJsonObject JobRecord::toJson() const
                      {QStringLiteral("jobSpec"), jobSpec},
                      {QStringLiteral("logs"), logArray},
                      {QStringLiteral("lost"), QJsonArray::fromStringList(lost)}};
+    if (!owner.isEmpty()) json.insert(QStringLiteral("owner"), owner);
+    if (!archiveBucket.isEmpty()) json.insert(QStringLiteral("archiveBucket"), archiveBucket);
     return json;
 }
 
@@ -220,6 +228,8 @@ Result<JobRecord> JobRecord::fromJson(const QJsonObject &json)
     for (const QJsonValue &v : json.value(QStringLiteral("lost")).toArray()) {
         record.lost << v.toString();
     }
+    record.owner = json.value(QStringLiteral("owner")).toString();
+    record.archiveBucket = json.value(QStringLiteral("archiveBucket")).toString();
     return record;
 }
 

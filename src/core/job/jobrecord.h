@@ -74,6 +74,12 @@ struct JobRecord
     QJsonObject jobSpec;        // the JobSpec as submitted (from the RayJob's annotation)
     QList<ArchivedLog> logs;    // archived only
     QStringList lost;           // what the archive could not keep, one sentence each
+    QString owner;              // the starforge.dev/owner annotation; empty on jobs made before owners
+    QString archiveBucket;      // where its owner archives it (archiveBucketAddress())
+    // The deadline the job was submitted with (0: none known), and whether the operator
+    // enforces it too (spec.preRunningDeadlineSeconds is set).
+    int preRunningDeadlineSeconds = 0;
+    bool deadlineInSpec = false;
 
     // The record of a live RayJob: labels, annotations and status.
     static JobRecord fromRayJob(const QJsonObject &rayJob);

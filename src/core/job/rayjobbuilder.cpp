@@ -3,6 +3,7 @@
 #include "core/cluster/capacity.h"
 #include "core/cluster/diagnosis.h"
 #include "core/config/effectiveconfig.h"
+#include "core/job/ownership.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -174,6 +175,8 @@ ClusterSettings ClusterSettings::fromConfig(const Config::EffectiveConfig &confi
     s.ttlSeconds = static_cast<int>(config.integer(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS")));
     s.preRunningDeadlineSeconds = static_cast<int>(config.integer(QStringLiteral("FORGE_KUBERAY_PRERUNNING_DEADLINE_S")));
     s.gpuPassthrough = config.boolean(QStringLiteral("FORGE_K8S_GPU_PASSTHROUGH"));
+    s.owner = config.value(QStringLiteral("FORGE_OWNER")).trimmed();
+    s.archiveBucket = archiveBucketAddress(QUrl(config.value(QStringLiteral("FORGE_S3_ENDPOINT"))), config.value(QStringLiteral("FORGE_S3_BUCKET")));
     return s;
 }
 
@@ -223,6 +226,9 @@ Result<QJsonObject> RayJobBuilder::build(const RayJobInput &in)
     if (!in.capsule.url.isValid() || (scheme != QLatin1String("https") && scheme != QLatin1String("http")) || in.capsule.url.host().isEmpty()) {
         problems << tr("The Capsule URL \"%1\" is not an http(s) URL.").arg(in.capsule.url.toString());
     }
+    if (in.settings.owner.isEmpty()) {
+        problems << tr("The job has no owner: set FORGE_OWNER in the profile, or connect so the cluster can say who you are.");
+    }
     if (!problems.isEmpty()) {
         return Error::invalid(problems.join(QLatin1Char('\n')));
     }
@@ -270,14 +276,21 @@ Result<QJsonObject> RayJobBuilder::build(const RayJobInput &in)
     if (in.operatorVersion >= QVersionNumber(1, 6) && in.settings.preRunningDeadlineSeconds > 0) {
         spec.insert(QStringLiteral("preRunningDeadlineSeconds"), in.settings.preRunningDeadlineSeconds);
     }
+    QJsonObject annotations{{QLatin1String(Labels::CapsuleSha256), in.capsule.sha256},
+                            {QLatin1String(Labels::JobSpec), QString::fromUtf8(in.spec.canonicalJson())},
+                            {QLatin1String(Labels::Owner), in.settings.owner}};
+    if (!in.settings.archiveBucket.isEmpty()) annotations.insert(QLatin1String(Labels::ArchiveBucket), in.settings.archiveBucket);
+    if (in.settings.preRunningDeadlineSeconds > 0) {
+        annotations.insert(QLatin1String(Labels::PreRunningDeadline), QString::number(in.settings.preRunningDeadlineSeconds));
+    }
     const QJsonObject metadata{
         {QStringLiteral("name"), rayJobName(in.spec, in.jobId)},
         {QStringLiteral("namespace"), in.settings.ns},
         {QStringLiteral("labels"), QJsonObject{{QLatin1String(Labels::ManagedBy), QLatin1String(Labels::ManagedByValue)},
                                                {QLatin1String(Labels::JobId), in.jobId},
-                                               {QLatin1String(Labels::JobName), in.spec.name}}},
-        {QStringLiteral("annotations"), QJsonObject{{QLatin1String(Labels::CapsuleSha256), in.capsule.sha256},
-                                                    {QLatin1String(Labels::JobSpec), QString::fromUtf8(in.spec.canonicalJson())}}}};
+                                               {QLatin1String(Labels::JobName), in.spec.name},
+                                               {QLatin1String(Labels::Owner), ownerLabelValue(in.settings.owner)}}},
+        {QStringLiteral("annotations"), annotations}};
     return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")},
                        {QStringLiteral("kind"), QStringLiteral("RayJob")},
                        {QStringLiteral("metadata"), metadata},

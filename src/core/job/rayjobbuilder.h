@@ -28,6 +28,14 @@ inline constexpr char JobName[] = "starforge.dev/job-name";
 inline constexpr char Pool[] = "starforge.dev/pool";
 inline constexpr char CapsuleSha256[] = "starforge.dev/capsule-sha256";
 inline constexpr char JobSpec[] = "starforge.dev/jobspec";
+// Whose the job is: the label holds ownerLabelValue() (for kubectl -l), the annotation of the
+// same key the owner's name (ownership.h).
+inline constexpr char Owner[] = "starforge.dev/owner";
+// The bucket the job's archive goes to (archiveBucketAddress()).
+inline constexpr char ArchiveBucket[] = "starforge.dev/archive-bucket";
+// The pre-running deadline the job was submitted with, for the owner's tracker on any KubeRay
+// (spec.preRunningDeadlineSeconds exists from 1.6 only).
+inline constexpr char PreRunningDeadline[] = "starforge.dev/prerunning-deadline-seconds";
 // Set just before a user's delete: the job goes without an archive, and trackers let it go.
 inline constexpr char DeleteRequested[] = "starforge.dev/delete-requested";
 } // namespace Labels
@@ -50,6 +58,11 @@ struct ClusterSettings
     int ttlSeconds = Config::SettingsSchema::defaultInteger(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS"));
     int preRunningDeadlineSeconds = Config::SettingsSchema::defaultInteger(QStringLiteral("FORGE_KUBERAY_PRERUNNING_DEADLINE_S"));
     bool gpuPassthrough = Config::SettingsSchema::defaultBoolean(QStringLiteral("FORGE_K8S_GPU_PASSTHROUGH"));
+    // Whose the jobs are and where they are archived (ownership.h). fromConfig takes FORGE_OWNER
+    // and the S3 endpoint and bucket; a Session puts the cluster's name for the user in owner
+    // when FORGE_OWNER is empty. The builder refuses a job without an owner.
+    QString owner;
+    QString archiveBucket;
 
     static ClusterSettings fromConfig(const Config::EffectiveConfig &config);
 

@@ -10,9 +10,13 @@
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
 
+#include <QLoggingCategory>
+
 #include <algorithm>
 
 namespace Starforge::Job {
+
+Q_LOGGING_CATEGORY(lcTracker, "starforge.core.tracker")
 
 JobTracker::JobTracker(Kube::KubeClient *kube, S3::S3Client *s3, TrackerOptions options, QObject *parent)
     : QObject(parent)
@@ -108,12 +112,22 @@ void JobTracker::onRayJob(const QJsonObject &rayJob)
     if (record.id.isEmpty() || m_done.contains(record.id)) {
         return;   // not one of ours, or archived and about to disappear
     }
+    if (const auto shaped = checkJobIdentity(rayJob); !shaped) {
+        // A RayJob carrying someone's job id under another name would otherwise be archived
+        // over that job's archive.
+        if (!m_refused.contains(record.rayJobName)) {
+            m_refused.insert(record.rayJobName);
+            qCWarning(lcTracker).noquote() << shaped.error().message;
+        }
+        return;
+    }
     Live &live = m_live[record.id];
     const bool changed = live.rayJob.isEmpty() || live.record.state != record.state || live.record.message != record.message;
     live.rayJob = rayJob;
     if (!live.archiving) live.record = record;
     m_submitting.remove(record.id);
     if (changed && !live.archiving) Q_EMIT jobChanged(live.record);
+    if (!actsOn(ownershipOf(record))) return;   // its owner's app archives it
     if (isTerminal(record.state) && !live.archiving && !live.retryAt.isValid()) {
         archive(record.id, record, false);
     }
@@ -127,8 +141,11 @@ void JobTracker::onRayJobDeleted(const QJsonObject &rayJob)
     if (it == m_live.end() || m_done.contains(record.id) || it->archiving) {
         return;   // our own delete after the archive (or the archive will see it gone)
     }
-    if (rayJob[QStringLiteral("metadata")][QStringLiteral("annotations")][QLatin1String(Labels::DeleteRequested)].toString() == u"true") {
-        m_live.erase(it);   // the user deleted it, archive and all (`starforge-cli delete`)
+    if (!actsOn(ownershipOf(it->record))
+        || rayJob[QStringLiteral("metadata")][QStringLiteral("annotations")][QLatin1String(Labels::DeleteRequested)].toString() == u"true") {
+        // Someone else's job went (its owner archived it), or the user deleted it, archive
+        // and all (`starforge-cli delete`).
+        m_live.erase(it);
         Q_EMIT jobRemoved(record.id);
         return;
     }
@@ -150,7 +167,7 @@ void JobTracker::check()
     const QDateTime now = QDateTime::currentDateTimeUtc();
     for (auto it = m_live.begin(); it != m_live.end(); ++it) {
         Live &live = *it;
-        if (live.archiving || live.archived) continue;
+        if (live.archiving || live.archived || !actsOn(ownershipOf(live.record))) continue;
         if (live.retryAt.isValid()) {
             if (now >= live.retryAt) {
                 live.retryAt = {};
@@ -158,15 +175,19 @@ void JobTracker::check()
             }
             continue;
         }
-        if (live.record.state != JobState::Pending || m_options.preRunningDeadlineSeconds <= 0 || !live.record.created.isValid()) continue;
-        const qint64 limit = m_options.preRunningDeadlineSeconds + (m_options.operatorEnforcesDeadline ? m_options.deadlineGraceSeconds : 0);
+        // The deadline the job was submitted with, never this viewer's setting.
+        const int deadline = live.record.preRunningDeadlineSeconds;
+        if (live.record.state != JobState::Pending || deadline <= 0 || !live.record.created.isValid()) continue;
+        const bool operatorFailsIt = live.record.deadlineInSpec && m_options.operatorEnforcesDeadline;
+        const qint64 limit = deadline + (operatorFailsIt ? m_options.deadlineGraceSeconds : 0);
         if (live.record.created.secsTo(now) < limit) continue;
         JobRecord outcome = live.record;
         outcome.state = JobState::Failed;
         outcome.reason = QStringLiteral("PreRunningDeadlineExceeded");
-        outcome.message = tr("Not running %1 s after it was submitted (the pre-running deadline, FORGE_KUBERAY_PRERUNNING_DEADLINE_S = %2 s); Starforge failed it.")
+        outcome.message = tr("Not running %1 s after it was submitted (the pre-running deadline it was submitted with, "
+                             "FORGE_KUBERAY_PRERUNNING_DEADLINE_S = %2 s); Starforge failed it.")
                               .arg(live.record.created.secsTo(now))
-                              .arg(m_options.preRunningDeadlineSeconds);
+                              .arg(deadline);
         outcome.ended = now;
         archive(it.key(), outcome, false);
     }
@@ -305,6 +326,10 @@ void JobTracker::stopJob(const QString &id, std::function<void(Result<JobRecord>
     const auto it = m_live.find(id);
     if (it == m_live.end()) {
         if (done) done(Error::notFound(tr("No job %1 is on the cluster; it may have ended and been archived already (see the job history).").arg(id)));
+        return;
+    }
+    if (const Ownership ownership = ownershipOf(it->record); !actsOn(ownership)) {
+        if (done) done(notYours(it->record, ownership, tr("stop")));
         return;
     }
     if (it->archiving || isTerminal(it->record.state)) {

@@ -3,13 +3,15 @@
 // Follows the app's jobs on the cluster and ends them properly (docs/design.md, "Tracking"):
 //  - an informer on the namespace's RayJobs that Starforge made (managed-by label) gives each
 //    job's state as the user sees it (JobRecord, stateOfRayJob);
+//  - only the viewer's own jobs are acted on (ownership.h); others' are shown read-only, and a
+//    RayJob whose id or name is not shaped as the app makes them is not followed at all;
 //  - a job that reaches Succeeded, Failed or Stopped is archived to jobs/<id>/ in the bucket
 //    and its RayJob deleted (JobArchiver); a job that failed before it ran gets the diagnosis
 //    of why in its record;
-//  - the pre-running deadline is enforced here as well: a job still Pending that long after it
-//    was submitted is failed, diagnosed, archived and deleted. When the operator enforces it
-//    too (KubeRay >= 1.6 and the field set), the app waits a grace period so the operator's
-//    own verdict usually comes first;
+//  - the pre-running deadline the job was submitted with (read off the RayJob) is enforced here
+//    as well: a job still Pending that long after it was submitted is failed, diagnosed,
+//    archived and deleted. When the operator enforces it too (KubeRay >= 1.6 and the field
+//    set), the app waits a grace period so the operator's own verdict usually comes first;
 //  - on start, jobs that ended while nobody watched are archived as far as the cluster still
 //    has them (the record names what was lost); a RayJob deleted behind the app's back is
 //    archived from its last known state, with the loss recorded;
@@ -19,6 +21,7 @@
 
 #include "core/job/jobrecord.h"
 #include "core/job/jobsnapshot.h"
+#include "core/job/ownership.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -48,8 +51,11 @@ struct TrackerOptions
 {
     QString ns;
     QString onlyJobId;                     // follow one job only (`submit --wait`)
-    int preRunningDeadlineSeconds = 0;     // FORGE_KUBERAY_PRERUNNING_DEADLINE_S (ClusterSettings); <= 0: none
-    bool operatorEnforcesDeadline = true;  // KubeRay >= 1.6 sets Failed itself
+    // Whose jobs this tracker acts on (ownership.h): it fails, archives and deletes only the
+    // viewer's own, with the deadline each was submitted with (JobRecord). Everyone else's are
+    // followed for display only.
+    Viewer viewer;
+    bool operatorEnforcesDeadline = true;  // KubeRay >= 1.6 sets Failed itself (when the spec has the field)
     int deadlineGraceSeconds = 30;         // the operator's turn first, when it enforces it
     int checkIntervalMs = 2000;            // deadline checks and archive retries
     int maxParallelArchives = 2;
@@ -74,6 +80,9 @@ public:
     void start();
     bool hasSynced() const;
 
+    const Viewer &viewer() const { return m_options.viewer; }
+    Ownership ownershipOf(const JobRecord &record) const { return Job::ownershipOf(record, m_options.viewer); }
+
     // The label selector of the RayJobs a tracker follows: Starforge's, or one job's.
     static QString labelSelector(const QString &onlyJobId = {});
 
@@ -86,7 +95,8 @@ public:
     void removeSubmitting(const QString &id);
 
     // The user's stop: the job's logs are archived as Stopped, then its RayJob is deleted (the
-    // operator stops the Ray job on deletion). done reports the archive's outcome.
+    // operator stops the Ray job on deletion). done reports the archive's outcome; someone
+    // else's job is refused (notYours).
     void stopJob(const QString &id, std::function<void(Result<JobRecord>)> done = {});
 
 Q_SIGNALS:
@@ -129,6 +139,7 @@ private:
     QHash<QString, Live> m_live;                 // by job id
     QHash<QString, JobRecord> m_submitting;
     QSet<QString> m_done;                        // archived by this tracker (their delete echoes back)
+    QSet<QString> m_refused;                     // RayJobs not shaped as the app makes them, warned about once
     QList<std::function<void()>> m_archiveQueue;
     int m_archivesRunning = 0;
     QTimer m_timer;

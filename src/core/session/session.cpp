@@ -7,11 +7,13 @@
 #include "core/kube/kubeclient.h"
 #include "core/kube/permissions.h"
 #include "core/kube/resourcekind.h"
+#include "core/kube/selfsubjectreview.h"
 #include "core/logging/logging.h"
 #include "core/s3/s3client.h"
 #include "core/session/startupcleanup.h"
 
 #include <QMap>
+#include <QSysInfo>
 
 namespace Starforge {
 
@@ -226,7 +228,7 @@ void Session::onResolved(Result<Config::EffectiveConfig> resolved)
     if (m_options.verifyAccess) {
         checkServer();
     } else {
-        probeOperatorThenStart();
+        resolveOwnerThenProbe();
     }
 }
 
@@ -266,7 +268,43 @@ void Session::onPermissions(const Kube::PermissionReport &report)
             switchOff(access.feature.id, tr("the token cannot %1").arg(access.missing.join(QStringLiteral(", "))), roleRuleFor(access.feature));
         }
     }
-    probeOperatorThenStart();
+    resolveOwnerThenProbe();
+}
+
+void Session::resolveOwnerThenProbe()
+{
+    if (!m_settings.owner.isEmpty()) {   // FORGE_OWNER
+        probeOperatorThenStart();
+        return;
+    }
+    const quint64 generation = m_generation;
+    Kube::whoAmI(m_kube.get(), this, [this, generation](std::optional<QString> username, std::optional<Kube::ApiError> error) {
+        if (generation != m_generation) return;
+        if (username) {
+            m_settings.owner = *username;
+        } else if (error->kind == Kube::ApiError::Kind::NotFound || error->kind == Kube::ApiError::Kind::Forbidden
+                   || error->kind == Kube::ApiError::Kind::Malformed) {
+            // A cluster older than the API (Kubernetes < 1.28) or one that forbids it: this
+            // machine's user stands in, and the person is told how to make it stable.
+            m_settings.owner = localOwnerName();
+            Q_EMIT notice(tr("The cluster could not say who you are (%1), so your jobs are recorded as %2's. Set FORGE_OWNER in the "
+                             "profile to the same name on every workstation you use.")
+                              .arg(error->message, m_settings.owner));
+        } else {
+            connectFailed(error->toError());
+            return;
+        }
+        qCInfo(lcSession).noquote() << "jobs are owned by" << m_settings.owner;
+        probeOperatorThenStart();
+    });
+}
+
+QString Session::localOwnerName() const
+{
+    QString user = m_environment.value(QStringLiteral("USER"));
+    if (user.isEmpty()) user = m_environment.value(QStringLiteral("USERNAME"));
+    if (user.isEmpty()) user = QStringLiteral("unknown");
+    return user + u'@' + QSysInfo::machineHostName();
 }
 
 void Session::probeOperatorThenStart()
@@ -342,7 +380,7 @@ void Session::startParts()
         Job::TrackerOptions tracker;
         tracker.ns = m_settings.ns;
         tracker.onlyJobId = m_options.onlyJobId;
-        tracker.preRunningDeadlineSeconds = m_settings.preRunningDeadlineSeconds;
+        tracker.viewer = viewer();
         tracker.operatorEnforcesDeadline = m_operator.hasPreRunningDeadline();
         tracker.seriesLabel = m_settings.gpuNodeLabel;
         tracker.capacity = m_capacity.get();

@@ -22,6 +22,7 @@
 // the job tracker, the capacity tracker, the informers, the checks, then the clients.
 
 #include "core/config/effectiveconfig.h"
+#include "core/job/ownership.h"
 #include "core/job/rayjobbuilder.h"
 #include "core/kube/operatorprobe.h"
 #include "core/net/backoff.h"
@@ -143,6 +144,9 @@ public:
     const Config::EffectiveConfig &config() const { return m_config; }
     const Job::ClusterSettings &settings() const { return m_settings; }
     QString ns() const { return m_settings.ns; }
+    // Whose jobs this session acts on (FORGE_OWNER, else the cluster's name for the user; set
+    // once connected) and the bucket it archives to.
+    Job::Viewer viewer() const { return {m_settings.owner, m_settings.archiveBucket}; }
     QString serverVersion() const { return m_serverVersion; }
 
     // The clients (null before the settings are read and after close()).
@@ -195,6 +199,8 @@ private:
     void checkServer();
     void checkPermissions();
     void onPermissions(const Kube::PermissionReport &report);
+    void resolveOwnerThenProbe();
+    QString localOwnerName() const;
     void probeOperatorThenStart();
     void startParts();
     void watchInformer(Kube::Informer *informer, const QString &featureId);
