@@ -341,6 +341,34 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(shmFile));
     }
 
+    void aFileWorkingDirIsReadWhereTheHeadHasIt()
+    {
+        // The app's http-only Capsule path: the head's init container puts the package into an
+        // emptyDir at /starforge-capsule, and the job's working_dir is file:// there, which Ray
+        // resolves on the head (the sandbox's driver runs in the submitter pod, without that volume).
+        const QString makeZip = QStringLiteral("import zipfile\nwith zipfile.ZipFile('/starforge-capsule/capsule.zip', 'w') as z:\n"
+                                               "    z.writestr('job/run.py', 'print(\"from the capsule\")')\n");
+        const QJsonObject capsuleMount = mount(QStringLiteral("capsule"), QStringLiteral("/starforge-capsule"));
+        const QJsonObject headExtra{
+            {QStringLiteral("volumes"), QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("capsule")}, {QStringLiteral("emptyDir"), QJsonObject()}}}},
+            {QStringLiteral("initContainers"),
+             QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("fetch-capsule")}, {QStringLiteral("image"), jobTestImage()},
+                                    {QStringLiteral("command"), QJsonArray{QStringLiteral("python3"), QStringLiteral("-c"), makeZip}},
+                                    {QStringLiteral("volumeMounts"), QJsonArray{capsuleMount}}}}},
+            {QStringLiteral("containers"),
+             QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("ray-head")}, {QStringLiteral("image"), jobTestImage()},
+                                    {QStringLiteral("volumeMounts"), QJsonArray{capsuleMount}}}}}};
+        QJsonObject job = starforgeRayJob(QStringLiteral("capsule"), QStringLiteral("c4psul"), QStringLiteral("python3 run.py"), headExtra);
+        QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+        spec.insert(QStringLiteral("runtimeEnvYAML"), QStringLiteral("working_dir: file:///starforge-capsule/capsule.zip\n"));
+        job.insert(QStringLiteral("spec"), spec);
+        QCOMPARE(m_http->send("POST", QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs"), QJsonDocument(job).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs/capsule-c4psul")).json()
+                                      .value(QStringLiteral("status")).toObject().value(QStringLiteral("jobStatus")).toString(),
+                                  QStringLiteral("SUCCEEDED"), 30000);
+        QVERIFY(!QFileInfo::exists(QStringLiteral("/starforge-capsule")));
+    }
+
     void aVolumeTheSandboxCannotProvideIsFailedMount()
     {
         const QJsonArray volumes { QJsonObject {
