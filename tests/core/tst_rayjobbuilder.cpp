@@ -24,6 +24,7 @@ using namespace Starforge::Job;
 namespace {
 
 const QString Sha = QStringLiteral("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+const QString ManifestSha = QStringLiteral("fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
 
 JobSpec spec(QList<Pool> pools)
 {
@@ -41,7 +42,7 @@ RayJobInput input(QList<Pool> pools)
     RayJobInput in;
     in.spec = spec(std::move(pools));
     in.jobId = QStringLiteral("x7k2pq");
-    in.capsule = {Sha, QUrl(QStringLiteral("https://s3.example/starforge/capsules/%1.zip?X-Amz-Signature=abc").arg(Sha))};
+    in.capsule = {Sha, QUrl(QStringLiteral("https://s3.example/starforge/capsules/%1.zip?X-Amz-Signature=abc").arg(Sha)), ManifestSha};
     in.settings.owner = QStringLiteral("alice@lab.example");
     in.settings.archiveBucket = QStringLiteral("s3.example/starforge");
     return in;
@@ -266,6 +267,34 @@ private Q_SLOTS:
         }
     }
 
+    // Code integrity (docs/capsule.md): every Ray container, on either storage path, gets the
+    // digest of manifest.json the runner checks, and the RayJob shows it; a job without it is
+    // not built.
+    void manifestDigestReachesEveryRayContainer()
+    {
+        for (const QString &url : {QStringLiteral("https://s3.example/starforge/capsules/%1.zip?X-Amz-Signature=abc").arg(Sha),
+                                   QStringLiteral("http://s3.example/starforge/capsules/%1.zip?X-Amz-Signature=abc").arg(Sha)}) {
+            RayJobInput in = input({{QStringLiteral("train"), QStringLiteral("h200"), 2, 8}, {QStringLiteral("gen"), QStringLiteral("h100"), 1, 8}});
+            in.capsule.url = QUrl(url);
+            in.jobId = url.startsWith(QLatin1String("https")) ? QStringLiteral("m4nfst") : QStringLiteral("m4nfhp");
+            const auto built = RayJobBuilder::build(in);
+            QVERIFY2(built, built ? "" : qPrintable(built.error().message));
+            const QJsonObject expected{{QStringLiteral("name"), QStringLiteral("FORGE_MANIFEST_SHA256")}, {QStringLiteral("value"), ManifestSha}};
+            for (const QString &group : {QStringLiteral("spec.rayClusterSpec.headGroupSpec"), QStringLiteral("spec.rayClusterSpec.workerGroupSpecs.0"),
+                                         QStringLiteral("spec.rayClusterSpec.workerGroupSpecs.1")}) {
+                const QJsonArray env = at(*built, group + QStringLiteral(".template.spec.containers.0")).value(QStringLiteral("env")).toArray();
+                QVERIFY2(env.contains(expected), qPrintable(url + u' ' + group));
+            }
+            QCOMPARE(at(*built, QStringLiteral("metadata.annotations")).value(QLatin1String(Labels::ManifestSha256)).toString(), ManifestSha);
+            admit(*built);
+        }
+        RayJobInput in = input({{QStringLiteral("train"), QStringLiteral("h200"), 1, 8}});
+        in.capsule.manifestSha256.clear();
+        const auto refused = RayJobBuilder::build(in);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.contains(QStringLiteral("manifest.json")), qPrintable(refused.error().message));
+    }
+
     void httpOnlyFetchesInAnInitContainer()
     {
         // A real HTTP server with the Capsule, and a URL whose query would do harm in a shell.
@@ -282,7 +311,7 @@ private Q_SLOTS:
         QVERIFY(server.waitForStarted());
         const QString sha = QString::fromLatin1(Crypto::Digest::sha256(capsule).toHex());
         RayJobInput in = input({{QStringLiteral("train"), QStringLiteral("h200"), 2, 8}});
-        in.capsule = {sha, QUrl(QStringLiteral("http://127.0.0.1:%1/capsule.zip?x=$(touch%20pwned)&y=`touch%20pwned`").arg(port))};
+        in.capsule = {sha, QUrl(QStringLiteral("http://127.0.0.1:%1/capsule.zip?x=$(touch%20pwned)&y=`touch%20pwned`").arg(port)), ManifestSha};
         const auto built = RayJobBuilder::build(in);
         QVERIFY2(built, built ? "" : qPrintable(built.error().message));
         admit(*built);

@@ -271,6 +271,54 @@ private Q_SLOTS:
         QVERIFY(!all->listing().truncated);
     }
 
+    // An object's SHA-256 is kept with it as user metadata (x-amz-meta-sha256): every single
+    // PUT records its body's, a multipart upload the one it is given, and HEAD returns it. The
+    // submitter skips an upload only when it matches (docs/s3.md, "Checksums").
+    void sha256IsRecordedWithTheObject()
+    {
+        const QByteArray data = randomBytes(4096, 21);
+        const QByteArray sha = Crypto::Digest::sha256(data).toHex();
+        QVERIFY(wait(m_client->putObject(QStringLiteral("sha/put.bin"), data))->result());
+        QObject context;
+        std::optional<Result<ObjectHead>> head;
+        m_client->headObject(QStringLiteral("sha/put.bin"), &context, [&](Result<ObjectHead> r) { head = r; });
+        QVERIFY(QTest::qWaitFor([&] { return head.has_value(); }, 120000));
+        QVERIFY(*head);
+        QCOMPARE((*head)->sha256, sha);
+        QCOMPARE(wait(m_client->getObject(QStringLiteral("sha/put.bin")))->rawHeader(Sha256MetadataHeader), sha);
+
+        // Multipart: two parts (one of S3's minimum and a short last one), the whole file's hash.
+        const QByteArray big = randomBytes(MultipartOptions::MinPartSize + 777, 22);
+        const QString path = writeTemp(QStringLiteral("sha.bin"), big);
+        MultipartOptions options;
+        options.partSize = MultipartOptions::MinPartSize;
+        options.sha256Hex = Crypto::Digest::sha256(big).toHex();
+        std::unique_ptr<MultipartUpload> upload(m_client->uploadFile(QStringLiteral("sha/multipart.bin"), path, options));
+        QVERIFY(wait(upload.get()));
+        QVERIFY2(upload->result(), qPrintable(upload->result().error().message));
+        QCOMPARE(upload->partCount(), 2);
+        head.reset();
+        m_client->headObject(QStringLiteral("sha/multipart.bin"), &context, [&](Result<ObjectHead> r) { head = r; });
+        QVERIFY(QTest::qWaitFor([&] { return head.has_value(); }, 120000));
+        QVERIFY(*head);
+        QCOMPARE((*head)->size, big.size());
+        QCOMPARE((*head)->sha256, options.sha256Hex);
+
+        // Without one, none is recorded; an overwrite replaces the old one.
+        MultipartOptions plain;
+        plain.partSize = MultipartOptions::MinPartSize;
+        upload.reset(m_client->uploadFile(QStringLiteral("sha/multipart.bin"), path, plain));
+        QVERIFY(wait(upload.get()));
+        QVERIFY(upload->result());
+        head.reset();
+        m_client->headObject(QStringLiteral("sha/multipart.bin"), &context, [&](Result<ObjectHead> r) { head = r; });
+        QVERIFY(QTest::qWaitFor([&] { return head.has_value(); }, 120000));
+        QVERIFY(*head);
+        QVERIFY((*head)->sha256.isEmpty());
+        QVERIFY(wait(m_client->deleteObject(QStringLiteral("sha/put.bin")))->result());
+        QVERIFY(wait(m_client->deleteObject(QStringLiteral("sha/multipart.bin")))->result());
+    }
+
     void multipart64MiB()
     {
         const qint64 partSize = 8 * MiB;

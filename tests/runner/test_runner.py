@@ -1,5 +1,6 @@
 """The in-container runner (src/runner), run by CTest as tst_runner: the pex is reproducible,
-the Capsule check refuses what was changed, NeMo-RL gets the config, overrides and cluster
+the Capsule check refuses what was changed (manifest.json against the RayJob's digest, then every
+file against the manifest), NeMo-RL gets the config, overrides and cluster
 shape, its banners become progress lines, and a whole run against a stand-in NeMo-RL works.
 RUNNER_PEX names the built runner.pex; SOURCE_DIR the checkout."""
 
@@ -63,6 +64,11 @@ def make_capsule(root, spec=SPEC):
     write(os.path.join(root, "manifest.json"), json.dumps({"format": "starforge-capsule/1", "files": sorted(files, key=lambda e: e["path"])}))
 
 
+def manifest_sha256(root):
+    with open(os.path.join(root, "manifest.json"), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 class RunnerTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -97,6 +103,24 @@ class RunnerTest(unittest.TestCase):
         write(os.path.join(self.root, "manifest.json"), "{")
         with self.assertRaisesRegex(runner.RunnerError, "not valid JSON"):
             runner.verify_manifest(self.root)
+
+    def test_manifest_digest_is_checked(self):
+        digest = manifest_sha256(self.root)
+        self.assertEqual(runner.verify_manifest_digest(self.root, digest), digest)
+        # Another Capsule of the same tree shape, consistent in itself: its files match its own
+        # manifest, so only the digest the job was submitted with refuses it.
+        other = os.path.join(self.tmp.name, "other")
+        make_capsule(other, dict(SPEC, name="other"))
+        self.assertEqual(runner.verify_manifest(other), 2)
+        with self.assertRaisesRegex(runner.RunnerError, "manifest.json has SHA-256 %s, but the job was submitted with %s"
+                                    % (manifest_sha256(other), digest)):
+            runner.verify_manifest_digest(other, digest)
+        for missing in ("", "0" * 63, digest.upper()):
+            with self.assertRaisesRegex(runner.RunnerError, "FORGE_MANIFEST_SHA256 .* is not a SHA-256"):
+                runner.verify_manifest_digest(self.root, missing)
+        os.remove(os.path.join(self.root, "manifest.json"))
+        with self.assertRaisesRegex(runner.RunnerError, "manifest.json is missing"):
+            runner.verify_manifest_digest(self.root, digest)
 
     def test_command_for_one_pool(self):
         dirs = runner.job_dirs("/starforge", "x7k2pq")
@@ -146,7 +170,8 @@ class RunnerTest(unittest.TestCase):
         nemo = os.path.join(self.tmp.name, "nemo-rl")
         write(os.path.join(nemo, "examples", "run_grpo.py"), FAKE_NEMO_RL)
         storage = os.path.join(self.tmp.name, "storage")
-        env = dict(os.environ, FORGE_JOB_ID="x7k2pq", FORGE_NEMO_RL_DIR=nemo, FORGE_STORAGE_ROOT=storage, PYTHONIOENCODING="utf-8")
+        env = dict(os.environ, FORGE_JOB_ID="x7k2pq", FORGE_NEMO_RL_DIR=nemo, FORGE_STORAGE_ROOT=storage, PYTHONIOENCODING="utf-8",
+                   FORGE_MANIFEST_SHA256=manifest_sha256(self.root))
         env.update(extra_env or {})
         done = subprocess.run([sys.executable, RUNNER_PEX], cwd=self.root, env=env, capture_output=True)
         return done, storage
@@ -180,6 +205,24 @@ class RunnerTest(unittest.TestCase):
         done, _ = self.run_pex()
         self.assertEqual(done.returncode, 2)
         self.assertIn("starforge-runner: configs/run.yaml has 9 bytes", done.stdout.decode())
+
+    def test_a_swapped_capsule_runs_nothing(self):
+        # The job was submitted with this Capsule's manifest; the working directory holds another,
+        # whole and consistent. The runner stops before NeMo-RL starts, with the reason.
+        submitted = manifest_sha256(self.root)
+        os.remove(os.path.join(self.root, "manifest.json"))
+        make_capsule(self.root, dict(SPEC, name="swapped"))
+        self.assertEqual(runner.verify_manifest(self.root), 2)
+        done, storage = self.run_pex({"FORGE_MANIFEST_SHA256": submitted})
+        out = done.stdout.decode()
+        self.assertEqual(done.returncode, 2, out)
+        self.assertIn("starforge-runner: manifest.json has SHA-256 %s, but the job was submitted with %s"
+                      % (manifest_sha256(self.root), submitted), out)
+        self.assertNotIn("ARGV ", out)
+        self.assertFalse(os.path.exists(os.path.join(storage, "jobs")))
+        done, _ = self.run_pex({"FORGE_MANIFEST_SHA256": ""})
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("starforge-runner: FORGE_MANIFEST_SHA256 '' is not a SHA-256", done.stdout.decode())
 
 
 if __name__ == "__main__":

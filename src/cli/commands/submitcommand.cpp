@@ -92,6 +92,7 @@ public:
             input.settings = m_session->settings();
             input.operatorVersion = version;
             input.capsule.sha256 = QString::fromLatin1(built->sha256);
+            input.capsule.manifestSha256 = QString::fromLatin1(built->manifestSha256());
             auto url = (*s3)->presignedGetUrl(built->objectKey(), Job::capsuleUrlLifetimeSeconds(m_session->settings()));
             if (!url) {
                 fail(url.error());

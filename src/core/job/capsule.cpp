@@ -501,6 +501,11 @@ Result<void> finalize(CapsuleResult &result, const CapsuleOptions &options, qint
 
 } // namespace
 
+QByteArray CapsuleResult::manifestSha256() const
+{
+    return Crypto::Digest::sha256(manifestJson).toHex();
+}
+
 Result<CapsuleResult> CapsuleBuilder::build(const CapsuleOptions &options, const std::atomic_bool *cancelled,
                                             const std::function<void(const CapsuleProgress &)> &progress)
 {

@@ -74,6 +74,10 @@ struct CapsuleResult
     QStringList skipped;          // sockets, FIFOs and devices left out, with the reason
 
     QString objectKey() const { return QStringLiteral("capsules/") + QString::fromLatin1(sha256) + QStringLiteral(".zip"); }
+    // Hex SHA-256 of manifestJson, the bytes packed as manifest.json. The RayJob carries it, and
+    // the runner refuses a Capsule whose manifest.json is not these bytes (docs/capsule.md,
+    // "Code integrity").
+    QByteArray manifestSha256() const;
 };
 
 struct CapsuleProgress

@@ -67,6 +67,10 @@ struct Shape
         out.append(nameValue(QStringLiteral("FORGE_NEMO_RL_DIR"), in.settings.nemoRlDir));
         out.append(nameValue(QStringLiteral("FORGE_STORAGE_ROOT"), storageMount()));
         out.append(nameValue(QStringLiteral("FORGE_CAPSULE_SHA256"), in.capsule.sha256));
+        // The runner checks manifest.json against it before anything runs: on HTTPS storage Ray
+        // downloads the object itself, and only this digest, which the bucket cannot change,
+        // tells the Capsule that was built from another one put in its place.
+        out.append(nameValue(QStringLiteral("FORGE_MANIFEST_SHA256"), in.capsule.manifestSha256));
         return out;
     }
 
@@ -222,6 +226,9 @@ Result<QJsonObject> RayJobBuilder::build(const RayJobInput &in)
     if (!sha.match(in.capsule.sha256).hasMatch()) {
         problems << tr("The Capsule's SHA-256 \"%1\" is not 64 hex digits.").arg(in.capsule.sha256);
     }
+    if (!sha.match(in.capsule.manifestSha256).hasMatch()) {
+        problems << tr("The SHA-256 of the Capsule's manifest.json \"%1\" is not 64 hex digits.").arg(in.capsule.manifestSha256);
+    }
     const QString scheme = in.capsule.url.scheme();
     if (!in.capsule.url.isValid() || (scheme != QLatin1String("https") && scheme != QLatin1String("http")) || in.capsule.url.host().isEmpty()) {
         problems << tr("The Capsule URL \"%1\" is not an http(s) URL.").arg(in.capsule.url.toString());
@@ -277,6 +284,7 @@ Result<QJsonObject> RayJobBuilder::build(const RayJobInput &in)
         spec.insert(QStringLiteral("preRunningDeadlineSeconds"), in.settings.preRunningDeadlineSeconds);
     }
     QJsonObject annotations{{QLatin1String(Labels::CapsuleSha256), in.capsule.sha256},
+                            {QLatin1String(Labels::ManifestSha256), in.capsule.manifestSha256},
                             {QLatin1String(Labels::JobSpec), QString::fromUtf8(in.spec.canonicalJson())},
                             {QLatin1String(Labels::Owner), in.settings.owner}};
     if (!in.settings.archiveBucket.isEmpty()) annotations.insert(QLatin1String(Labels::ArchiveBucket), in.settings.archiveBucket);

@@ -27,6 +27,9 @@ inline constexpr char JobId[] = "starforge.dev/job-id";
 inline constexpr char JobName[] = "starforge.dev/job-name";
 inline constexpr char Pool[] = "starforge.dev/pool";
 inline constexpr char CapsuleSha256[] = "starforge.dev/capsule-sha256";
+// The SHA-256 of the Capsule's manifest.json, which the runner checks (docs/capsule.md, "Code
+// integrity"); also in every Ray container as FORGE_MANIFEST_SHA256.
+inline constexpr char ManifestSha256[] = "starforge.dev/manifest-sha256";
 inline constexpr char JobSpec[] = "starforge.dev/jobspec";
 // Whose the job is: the label holds ownerLabelValue() (for kubectl -l), the annotation of the
 // same key the owner's name (ownership.h).
@@ -74,6 +77,7 @@ struct CapsuleLocation
 {
     QString sha256;              // hex of the zip bytes
     QUrl url;                    // presigned https URL, or an http URL on HTTP-only storage
+    QString manifestSha256;      // hex of manifest.json's bytes (CapsuleResult::manifestSha256())
 };
 
 struct RayJobInput

@@ -10,10 +10,13 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QLoggingCategory>
 #include <QNetworkReply>
 #include <QTimer>
 
 namespace Starforge::Job {
+
+Q_LOGGING_CATEGORY(lcSubmitter, "starforge.core.submitter")
 
 int capsuleUrlLifetimeSeconds(const ClusterSettings &settings)
 {
@@ -120,9 +123,19 @@ void Submitter::onCapsuleBuilt()
     m_headContext = std::make_unique<QObject>();
     m_s3->headObject(built->objectKey(), m_headContext.get(), [this](Result<S3::ObjectHead> head) {
         m_headContext.release()->deleteLater();
-        if (head && head->size == m_submission.capsuleSize) {
-            create(1);   // the same bytes are there already: nothing to upload
+        // The same bytes are there only when the object carries the Capsule's SHA-256, recorded
+        // when it was uploaded. The size says nothing: another zip of the same size (an object
+        // overwritten, an upload by another tool) would be taken for this one. Anything else
+        // under the address is overwritten.
+        if (head && head->size == m_submission.capsuleSize && QString::fromLatin1(head->sha256) == m_submission.capsuleSha256) {
+            create(1);   // nothing to upload
         } else if (head || head.error().code == Error::Code::NotFound) {
+            if (head) {
+                qCInfo(lcSubmitter).noquote()
+                    << QStringLiteral("The object at the Capsule's address has %1 bytes and SHA-256 %2; uploading the Capsule again.")
+                           .arg(head->size)
+                           .arg(head->sha256.isEmpty() ? QStringLiteral("(none recorded)") : QString::fromLatin1(head->sha256));
+            }
             upload();
         } else {
             fail(Error::unavailable(tr("Checking the bucket for the Capsule failed: %1").arg(head.error().message)));
@@ -137,7 +150,9 @@ void Submitter::upload()
         return;
     }
     const CapsuleResult &built = *m_builder->result();
-    m_upload.reset(m_s3->uploadFile(built.objectKey(), built.zipPath, S3::MultipartOptions{}));
+    S3::MultipartOptions options;
+    options.sha256Hex = built.sha256;   // what the next submission's HEAD compares
+    m_upload.reset(m_s3->uploadFile(built.objectKey(), built.zipPath, options));
     connect(m_upload.get(), &S3::MultipartUpload::progress, this, &Submitter::progress);
     connect(m_upload.get(), &S3::MultipartUpload::finished, this, [this] {
         const Result<void> uploaded = m_upload->result();
@@ -155,7 +170,8 @@ void Submitter::upload()
 
 void Submitter::verifyUpload()
 {
-    // What the bucket now holds under the content address must be exactly as long as the zip.
+    // What the bucket now holds under the content address must be exactly as long as the zip,
+    // and carry its SHA-256 (a concurrent upload of other bytes would carry another).
     m_headContext = std::make_unique<QObject>();
     m_s3->headObject(m_builder->result()->objectKey(), m_headContext.get(), [this](Result<S3::ObjectHead> head) {
         m_headContext.release()->deleteLater();
@@ -164,7 +180,16 @@ void Submitter::verifyUpload()
         } else if (head->size != m_submission.capsuleSize) {
             fail(Error::unavailable(tr("The uploaded Capsule does not check out: the bucket has %1 bytes, the Capsule %2.")
                                         .arg(head->size).arg(m_submission.capsuleSize)));
+        } else if (!head->sha256.isEmpty() && QString::fromLatin1(head->sha256) != m_submission.capsuleSha256) {
+            fail(Error::unavailable(tr("The uploaded Capsule does not check out: the bucket has an object with SHA-256 %1 under its "
+                                       "address. Submit again.").arg(QString::fromLatin1(head->sha256))));
         } else {
+            if (head->sha256.isEmpty()) {
+                // The job is still safe (the runner and the init container check the bytes);
+                // only the next submission of this tree cannot skip the upload.
+                qCWarning(lcSubmitter) << "the bucket did not keep the Capsule's" << S3::Sha256MetadataHeader
+                                       << "metadata; every submission will upload it again";
+            }
             create(1);
         }
     });
@@ -185,7 +210,7 @@ void Submitter::create(int attempt)
         RayJobInput input;
         input.spec = m_options.spec;
         input.jobId = m_submission.jobId;
-        input.capsule = {m_submission.capsuleSha256, *url};
+        input.capsule = {m_submission.capsuleSha256, *url, QString::fromLatin1(m_builder->result()->manifestSha256())};
         input.settings = m_options.settings;
         input.operatorVersion = m_options.operatorVersion;
         auto built = RayJobBuilder::build(input);

@@ -117,7 +117,7 @@ void MultipartUpload::begin()
         connect(m_control, &S3Reply::finished, this, &MultipartUpload::onListed);
         return;
     }
-    m_control = m_client->createMultipartUpload(m_key, m_options.contentType);
+    m_control = m_client->createMultipartUpload(m_key, m_options.contentType, m_options.sha256Hex);
     connect(m_control, &S3Reply::finished, this, [this] {
         S3Reply *reply = takeControl();
         const auto result = reply->result();

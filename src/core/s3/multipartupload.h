@@ -37,6 +37,10 @@ struct MultipartOptions
     // already makes the server refuse a corrupted part.
     bool contentMd5 = false;
     QByteArray contentType;
+    // The whole file's SHA-256 (hex), recorded as the object's Sha256MetadataHeader (s3client.h)
+    // so that a later HEAD can tell whether the bucket holds these bytes; the parts' own hashes
+    // cannot give it. Empty: none recorded. A resumed upload keeps what its start recorded.
+    QByteArray sha256Hex;
 };
 
 class MultipartUpload final : public QObject

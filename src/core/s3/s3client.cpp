@@ -478,7 +478,7 @@ void S3Client::getObject(const QString &key, const QObject *context, Done<QByteA
 void S3Client::headObject(const QString &key, const QObject *context, Done<ObjectHead> done)
 {
     deliver<ObjectHead>(headObject(key), context, std::move(done), [](S3Reply &reply) {
-        return ObjectHead{reply.contentLength(), reply.etag()};
+        return ObjectHead{reply.contentLength(), reply.etag(), reply.rawHeader(Sha256MetadataHeader)};
     });
 }
 
@@ -494,7 +494,9 @@ void S3Client::listAllObjects(const QString &prefix, const QObject *context, Don
 
 S3Reply *S3Client::putObject(const QString &key, const QByteArray &data, const QByteArray &contentType)
 {
-    RequestSpec spec{"PUT", key, {}, {}, data, {}, true};
+    // The payload hash is the object's SHA-256: computed once, signed, and kept with the object.
+    const QByteArray sha256Hex = Crypto::Digest::sha256(data).toHex();
+    RequestSpec spec{"PUT", key, {}, {{Sha256MetadataHeader, sha256Hex}}, data, sha256Hex, true};
     if (!contentType.isEmpty()) {
         spec.headers.append({"Content-Type", contentType});
     }
@@ -640,11 +642,15 @@ MultipartUpload *S3Client::uploadFile(const QString &key, const QString &filePat
     return upload;
 }
 
-S3Reply *S3Client::createMultipartUpload(const QString &key, const QByteArray &contentType)
+S3Reply *S3Client::createMultipartUpload(const QString &key, const QByteArray &contentType, const QByteArray &sha256Hex)
 {
     RequestSpec spec{"POST", key, {{"uploads", {}}}, {}, {}, {}, false};
     if (!contentType.isEmpty()) {
         spec.headers.append({"Content-Type", contentType});
+    }
+    // Metadata is given when the upload starts; the completed object carries it.
+    if (!sha256Hex.isEmpty()) {
+        spec.headers.append({Sha256MetadataHeader, sha256Hex});
     }
     return start(std::move(spec), [](S3Reply *r) -> Result<std::optional<RequestSpec>> {
         auto id = Xml::parseInitiateMultipartUpload(r->m_body);

@@ -69,13 +69,21 @@ struct ClientConfig
                                                     Net::RequestPolicy policy = {});
 };
 
-// One request as the client sends it; public for MultipartUpload and tests.
+// The user metadata under which the client records an object's SHA-256 (hex) when it writes
+// it: every putObject(), and an upload whose MultipartOptions::sha256Hex is set. S3's own
+// x-amz-checksum-sha256 cannot stand in: for a multipart object it is a checksum of the parts'
+// checksums, not of the bytes, and radosgw 16.2 ignores it (docs/s3.md, "Checksums").
+inline constexpr char Sha256MetadataHeader[] = "x-amz-meta-sha256";
+
 // What a HEAD tells about an object.
 struct ObjectHead
 {
     qint64 size = -1;       // Content-Length; -1 when absent
     QByteArray etag;        // quotes included
+    QByteArray sha256;      // Sha256MetadataHeader as stored (hex); empty when the object has none
 };
+
+// One request as the client sends it; public for MultipartUpload and tests.
 
 struct RequestSpec
 {
@@ -176,7 +184,8 @@ public:
 
     const ClientConfig &config() const { return m_config; }
 
-    // Objects. data is held in memory: for large files use uploadFile().
+    // Objects. data is held in memory: for large files use uploadFile(). putObject records
+    // data's SHA-256 as Sha256MetadataHeader.
     S3Reply *putObject(const QString &key, const QByteArray &data, const QByteArray &contentType = {});
     S3Reply *getObject(const QString &key);
     S3Reply *headObject(const QString &key);
@@ -215,7 +224,8 @@ public:
     MultipartUpload *uploadFile(const QString &key, const QString &filePath, const MultipartOptions &options);
 
     // The multipart requests, for MultipartUpload and for cleaning up orphans.
-    S3Reply *createMultipartUpload(const QString &key, const QByteArray &contentType = {});
+    // sha256Hex: the whole object's SHA-256, recorded as Sha256MetadataHeader (empty: none).
+    S3Reply *createMultipartUpload(const QString &key, const QByteArray &contentType = {}, const QByteArray &sha256Hex = {});
     // data's hashes are given because they are computed off the GUI thread: sha256 hex, and md5
     // raw for Content-MD5 (empty: none sent).
     S3Reply *uploadPart(const QString &key, const QString &uploadId, int partNumber, const QByteArray &data,

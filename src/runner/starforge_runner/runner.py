@@ -1,7 +1,8 @@
 """The runner's steps, each a function so the tests can drive them one by one.
 
 Environment (set by the RayJob on every Ray container): FORGE_JOB_ID, FORGE_NEMO_RL_DIR,
-FORGE_STORAGE_ROOT. The JobSpec and the manifest are read from the working directory.
+FORGE_STORAGE_ROOT, FORGE_MANIFEST_SHA256. The JobSpec and the manifest are read from the working
+directory.
 """
 
 import hashlib
@@ -34,6 +35,28 @@ def load_json(path):
         raise RunnerError("%s is missing from the Capsule; rebuild it with Starforge." % path)
     except (ValueError, UnicodeDecodeError) as e:
         raise RunnerError("%s is not valid JSON: %s" % (path, e))
+
+
+def verify_manifest_digest(root, expected):
+    """manifest.json is byte for byte the one Starforge built for this job: its SHA-256 equals
+    the digest the RayJob carries. The per-file check below trusts the manifest, and a whole
+    Capsule swapped for another (the object in the bucket overwritten, the wrong zip served)
+    brings a manifest that agrees with its own files; only the digest from the RayJob, which the
+    bucket cannot change, tells them apart (docs/capsule.md, "Code integrity")."""
+    if not re.fullmatch(r"[0-9a-f]{64}", expected or ""):
+        raise RunnerError("FORGE_MANIFEST_SHA256 %r is not a SHA-256; the RayJob was not made by Starforge, "
+                          "submit the job again with Starforge." % (expected,))
+    path = os.path.join(root, "manifest.json")
+    try:
+        with open(path, "rb") as f:
+            actual = hashlib.sha256(f.read()).hexdigest()
+    except FileNotFoundError:
+        raise RunnerError("manifest.json is missing from the Capsule; rebuild it with Starforge.")
+    if actual != expected:
+        raise RunnerError("manifest.json has SHA-256 %s, but the job was submitted with %s: this is not the Capsule "
+                          "Starforge built for the job (the object in the bucket was replaced or changed); "
+                          "nothing was run. Submit the job again." % (actual, expected))
+    return actual
 
 
 def verify_manifest(root):
@@ -150,6 +173,7 @@ def main(args, root=None, environ=None, out=sys.stdout):
     root = root or os.getcwd()
     environ = os.environ if environ is None else environ
     try:
+        verify_manifest_digest(root, environ.get("FORGE_MANIFEST_SHA256", ""))
         files = verify_manifest(root)
         spec = load_json(os.path.join(root, "jobspec.json"))
         job_id = environ.get("FORGE_JOB_ID", "")

@@ -9,6 +9,8 @@
 #include <QUrl>
 #include <QXmlStreamReader>
 
+#include <algorithm>
+
 namespace Starforge::Sandbox {
 
 namespace {
@@ -55,6 +57,18 @@ QByteArray queryValue(const S3::Pairs &pairs, const QByteArray &name, bool *pres
     }
     if (present) *present = false;
     return {};
+}
+
+// User metadata (x-amz-meta-*), kept with the object and returned on GET and HEAD as S3 does;
+// the app records a Capsule's SHA-256 there. Sorted, so answers do not depend on hash order.
+Http::Headers userMetadata(const Http::Request &request)
+{
+    Http::Headers out;
+    for (auto it = request.headers.cbegin(); it != request.headers.cend(); ++it) {
+        if (it.key().startsWith("x-amz-meta-")) out.append({it.key(), it.value()});
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 } // namespace
@@ -310,7 +324,7 @@ void S3Server::handle(const Http::Request &request, Http::Responder *responder)
         error(responder, 404, "NoSuchBucket", QStringLiteral("The specified bucket does not exist"), resource, {{"BucketName", bucket}});
         return;
     }
-    if (request.method == "POST" && hasUploads) createUpload(bucket, key, responder);
+    if (request.method == "POST" && hasUploads) createUpload(bucket, key, request, responder);
     else if (request.method == "POST" && hasUploadId) completeUpload(bucket, key, request, responder);
     else if (request.method == "PUT" && hasUploadId) uploadPart(bucket, key, request, responder);
     else if (request.method == "DELETE" && hasUploadId) abortUpload(key, request, responder);
@@ -400,6 +414,7 @@ void S3Server::putObject(const QString &bucket, const QString &key, const Http::
     object.etag = '"' + Crypto::Digest::md5(request.body).toHex() + '"';
     object.lastModified = QDateTime::currentDateTimeUtc();
     object.contentType = request.header("content-type").isEmpty() ? QByteArray("binary/octet-stream") : request.header("content-type");
+    object.metadata = userMetadata(request);
     const Object previous = m_buckets[bucket].value(key);
     if (!previous.file.isEmpty()) QFile::remove(previous.file);
     m_buckets[bucket].insert(key, object);
@@ -419,6 +434,7 @@ void S3Server::getObject(const QString &bucket, const QString &key, const Http::
         return;
     }
     Http::Headers headers{{"ETag", it->etag}, {"Last-Modified", httpDate(it->lastModified)}, {"Accept-Ranges", "bytes"}};
+    headers += it->metadata;
     qint64 from = 0;
     qint64 to = it->size - 1;
     int status = 200;
@@ -460,10 +476,10 @@ void S3Server::getObject(const QString &bucket, const QString &key, const Http::
     responder->respond(status, it->contentType, file.read(to - from + 1), headers);
 }
 
-void S3Server::createUpload(const QString &bucket, const QString &key, Http::Responder *responder)
+void S3Server::createUpload(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder)
 {
     const QString id = QString::fromLatin1(QByteArray::number(m_random.generate64(), 36) + QByteArray::number(m_random.generate64(), 36));
-    m_uploads.insert(id, Upload{bucket, key, QDateTime::currentDateTimeUtc(), {}});
+    m_uploads.insert(id, Upload{bucket, key, QDateTime::currentDateTimeUtc(), {}, userMetadata(request)});
     xml(responder, 200, "<InitiateMultipartUploadResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Bucket>" + escape(bucket) + "</Bucket><Key>"
                             + escape(key) + "</Key><UploadId>" + id.toLatin1() + "</UploadId></InitiateMultipartUploadResult>");
 }
@@ -581,6 +597,7 @@ void S3Server::completeUpload(const QString &bucket, const QString &key, const H
     object.etag = '"' + Crypto::Digest::md5(md5s).toHex() + '-' + QByteArray::number(listed.size()) + '"';
     object.lastModified = QDateTime::currentDateTimeUtc();
     object.contentType = "binary/octet-stream";
+    object.metadata = upload->metadata;
     for (const Part &p : std::as_const(upload->parts)) QFile::remove(p.file);
     m_uploads.erase(upload);
     const Object previous = m_buckets[bucket].value(key);

@@ -2,9 +2,10 @@
 
 // The sandbox's S3-compatible endpoint: path-style buckets and objects, SigV4 verified in both
 // forms (Authorization header and presigned query) with the core's signer, payload integrity
-// (x-amz-content-sha256, Content-MD5), put/get (with Range)/head/delete, multipart uploads
-// (create, upload part, list parts, complete, abort) and ListObjectsV2 with pagination, with
-// S3's XML errors. Object bodies live in files under the state directory, not in memory.
+// (x-amz-content-sha256, Content-MD5), put/get (with Range)/head/delete with user metadata
+// (x-amz-meta-*), multipart uploads (create, upload part, list parts, complete, abort) and
+// ListObjectsV2 with pagination, with S3's XML errors. Object bodies live in files under the
+// state directory, not in memory.
 
 #include "core/s3/sigv4.h"
 #include "sandbox/http/httpserver.h"
@@ -50,6 +51,7 @@ private:
         QByteArray etag;         // with quotes
         QDateTime lastModified;
         QByteArray contentType;
+        Http::Headers metadata;  // x-amz-meta-* as given at PUT or at the upload's start, served on GET and HEAD
     };
     struct Part
     {
@@ -65,6 +67,7 @@ private:
         QString key;
         QDateTime initiated;
         QMap<int, Part> parts;
+        Http::Headers metadata;
     };
 
     bool authenticate(const Http::Request &request, Http::Responder *responder, const QString &resource);
@@ -77,7 +80,7 @@ private:
     void listUploads(const QString &bucket, const S3::Pairs &query, Http::Responder *responder);
     void putObject(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder);
     void getObject(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder, bool head);
-    void createUpload(const QString &bucket, const QString &key, Http::Responder *responder);
+    void createUpload(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder);
     void uploadPart(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder);
     void completeUpload(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder);
     void abortUpload(const QString &key, const Http::Request &request, Http::Responder *responder);
