@@ -13,7 +13,9 @@
 
 #include <QFile>
 #include <QJsonArray>
+#include <QPointer>
 
+#include <functional>
 #include <optional>
 
 namespace Starforge::Sandbox {
@@ -99,32 +101,103 @@ QString readLogOptions(const Http::Request &request, const QString &podName, Log
     return {};
 }
 
-// The lines of one run's log file that the options select, in the reader's format (the text,
-// with the timestamp in front when asked for), before limitBytes.
-QByteArray selectLines(const QString &path, const LogOptions &options)
+// One CRI line ("<RFC 3339 nano> <stream> <F|P> <text>", no newline) in the reader's format
+// (the text, with the timestamp in front when asked for, and a newline); nullopt when the
+// options leave it out or it is not a CRI line.
+std::optional<QByteArray> selectLine(const QByteArray &line, const LogOptions &options)
 {
-    QFile log(path);
-    QList<QByteArray> lines;
-    if (log.open(QIODevice::ReadOnly)) {
-        lines = log.readAll().split('\n');
-        if (!lines.isEmpty() && lines.last().isEmpty()) lines.removeLast();
+    const qsizetype s1 = line.indexOf(' ');
+    const qsizetype s2 = s1 < 0 ? -1 : line.indexOf(' ', s1 + 1);
+    if (s2 < 0) return std::nullopt;
+    if (options.since.isValid()) {
+        const QDateTime at = QDateTime::fromString(QString::fromLatin1(line.left(std::min<qsizetype>(s1, 23))) + u'Z', Qt::ISODateWithMs);
+        if (at.isValid() && at < options.since) return std::nullopt;
     }
-    QList<QByteArray> selected;
-    for (const QByteArray &line : std::as_const(lines)) {
-        // CRI format: "<RFC 3339 nano> <stream> <F|P> <text>".
-        const QList<QByteArray> parts = line.split(' ');
-        if (parts.size() < 3) continue;
-        if (options.since.isValid()) {
-            const QDateTime at = QDateTime::fromString(QString::fromLatin1(parts[0]).left(23) + u'Z', Qt::ISODateWithMs);
-            if (at.isValid() && at < options.since) continue;
-        }
-        const qsizetype textStart = parts[0].size() + parts[1].size() + parts[2].size() + 3;
-        const QByteArray text = line.mid(std::min(textStart, line.size()));
-        selected << ((options.timestamps ? parts[0] + ' ' : QByteArray()) + text + '\n');
-    }
-    if (options.tailLines && selected.size() > *options.tailLines) selected = selected.mid(selected.size() - *options.tailLines);
-    return selected.join();
+    const qsizetype s3 = line.indexOf(' ', s2 + 1);
+    const QByteArray text = s3 < 0 ? QByteArray() : line.mid(s3 + 1);
+    return (options.timestamps ? line.left(s1) + ' ' : QByteArray()) + text + '\n';
 }
+
+// Sends one run's log file to a pods/log reader as it reads it, a chunk at a time, and writes
+// the next chunk only once the client has taken most of what was sent (Responder::drained): a
+// log of any size costs the sandbox a few MiB, and a slow reader slows the sending down instead
+// of piling the log up in the socket's buffer. At the end
+// of the file it hands over to atEnd, which ends the answer or makes the reader a follower; both
+// happen in one turn of the event loop with the kubelet's appends, so a follower misses no line.
+class LogFileStreamer final : public QObject
+{
+public:
+    // skipLines: selected lines to leave out first (tailLines); remaining: limitBytes left, -1 none.
+    using AtEnd = std::function<void(Http::Responder *, qint64 remaining)>;
+
+    LogFileStreamer(const QString &path, const LogOptions &options, qint64 skipLines, Http::Responder *responder, AtEnd atEnd)
+        : QObject(responder)
+        , m_file(path)
+        , m_options(options)
+        , m_skip(skipLines)
+        , m_remaining(options.limitBytes.value_or(-1))
+        , m_responder(responder)
+        , m_atEnd(std::move(atEnd))
+    {
+        (void)m_file.open(QIODevice::ReadOnly);   // a run without a file has an empty log
+        connect(responder, &Http::Responder::drained, this, &LogFileStreamer::pump);
+    }
+
+    void pump()
+    {
+        // About one socket buffer's worth waits for the client; more would only grow memory.
+        while (!m_done && m_responder && !m_responder->isFinished() && m_responder->pendingBytes() < MaxPendingBytes) {
+            QByteArray chunk;
+            while (chunk.size() < ChunkBytes && m_remaining != 0 && m_file.isOpen() && !m_file.atEnd()) {
+                QByteArray line = m_file.readLine();
+                if (line.endsWith('\n')) line.chop(1);
+                const std::optional<QByteArray> out = selectLine(line, m_options);
+                if (!out) continue;
+                if (m_skip > 0) {
+                    --m_skip;
+                    continue;
+                }
+                chunk += m_remaining >= 0 ? out->left(m_remaining) : *out;
+                if (m_remaining >= 0) m_remaining = std::max<qint64>(0, m_remaining - out->size());
+            }
+            if (chunk.isEmpty()) {
+                m_done = true;
+                m_file.close();
+                QPointer<Http::Responder> responder = m_responder;
+                m_atEnd(responder, m_remaining);
+                deleteLater();
+                return;
+            }
+            m_responder->write(chunk);
+        }
+    }
+
+    // The selected lines of path, counted without holding them (for tailLines).
+    static qint64 countLines(const QString &path, const LogOptions &options)
+    {
+        QFile file(path);
+        qint64 n = 0;
+        if (!file.open(QIODevice::ReadOnly)) return 0;
+        while (!file.atEnd()) {
+            QByteArray line = file.readLine();
+            if (line.endsWith('\n')) line.chop(1);
+            n += selectLine(line, options) ? 1 : 0;
+        }
+        return n;
+    }
+
+private:
+    static constexpr qint64 MaxPendingBytes = 1024 * 1024;
+    static constexpr qsizetype ChunkBytes = 256 * 1024;
+
+    QFile m_file;
+    LogOptions m_options;
+    qint64 m_skip;
+    qint64 m_remaining;
+    QPointer<Http::Responder> m_responder;
+    AtEnd m_atEnd;
+    bool m_done = false;
+};
 
 } // namespace
 
@@ -209,20 +282,25 @@ void Kubelet::serveLogs(const RequestInfo &info, const Http::Request &request, H
         }
         run = last;
     }
-    QByteArray body = selectLines(c->logPath(run), options);
-    qint64 remaining = options.limitBytes.value_or(-1);
-    if (remaining > 0 && body.size() > remaining) {
-        body.truncate(remaining);
-    }
-    if (remaining > 0) remaining -= body.size();
-    const bool live = !options.previous && c->state == Container::State::Running && c->runs == run;
-    if (!options.follow || !live || remaining == 0) {
-        responder->respond(200, "text/plain", body);
-        return;
-    }
+    const QString path = c->logPath(run);
+    const qint64 skip = options.tailLines ? std::max<qint64>(0, LogFileStreamer::countLines(path, options) - *options.tailLines) : 0;
+    // At the end of the file: a follow of the run still going goes on with the lines the
+    // process writes next; anything else is done. The pod may have gone while the file was sent.
+    const auto atEnd = [kubelet = QPointer<Kubelet>(this), ns = info.ns, podName = info.name, container = options.container, run,
+                        options](Http::Responder *reader, qint64 remaining) {
+        if (!reader) return;
+        Pod *now = kubelet ? kubelet->podFor(ns, podName) : nullptr;
+        Container *writer = now ? now->find(container) : nullptr;
+        const bool live = writer && !options.previous && writer->state == Container::State::Running && writer->runs == run;
+        if (!options.follow || !live || remaining == 0) {
+            reader->end();
+            return;
+        }
+        writer->followers.append(Container::Follower{reader, options.timestamps, remaining});
+    };
     responder->beginStream(200, "text/plain");
-    responder->write(body);
-    c->followers.append(Container::Follower{responder, options.timestamps, remaining});
+    if (responder->isFinished()) return;   // HEAD: the head is the whole answer
+    (new LogFileStreamer(path, options, skip, responder, atEnd))->pump();
 }
 
 } // namespace Starforge::Sandbox
