@@ -1,10 +1,11 @@
 #pragma once
 
 // A large pod log archived by JobArchiver, shared by tst_archivestream (a few hundred MiB,
-// with a memory assertion) and bench_archive (2 GiB, a table). The sandbox runs as its own
-// starforge-sandbox process, so what this process holds is the archiver's alone: a pod whose
-// container writes the log to stdout runs on the sandbox's kubelet, its log is read over
+// with a memory assertion) and bench_archive (up to 2 GiB, a table). The sandbox runs as its own
+// starforge-sandbox process, so the memory measured here is the archiving process's alone: a pod
+// whose container writes the log to stdout runs on the sandbox's kubelet, its log is read over
 // pods/log and archived to the sandbox's S3, then downloaded to a file and checked byte for byte.
+// The peer, `kubectl logs POD > file`, is the same download without the upload.
 // Header-only; needs starforge_core, Qt6::Test and SF_BIN_DIR or the benchmark's folder.
 
 #include "core/config/effectiveconfig.h"
@@ -17,14 +18,22 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 #include <memory>
 #include <optional>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace Starforge::Testing {
 
@@ -53,7 +62,13 @@ struct BigLogRun
     qint64 bytes = 0;       // the archived log's size
     qint64 archiveMs = 0;   // JobArchiver from start to finished
     qint64 rssBeforeKb = 0;
-    qint64 peakRssKb = 0;   // VmHWM during the archive
+    qint64 peakRssKb = 0;   // VmHWM during the archive (reset just before it)
+    qint64 sampledPeakRssKb = 0;   // the largest VmRSS read every 20 ms during the archive
+    // The peer, when asked for: `kubectl logs POD > file` of the same pod.
+    qint64 peerBytes = 0;
+    qint64 peerMs = 0;
+    qint64 peerMaxRssKb = 0;       // kubectl's own peak (ru_maxrss), from nothing
+    QString peerError;
 };
 
 class BigPodLog
@@ -83,6 +98,7 @@ public:
             m_error = kube ? s3.error().message : kube.error().message;
             return;
         }
+        m_kubeconfig = QJsonDocument::fromJson(readFile(m_connection)).object().value(QStringLiteral("kubeconfig")).toString();
         m_kube = std::make_unique<Kube::KubeClient>(*kube);
         m_s3 = std::make_unique<S3::S3Client>(*s3);
     }
@@ -98,8 +114,9 @@ public:
     QString error() const { return m_error; }
 
     // Runs a pod that writes mib MiB to stdout in 64 KiB lines, archives its log with
-    // JobArchiver, checks the archived object byte for byte, and deletes it.
-    BigLogRun run(int mib, const QString &name)
+    // JobArchiver, checks the archived object byte for byte, and deletes it. With peer, kubectl
+    // reads the same log into a file as well.
+    BigLogRun run(int mib, const QString &name, bool peer = false)
     {
         BigLogRun out;
         if (!m_error.isEmpty()) {
@@ -145,14 +162,22 @@ public:
         Job::JobArchiver archiver(m_kube.get(), m_s3.get(), request);
         bool archived = false;
         QObject::connect(&archiver, &Job::JobArchiver::finished, &archiver, [&archived] { archived = true; });
+        // Two readings of the same peak: VmHWM after a reset, and VmRSS sampled meanwhile (in
+        // case the kernel refuses the reset, and as a check on it).
+        QTimer sampler;
+        sampler.setInterval(20);
+        QObject::connect(&sampler, &QTimer::timeout, &sampler, [&out] { out.sampledPeakRssKb = std::max(out.sampledPeakRssKb, procStatusKb("VmRSS")); });
         (void)resetPeakRss();
         out.rssBeforeKb = procStatusKb("VmRSS");
+        out.sampledPeakRssKb = out.rssBeforeKb;
+        sampler.start();
         QElapsedTimer clock;
         clock.start();
         archiver.start();
         (void)QTest::qWaitFor([&archived] { return archived; }, 1800000);
         out.archiveMs = clock.elapsed();
         out.peakRssKb = procStatusKb("VmHWM");
+        sampler.stop();
         if (!archived || !archiver.result()) {
             out.error = archived ? archiver.result().error().message : QStringLiteral("the archive did not finish");
             return out;
@@ -164,11 +189,41 @@ public:
         }
         out.bytes = record.logs.first().size;
         out.error = checkArchived(record.logs.first().key, qint64(mib) * 1024 * 1024);
+        if (peer && out.error.isEmpty()) kubectlLogs(ns, name, &out);
         (void)send("DELETE", pods + u'/' + name);
         return out;
     }
 
 private:
+    // `kubectl logs POD > file`, waited for with wait4 so that its own peak RSS is known.
+    void kubectlLogs(const QString &ns, const QString &pod, BigLogRun *out)
+    {
+        const QString path = m_dir.filePath(QStringLiteral("kubectl.log"));
+        const QByteArray file = QFile::encodeName(path);
+        const QList<QByteArray> args{"kubectl", "--kubeconfig", QFile::encodeName(m_kubeconfig), "-n", ns.toUtf8(), "logs", pod.toUtf8()};
+        std::vector<char *> argv;
+        for (const QByteArray &a : args) argv.push_back(const_cast<char *>(a.constData()));
+        argv.push_back(nullptr);
+        QElapsedTimer clock;
+        clock.start();
+        const pid_t pid = fork();
+        if (pid == 0) {
+            const int fd = ::open(file.constData(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) _exit(126);
+            execvp(argv[0], argv.data());
+            _exit(127);
+        }
+        int status = 0;
+        rusage usage{};
+        if (pid < 0 || wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            out->peerError = QStringLiteral("kubectl logs %1 failed (status %2)").arg(pod).arg(status);
+        }
+        out->peerMs = clock.elapsed();
+        out->peerMaxRssKb = usage.ru_maxrss;   // kB on Linux
+        out->peerBytes = QFileInfo(path).size();
+        QFile::remove(path);
+    }
+
     static QByteArray readFile(const QString &path)
     {
         QFile f(path);
@@ -215,6 +270,7 @@ private:
 
     QTemporaryDir m_dir;
     QString m_connection;
+    QString m_kubeconfig;
     QProcess m_sandbox;
     QString m_error;
     Config::EffectiveConfig m_settings;

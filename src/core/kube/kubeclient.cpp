@@ -243,10 +243,22 @@ QNetworkReply *KubeClient::start(const ApiRequest &request, int timeoutMs)
     int generation = -1;
     authenticate(r, &generation);
     r.setRawHeader("Accept", "application/json");
+    if (request.sink) {
+        // The pause of socket reads that the read buffer size (guardBody) relies on is Qt's
+        // HTTP/1.1 backend's and was measured there (below); a real API server offers HTTP/2
+        // as well, so the sink's requests keep to HTTP/1.1.
+        r.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
+    }
     if (!request.body.isEmpty()) {
         r.setHeader(QNetworkRequest::ContentTypeHeader, request.contentType);
     }
-    QNetworkReply *reply = m_network->sendCustomRequest(r, request.method, request.body);
+    // A body-less streamed read goes without an upload device. Measured with Qt 6.4.2 over TLS
+    // (a 512 MiB body read by a slow reader with a 1 MiB read buffer): sent with a QByteArray
+    // body, even an empty one, the reply read the socket far ahead of its reader (450 to 510 MB
+    // peak RSS in three runs out of four), while without one it stayed at 1 MiB unread (22 MB).
+    QNetworkReply *reply = request.sink && request.body.isEmpty()
+        ? m_network->sendCustomRequest(r, request.method, static_cast<QIODevice *>(nullptr))
+        : m_network->sendCustomRequest(r, request.method, request.body);
     if (m_exec) {
         // Whoever reads the reply, a 401 means the plugin's credential is spent.
         reply->setProperty("starforge.credentialGeneration", generation);
