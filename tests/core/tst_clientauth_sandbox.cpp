@@ -13,6 +13,7 @@
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
+#include "core/kube/selfsubjectreview.h"
 #include "support/sandboxfixture.h"
 #include "support/sandboxjobs.h"
 #include "support/testcertificates.h"
@@ -77,8 +78,22 @@ class TestClientAuthSandbox : public QObject
         auto spec = Job::JobSpec::load(code + QStringLiteral("/jobspec.json"));
         if (!spec) return spec.error().message;
         S3::S3Client s3(s3ClientConfig(*m_sandbox));
+        // The job's owner is whoever the cluster says these credentials are, as a Session
+        // without FORGE_OWNER asks: each way of signing in must give the cluster a name.
+        std::optional<QString> owner;
+        QString whoAmIError;
+        bool answered = false;
+        QObject whoAmIContext;
+        Kube::whoAmI(&client, &whoAmIContext, [&](std::optional<QString> username, std::optional<Kube::ApiError> error) {
+            owner = std::move(username);
+            if (error) whoAmIError = error->message;
+            answered = true;
+        });
+        if (!QTest::qWaitFor([&] { return answered; }, 30000)) return QStringLiteral("no answer to the SelfSubjectReview");
+        if (!owner || owner->isEmpty()) return QStringLiteral("the cluster did not name the user: ") + whoAmIError;
         Job::SubmitOptions options;
         options.spec = *spec;
+        options.settings.owner = *owner;
         options.runnerPexPath = QStringLiteral(SF_BIN_DIR "/../share/starforge/runner.pex");
         Job::Submitter submitter(&client, &s3, options);
         submitter.start();

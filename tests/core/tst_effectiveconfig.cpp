@@ -33,7 +33,7 @@ private Q_SLOTS:
         QCOMPARE(config.source(QStringLiteral("FORGE_K8S_NAMESPACE")), ValueSource::Default);
         QCOMPARE(config.source(QStringLiteral("FORGE_K8S_API_SERVER")), ValueSource::Unset);
         QCOMPARE(config.boolean(QStringLiteral("FORGE_K8S_GPU_PASSTHROUGH")), true);
-        QCOMPARE(config.integer(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS")), 600);
+        QCOMPARE(config.integer(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS")), 3 * 24 * 60 * 60);
         QVERIFY(config.problems().isEmpty());
     }
 
@@ -74,7 +74,7 @@ private Q_SLOTS:
         QVERIFY(problems.first().message.contains(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS")));
         QVERIFY(problems.first().message.startsWith(QStringLiteral("environment variable")));
         // An invalid value is never used: the default stands in.
-        QCOMPARE(config.integer(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS")), 600);
+        QCOMPARE(config.integer(QStringLiteral("FORGE_KUBERAY_TTL_SECONDS")), 3 * 24 * 60 * 60);
     }
 
     void secretsFromKeychainAndEnvironment()

@@ -58,6 +58,7 @@ class TestSubmitter : public QObject
     {
         SubmitOptions o;
         o.spec = spec;
+        o.settings.owner = Testing::sandboxOwner();
         o.runnerPexPath = RunnerPex;
         o.createTimeoutMs = 5000;
         return o;
