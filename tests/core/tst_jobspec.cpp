@@ -91,6 +91,18 @@ private Q_SLOTS:
                                     << QStringLiteral("env.N: must be a string (quote numbers)");
         QTest::newRow("env reserved") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"env":{"RAY_ADDRESS":"x"},"pools":[{"name":"p","series":"s"}]})")
                                       << QStringLiteral("env.RAY_ADDRESS: names starting with RAY_ or FORGE_");
+        QTest::newRow("secretEnv value inline") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"secretEnv":{"HF_TOKEN":"hf_abc"},"pools":[{"name":"p","series":"s"}]})")
+                                                << QStringLiteral("secretEnv.HF_TOKEN: must be {\"secret\": NAME, \"key\": KEY}");
+        QTest::newRow("secretEnv no key") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"secretEnv":{"HF_TOKEN":{"secret":"hf"}},"pools":[{"name":"p","series":"s"}]})")
+                                          << QStringLiteral("secretEnv.HF_TOKEN.key");
+        QTest::newRow("secretEnv bad secret name") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"secretEnv":{"HF_TOKEN":{"secret":"HF Tokens","key":"t"}},"pools":[{"name":"p","series":"s"}]})")
+                                                   << QStringLiteral("secretEnv.HF_TOKEN.secret: \"HF Tokens\" is not a Secret name");
+        QTest::newRow("secretEnv bad key") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"secretEnv":{"HF_TOKEN":{"secret":"hf","key":"a/b"}},"pools":[{"name":"p","series":"s"}]})")
+                                           << QStringLiteral("secretEnv.HF_TOKEN.key: \"a/b\" is not a Secret key");
+        QTest::newRow("secretEnv twice") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"env":{"HF_TOKEN":"x"},"secretEnv":{"HF_TOKEN":{"secret":"hf","key":"t"}},"pools":[{"name":"p","series":"s"}]})")
+                                         << QStringLiteral("secretEnv.HF_TOKEN: also set in env");
+        QTest::newRow("secretEnv reserved") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"secretEnv":{"FORGE_X":{"secret":"hf","key":"t"}},"pools":[{"name":"p","series":"s"}]})")
+                                            << QStringLiteral("secretEnv.FORGE_X: names starting with RAY_ or FORGE_");
         QTest::newRow("no pools") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"pools":[]})")
                                   << QStringLiteral("pools: at least one pool");
         QTest::newRow("three pools") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"pools":[{"name":"a","series":"s"},{"name":"b","series":"s"},{"name":"c","series":"s"}]})")
@@ -112,6 +124,18 @@ private Q_SLOTS:
         QFETCH(QString, expected);
         const QString problems = problemsOf(json);
         QVERIFY2(problems.contains(expected), qPrintable(problems));
+    }
+
+    // A secretEnv survives the canonical form with its references only.
+    void secretEnvRoundTrip()
+    {
+        const auto spec = JobSpec::fromJson(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"secretEnv":{"HF_TOKEN":{"secret":"hf","key":"token"}},"pools":[{"name":"p","series":"s"}]})");
+        QVERIFY2(spec, spec ? "" : qPrintable(spec.error().message));
+        QCOMPARE(spec->secretEnv.value(QStringLiteral("HF_TOKEN")), (SecretRef{QStringLiteral("hf"), QStringLiteral("token")}));
+        const auto again = JobSpec::fromJson(spec->canonicalJson());
+        QVERIFY(again);
+        QCOMPARE(again->secretEnv, spec->secretEnv);
+        QVERIFY(spec->canonicalJson().contains(R"("secretEnv":{"HF_TOKEN":{"key":"token","secret":"hf"}})"));
     }
 
     void allProblemsAtOnce()

@@ -216,6 +216,28 @@ private Q_SLOTS:
         QCOMPARE(at(podSpec, QStringLiteral("containers.0.volumeMounts.1")).value(QStringLiteral("mountPath")).toString(), QStringLiteral("/mnt/shared"));
     }
 
+    // secretEnv: a secretKeyRef in every Ray container; the reference, never a value, in the
+    // JobSpec annotation.
+    void secretEnvBecomesSecretKeyRef()
+    {
+        RayJobInput in = input({{QStringLiteral("train"), QStringLiteral("h200"), 2, 8}});
+        in.spec.secretEnv.insert(QStringLiteral("HF_TOKEN"), SecretRef{QStringLiteral("hf"), QStringLiteral("token")});
+        const auto built = RayJobBuilder::build(in);
+        QVERIFY2(built, built ? "" : qPrintable(built.error().message));
+        const QJsonObject expected{{QStringLiteral("name"), QStringLiteral("HF_TOKEN")},
+                                   {QStringLiteral("valueFrom"), QJsonObject{{QStringLiteral("secretKeyRef"),
+                                                                              QJsonObject{{QStringLiteral("name"), QStringLiteral("hf")},
+                                                                                          {QStringLiteral("key"), QStringLiteral("token")}}}}}};
+        for (const QString &containers : {QStringLiteral("spec.rayClusterSpec.headGroupSpec.template.spec.containers"),
+                                          QStringLiteral("spec.rayClusterSpec.workerGroupSpecs.0.template.spec.containers")}) {
+            const QJsonArray env = value(*built, containers).toArray().at(0).toObject().value(QStringLiteral("env")).toArray();
+            QVERIFY2(env.contains(expected), qPrintable(containers));
+        }
+        const QString annotation = at(*built, QStringLiteral("metadata.annotations")).value(QStringLiteral("starforge.dev/jobspec")).toString();
+        QVERIFY2(annotation.contains(QStringLiteral("\"secretEnv\":{\"HF_TOKEN\":{\"key\":\"token\",\"secret\":\"hf\"}}")), qPrintable(annotation));
+        admit(*built);
+    }
+
     void olderOperatorGetsNoPreRunningDeadline()
     {
         RayJobInput in = input({{QStringLiteral("train"), QStringLiteral("h200"), 1, 8}});

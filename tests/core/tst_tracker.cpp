@@ -147,6 +147,21 @@ private Q_SLOTS:
         QVERIFY(!JobRecord::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("starforge-job/1")}, {QStringLiteral("state"), QStringLiteral("Bogus")}}));
     }
 
+    // The Capsule's presigned URL is in the RayJob; its archived copy has no signature.
+    void archivedObjectsLoseUrlSignatures()
+    {
+        const QString url = QStringLiteral("https://s3.lab/rl/capsules/ab.zip?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLE%2F20261204"
+                                           "%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261204T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host"
+                                           "&X-Amz-Signature=0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0");
+        JobSnapshot snapshot;
+        snapshot.rayJob = QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("runtimeEnvYAML"),
+                                                                            QStringLiteral("{\"working_dir\":\"%1\"}").arg(url)}}}};
+        const QByteArray archived = QJsonDocument(archivedObjects(snapshot)).toJson();
+        QVERIFY2(!archived.contains("0f1e2d3c4b5a6978"), archived.constData());
+        QVERIFY2(!archived.contains("AKIAEXAMPLE"), archived.constData());
+        QVERIFY2(archived.contains("X-Amz-Signature=REDACTED") && archived.contains("X-Amz-Expires=86400"), archived.constData());
+    }
+
     void succeededJobIsArchivedAndDeleted()
     {
         auto t = tracker();

@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QPointer>
+#include <QRegularExpression>
 #include <QTemporaryFile>
 
 namespace Starforge::Job {
@@ -245,13 +246,44 @@ void JobArchiver::put(const QString &key, const QByteArray &data, const QByteArr
     });
 }
 
+namespace {
+
+// A presigned URL's signature (and credential scope, session token) in every string of value:
+// the Capsule URL in the RayJob's runtimeEnvYAML would otherwise let whoever reads the archive
+// fetch the Capsule until the URL expires.
+QJsonValue withoutUrlSignatures(const QJsonValue &value)
+{
+    static const QRegularExpression signature(QStringLiteral("(X-Amz-(?:Signature|Credential|Security-Token)=)[^&\\s\"']+"),
+                                              QRegularExpression::CaseInsensitiveOption);
+    if (value.isString()) {
+        QString text = value.toString();
+        if (!text.contains(QLatin1String("X-Amz-"), Qt::CaseInsensitive)) return value;
+        text.replace(signature, QStringLiteral("\\1REDACTED"));
+        return text;
+    }
+    if (value.isArray()) {
+        QJsonArray out;
+        for (const QJsonValue &v : value.toArray()) out.append(withoutUrlSignatures(v));
+        return out;
+    }
+    if (value.isObject()) {
+        QJsonObject out = value.toObject();
+        for (auto it = out.begin(); it != out.end(); ++it) it.value() = withoutUrlSignatures(it.value());
+        return out;
+    }
+    return value;
+}
+
+} // namespace
+
 QJsonObject archivedObjects(const JobSnapshot &snapshot)
 {
     QJsonArray pods;
     for (const QJsonObject &p : snapshot.pods) pods.append(p);
-    return QJsonObject{{QStringLiteral("rayJob"), snapshot.rayJob ? QJsonValue(*snapshot.rayJob) : QJsonValue()},
-                       {QStringLiteral("rayCluster"), snapshot.rayCluster ? QJsonValue(*snapshot.rayCluster) : QJsonValue()},
-                       {QStringLiteral("pods"), pods}};
+    const QJsonObject objects{{QStringLiteral("rayJob"), snapshot.rayJob ? QJsonValue(*snapshot.rayJob) : QJsonValue()},
+                              {QStringLiteral("rayCluster"), snapshot.rayCluster ? QJsonValue(*snapshot.rayCluster) : QJsonValue()},
+                              {QStringLiteral("pods"), pods}};
+    return withoutUrlSignatures(objects).toObject();
 }
 
 JobSnapshot snapshotFromArchive(const QByteArray &objectsJson, const QByteArray &eventsJson)

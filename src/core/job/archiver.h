@@ -35,7 +35,8 @@ class QTemporaryFile;
 
 namespace Starforge::Job {
 
-// objects.json's content: the final RayJob, RayCluster and pods of a snapshot.
+// objects.json's content: the final RayJob, RayCluster and pods of a snapshot, presigned URLs
+// without their signatures (the Capsule URL is a read grant until it expires).
 QJsonObject archivedObjects(const JobSnapshot &snapshot);
 // A snapshot rebuilt from an archive's objects.json and events.json (what `starforge-cli
 // diagnose` reads for an ended job); missing or damaged parts are left empty.

@@ -167,7 +167,7 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
     Reader read{problems};
     JobSpec spec;
     unknownKeys(root, {QStringLiteral("version"), QStringLiteral("name"), QStringLiteral("code"), QStringLiteral("excludes"),
-                       QStringLiteral("recipe"), QStringLiteral("image"), QStringLiteral("env"), QStringLiteral("pools"),
+                       QStringLiteral("recipe"), QStringLiteral("image"), QStringLiteral("env"), QStringLiteral("secretEnv"), QStringLiteral("pools"),
                        QStringLiteral("storage"), QStringLiteral("corpus")},
                 QString(), problems);
     spec.version = read.integer(root, QStringLiteral("version"), QString(), -1);
@@ -209,6 +209,26 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
         }
     } else if (!envValue.isUndefined()) {
         problems << tr("env: must be an object of names to strings, not %1.").arg(typeName(envValue));
+    }
+
+    const QJsonValue secretEnvValue = root.value(QLatin1String("secretEnv"));
+    if (secretEnvValue.isObject()) {
+        const QJsonObject secretEnv = secretEnvValue.toObject();
+        for (auto it = secretEnv.begin(); it != secretEnv.end(); ++it) {
+            const QString where = QStringLiteral("secretEnv.%1.").arg(it.key());
+            if (!it.value().isObject()) {
+                problems << tr("secretEnv.%1: must be {\"secret\": NAME, \"key\": KEY} naming a Kubernetes Secret, not %2; the value "
+                               "itself never goes in the JobSpec.")
+                                .arg(it.key(), typeName(it.value()));
+                continue;
+            }
+            const QJsonObject ref = it.value().toObject();
+            unknownKeys(ref, {QStringLiteral("secret"), QStringLiteral("key")}, where, problems);
+            spec.secretEnv.insert(it.key(), SecretRef{read.string(ref, QStringLiteral("secret"), where, true),
+                                                      read.string(ref, QStringLiteral("key"), where, true)});
+        }
+    } else if (!secretEnvValue.isUndefined()) {
+        problems << tr("secretEnv: must be an object of names to {\"secret\": NAME, \"key\": KEY}, not %1.").arg(typeName(secretEnvValue));
     }
 
     const QJsonValue poolsValue = root.value(QLatin1String("pools"));
@@ -283,6 +303,23 @@ QStringList JobSpec::problems() const
             out << tr("env.%1: not a valid environment variable name (letters, digits, '_', not starting with a digit).").arg(it.key());
         } else if (it.key().startsWith(QLatin1String("RAY_")) || it.key().startsWith(QLatin1String("FORGE_"))) {
             out << tr("env.%1: names starting with RAY_ or FORGE_ are set by Ray and Starforge; choose another name.").arg(it.key());
+        }
+    }
+    static const QRegularExpression dnsSubdomain(QStringLiteral("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"));
+    static const QRegularExpression secretKey(QStringLiteral("^[-._a-zA-Z0-9]+$"));
+    for (auto it = secretEnv.cbegin(); it != secretEnv.cend(); ++it) {
+        if (!envName.match(it.key()).hasMatch()) {
+            out << tr("secretEnv.%1: not a valid environment variable name (letters, digits, '_', not starting with a digit).").arg(it.key());
+        } else if (it.key().startsWith(QLatin1String("RAY_")) || it.key().startsWith(QLatin1String("FORGE_"))) {
+            out << tr("secretEnv.%1: names starting with RAY_ or FORGE_ are set by Ray and Starforge; choose another name.").arg(it.key());
+        } else if (env.contains(it.key())) {
+            out << tr("secretEnv.%1: also set in env; give it in one of them.").arg(it.key());
+        }
+        if (!it->secret.isEmpty() && (it->secret.size() > 253 || !dnsSubdomain.match(it->secret).hasMatch())) {
+            out << tr("secretEnv.%1.secret: \"%2\" is not a Secret name (lowercase letters, digits, '-' and '.').").arg(it.key(), it->secret);
+        }
+        if (!it->key.isEmpty() && (it->key.size() > 253 || !secretKey.match(it->key).hasMatch())) {
+            out << tr("secretEnv.%1.key: \"%2\" is not a Secret key (letters, digits, '-', '_' and '.').").arg(it.key(), it->key);
         }
     }
     if (pools.isEmpty()) {
@@ -377,6 +414,13 @@ QJsonObject JobSpec::toJson() const
                     {QStringLiteral("storage"), storage}, {QStringLiteral("corpus"), corpus}};
     if (!excludes.isEmpty()) out.insert(QStringLiteral("excludes"), QJsonArray::fromStringList(excludes));
     if (!image.isEmpty()) out.insert(QStringLiteral("image"), image);
+    if (!secretEnv.isEmpty()) {
+        QJsonObject secretObject;
+        for (auto it = secretEnv.cbegin(); it != secretEnv.cend(); ++it) {
+            secretObject.insert(it.key(), QJsonObject{{QStringLiteral("secret"), it->secret}, {QStringLiteral("key"), it->key}});
+        }
+        out.insert(QStringLiteral("secretEnv"), secretObject);
+    }
     return out;
 }
 

@@ -7,6 +7,7 @@
 //    "code": ".", "excludes": ["data/raw/"],
 //    "recipe": {"algorithm": "grpo", "config": "configs/grpo.yaml", "overrides": ["grpo.max_num_steps=100"]},
 //    "image": "nvcr.io/nvidia/nemo-rl:v0.7.0", "env": {"WANDB_MODE": "offline"},
+//    "secretEnv": {"HF_TOKEN": {"secret": "hf", "key": "token"}},
 //    "pools": [{"name": "train", "series": "h200", "nodes": 2, "gpusPerNode": 8}],
 //    "storage": true, "corpus": false}
 //
@@ -31,6 +32,17 @@ struct Pool
     int gpusPerNode = 8;
 };
 
+// An environment variable whose value stays in a Kubernetes Secret of the job's namespace: the
+// Ray containers get it through secretKeyRef, so the value never passes through the app, the
+// RayJob, its annotations or the archive.
+struct SecretRef
+{
+    QString secret;      // the Secret's name
+    QString key;         // the key in its data
+
+    bool operator==(const SecretRef &other) const = default;
+};
+
 struct Recipe
 {
     QString algorithm;   // grpo, sft, dpo, rm, distillation, ppo: examples/run_<algorithm>.py
@@ -50,6 +62,7 @@ struct JobSpec
     Recipe recipe;
     QString image;       // empty: FORGE_IMAGE_NEMO_RL
     QMap<QString, QString> env;
+    QMap<QString, SecretRef> secretEnv;
     QList<Pool> pools;   // the first is the primary: the Ray head runs on its machine zero
     bool storage = true; // mount FORGE_K8S_STORAGE_PVC at the storage root
     bool corpus = false; // mount FORGE_K8S_CORPUS_PVC read-only

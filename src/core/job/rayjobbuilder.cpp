@@ -61,6 +61,13 @@ struct Shape
         for (auto it = in.spec.env.cbegin(); it != in.spec.env.cend(); ++it) {
             out.append(nameValue(it.key(), it.value()));
         }
+        // Values from Secrets, resolved by the kubelet: the app never holds them.
+        for (auto it = in.spec.secretEnv.cbegin(); it != in.spec.secretEnv.cend(); ++it) {
+            out.append(QJsonObject{{QStringLiteral("name"), it.key()},
+                                   {QStringLiteral("valueFrom"),
+                                    QJsonObject{{QStringLiteral("secretKeyRef"),
+                                                 QJsonObject{{QStringLiteral("name"), it->secret}, {QStringLiteral("key"), it->key}}}}}});
+        }
         out.append(nameValue(QStringLiteral("FORGE_JOB_ID"), in.jobId));
         out.append(nameValue(QStringLiteral("FORGE_JOB_NAME"), in.spec.name));
         out.append(nameValue(QStringLiteral("FORGE_POOL"), pool.name));
