@@ -175,6 +175,50 @@ fail_id=$(json "$work/fail.json" 'docs[0]["id"]')
 cli logs "$fail_id" >"$work/fail.log"
 grep -q 'Traceback' "$work/fail.log" || { cat "$work/fail.log"; die "no traceback in the failing job's archived log"; }
 
+step "secretEnv: the value reaches the job from its Secret, and nowhere else"
+secret_value="hf-e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+python3 - "$work/conn.json" "$secret_value" <<'PY'
+# The Secret, as a person makes it with kubectl: straight to the API server.
+import base64, json, ssl, sys, urllib.request
+forge = json.load(open(sys.argv[1]))["forge"]
+body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "hf"},
+        "data": {"token": base64.b64encode(sys.argv[2].encode()).decode()}}
+request = urllib.request.Request(forge["FORGE_K8S_API_SERVER"] + "/api/v1/namespaces/starforge/secrets",
+                                 data=json.dumps(body).encode(), method="POST",
+                                 headers={"Authorization": "Bearer " + forge["FORGE_K8S_TOKEN"], "Content-Type": "application/json"})
+urllib.request.urlopen(request, context=ssl.create_default_context(cafile=forge["FORGE_K8S_CA_FILE"])).read()
+PY
+secret_job="$work/secret-job"
+mkdir -p "$secret_job/configs"
+cp "$job/configs/grpo.yaml" "$secret_job/configs/"
+# The job's own script checks the value by its hash, so the value itself is never printed.
+expected_hash=$(printf '%s' "$secret_value" | sha256sum | cut -d' ' -f1)
+cat >"$secret_job/check_secret.py" <<PYTHON
+import hashlib, os, sys
+value = os.environ.get("HF_TOKEN", "")
+if hashlib.sha256(value.encode()).hexdigest() != "$expected_hash":
+    sys.exit("HF_TOKEN is not the Secret's value")
+print("secret env ok", flush=True)
+PYTHON
+cat >"$secret_job/jobspec.json" <<'JSON'
+{"version": 1, "name": "secret-env", "code": ".",
+ "recipe": {"script": "check_secret.py", "config": "configs/grpo.yaml"},
+ "secretEnv": {"HF_TOKEN": {"secret": "hf", "key": "token"}},
+ "pools": [{"name": "train", "series": "h100", "nodes": 1, "gpusPerNode": 1}]}
+JSON
+cli submit "$secret_job/jobspec.json" --wait --json >"$work/secret.json" || { cat "$work/secret.json"; die "the secretEnv job did not succeed"; }
+secret_id=$(json "$work/secret.json" 'docs[0]["id"]')
+cli logs "$secret_id" >"$work/secret.log"
+grep -q 'secret env ok' "$work/secret.log" || { cat "$work/secret.log"; die "the job did not get HF_TOKEN from its Secret"; }
+cli manifest "$secret_job/jobspec.json" >"$work/secret-manifest.json"
+grep -q '"secretKeyRef"' "$work/secret-manifest.json" || die "the RayJob has no secretKeyRef"
+# The bucket (every archived object, the Capsule) and what the CLI printed: not one copy.
+state_s3="$work/conn.json.state/s3"
+[ -d "$state_s3" ] || die "no sandbox S3 folder at $state_s3"
+if grep -rqF "$secret_value" "$state_s3" "$work/secret.json" "$work/secret-manifest.json" "$work/secret.log"; then
+    die "the Secret's value was found outside the Secret"
+fi
+
 step "a job for a series nobody has: diagnosed, stopped, events kept"
 write_spec "$job/stuck.json" grpo-stuck b200 '["grpo.max_num_steps=3"]'
 cli submit "$job/stuck.json" --json >"$work/stuck.json"
@@ -196,9 +240,9 @@ grep -q 'Archived (Stopped)' "$work/stop.txt" || die "stop did not archive the j
 cli events "$stuck_id" >"$work/events.txt"
 grep -q 'FailedScheduling' "$work/events.txt" || die "the archived events lack FailedScheduling"
 
-step "the pre-running deadline fails a stuck job"
+step "the pre-running deadline fails a stuck job; --wait says why while it waits"
 set +e
-FORGE_KUBERAY_PRERUNNING_DEADLINE_S=4 cli submit "$job/stuck.json" --wait --json >"$work/deadline.json"
+FORGE_KUBERAY_PRERUNNING_DEADLINE_S=8 cli submit "$job/stuck.json" --wait --json >"$work/deadline.json"
 code=$?
 set -e
 cat "$work/deadline.json"
@@ -206,6 +250,9 @@ cat "$work/deadline.json"
 [ "$(json "$work/deadline.json" 'd["reason"]')" = PreRunningDeadlineExceeded ] || die "not failed by the pre-running deadline"
 [ "$(json "$work/deadline.json" 'd["cause"]')" = PreRunningDeadlineExceeded ] || die "the deadline's record has the wrong cause"
 [ "$(json "$work/deadline.json" '"b200" in d["message"] and "No node matches" in d["message"]')" = True ] || die "the deadline's record does not say why"
+# Before the deadline: one line with the diagnosis, printed once (it did not change).
+[ "$(json "$work/deadline.json" '[x["diagnosis"]["cause"] for x in docs if "diagnosis" in x]')" = "['NoNodeMatchesSelector']" ] \
+    || die "submit --wait did not print the diagnosis once while the job waited"
 
 step "Ctrl-C during a submission cancels it and leaves no job"
 big="$work/big-job"

@@ -730,8 +730,8 @@ private Q_SLOTS:
     // Last, as it kills the sandbox (a later test would start another).
     void killedSandbox()
     {
-        // A fresh sandbox with nothing running on it: a killed sandbox leaves its pods'
-        // processes behind, so the shared one (which ran pods) is stopped properly first.
+        // A fresh sandbox with nothing running on it, so the kill below is the only thing that
+        // ends it (tst_container_isolation shows a killed sandbox leaves no pod processes).
         cleanupTestCase();
         QVERIFY(!sandbox().isEmpty());
         const QString connection = m_connection;
@@ -755,8 +755,12 @@ private Q_SLOTS:
         if (!ended) wait.kill();
         QVERIFY2(ended, "submit --wait hung on a killed sandbox");
         QVERIFY(wait.exitCode() != 0);
-        const QString lost = QJsonDocument::fromJson(wait.readAllStandardError()).object().value(QStringLiteral("error")).toString();
-        QVERIFY2(lost.contains(QStringLiteral("lost the cluster while waiting for job %1").arg(id)), qPrintable(lost));
+        // Log lines may come first (the start-up clean-up's listing, cut off by the kill); the
+        // error is the JSON document that starts on a line of its own.
+        const QByteArray waitErr = wait.readAllStandardError();
+        const qsizetype errorStart = waitErr.startsWith('{') ? 0 : waitErr.indexOf("\n{") + 1;
+        const QString lost = QJsonDocument::fromJson(waitErr.mid(errorStart)).object().value(QStringLiteral("error")).toString();
+        QVERIFY2(lost.contains(QStringLiteral("lost the cluster while waiting for job %1").arg(id)), waitErr.constData());
         QVERIFY2(lost.contains(QStringLiteral("is not running any more: start it again")), qPrintable(lost));
         qInfo("submit --wait gave up %lld ms after the kill", static_cast<long long>(clock.elapsed()));
 

@@ -1,11 +1,16 @@
 // `starforge-cli manifest SPEC` (the RayJob SPEC would make, nothing submitted) and
 // `starforge-cli submit SPEC [--wait]` (build, upload, create; --wait follows the job until it
-// is archived, as the app's tracker does, and the exit code says how it ended).
+// is archived, as the app's tracker does, and the exit code says how it ended). While the job
+// cannot start, --wait prints why (the diagnosis `starforge-cli diagnose` gives) as soon as it is
+// known and again whenever it changes.
 
 #include "cli/commands/commands.h"
 #include "cli/output.h"
+#include "core/cluster/capacity.h"
+#include "core/cluster/diagnosis.h"
 #include "core/job/capsule.h"
 #include "core/job/history.h"
+#include "core/job/jobsnapshot.h"
 #include "core/job/jobspec.h"
 #include "core/job/rayjobbuilder.h"
 #include "core/job/submitter.h"
@@ -15,6 +20,7 @@
 #include <QJsonObject>
 #include <QPointer>
 #include <QTemporaryDir>
+#include <QTimer>
 
 namespace Starforge::Cli {
 
@@ -234,6 +240,48 @@ private:
         // A rebuilt session (after the cluster came back) has a new tracker: follow that one.
         connect(m_session, &Session::partsChanged, this, [this, jobId] { follow(jobId); });
         follow(jobId);
+        // Why the job does not start, looked at again every few seconds while it is Pending.
+        m_diagnoseTimer.setInterval(DiagnoseIntervalMs);
+        connect(&m_diagnoseTimer, &QTimer::timeout, this, [this, jobId] { diagnoseIfPending(jobId); });
+        m_diagnoseTimer.start();
+        diagnoseIfPending(jobId);
+    }
+
+    static constexpr int DiagnoseIntervalMs = 2000;
+
+    // A Pending job's snapshot diagnosed with the session's capacity, the evidence `starforge-cli
+    // diagnose` uses. Printed when the cause or its sentence differs from the last one printed;
+    // nothing while the cause is unknown and unexplained (the pods are being made).
+    void diagnoseIfPending(const QString &jobId)
+    {
+        if (isFinished() || m_diagnosing || !m_session->kube()) return;
+        const auto record = m_session->jobs() ? m_session->jobs()->job(jobId) : std::nullopt;
+        if (!record) return;
+        if (record->state == Job::JobState::Submitting) return;
+        if (record->state != Job::JobState::Pending) {
+            m_diagnoseTimer.stop();   // running or ended: the tracker's lines say the rest
+            return;
+        }
+        m_diagnosing = true;
+        Job::fetchJobSnapshot(m_session->kube(), Job::SnapshotRequest::of(m_session->ns(), jobId), this, [this, jobId](Result<Job::JobSnapshot> snapshot) {
+            m_diagnosing = false;
+            if (isFinished() || !snapshot || !snapshot->rayJob) return;   // a failed read is tried again at the next tick
+            if (Job::JobRecord::fromRayJob(*snapshot->rayJob).state != Job::JobState::Pending) return;
+            const Cluster::CapacityTracker *capacity = m_session->capacity();
+            const Cluster::CapacityModel *model = capacity && capacity->isSynced() ? &capacity->model() : nullptr;
+            const Cluster::Diagnosis d = Cluster::diagnose(snapshot->diagnosisInput(model, m_session->settings().gpuNodeLabel));
+            if (d.cause == Cluster::Cause::Unknown && d.message.isEmpty()) return;
+            const QString shown = d.causeId() + u'\n' + d.message;
+            if (shown == m_lastDiagnosis) return;
+            m_lastDiagnosis = shown;
+            if (json()) {
+                QJsonObject line = d.toJson();
+                line.remove(QStringLiteral("evidence"));   // `starforge-cli diagnose --json` has it
+                printJsonLine(m_out, QJsonObject{{QStringLiteral("id"), jobId}, {QStringLiteral("diagnosis"), line}});
+            } else {
+                m_err << jobId << ": why " << d.causeId() << ": " << d.message << Qt::endl;
+            }
+        });
     }
 
     void follow(const QString &jobId)
@@ -293,6 +341,9 @@ private:
 
     QPointer<Job::Submitter> m_submitter;
     QPointer<Job::JobTracker> m_followed;
+    QTimer m_diagnoseTimer;
+    bool m_diagnosing = false;
+    QString m_lastDiagnosis;
     bool m_waiting = false;
     bool m_interrupted = false;
 };
