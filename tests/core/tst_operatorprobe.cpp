@@ -34,7 +34,7 @@ class TestOperatorProbe : public QObject
         options.rbacFile = m_dir.filePath(QStringLiteral("rbac.json"));
         QString error;
         const bool ok = Testing::startSandbox(m_sandbox, m_http, options, &error);
-        if (!ok) qWarning() << error;
+        if (!ok) qWarning() << error;   // the caller's QVERIFY fails; this says why
         return ok;
     }
 
@@ -48,7 +48,9 @@ class TestOperatorProbe : public QObject
         return c;
     }
 
-    static OperatorVersion probe(KubeClient &client)
+    // Runs a probe to its end. Empty, with problem saying why, when the probe was not running
+    // after start(), never finished, or finished more than once.
+    static std::optional<OperatorVersion> probe(KubeClient &client, QString *problem)
     {
         OperatorProbe probe(&client);
         std::optional<OperatorVersion> result;
@@ -58,11 +60,23 @@ class TestOperatorProbe : public QObject
             ++calls;
         });
         probe.start();
-        if (!probe.isRunning()) qWarning("the probe is not running after start()");
-        Testing::waitFor(result, 20000);
-        QTest::qWait(50);
-        if (calls != 1) qWarning("finished came %d times", calls);
-        return result.value_or(OperatorVersion{});
+        if (!probe.isRunning()) {
+            *problem = QStringLiteral("the probe is not running after start()");
+            return std::nullopt;
+        }
+        if (!Testing::waitFor(result, 20000)) {
+            *problem = QStringLiteral("the probe did not finish within 20 s");
+            return std::nullopt;
+        }
+        // A second finished() would be queued behind the first: let the loop run once more.
+        QCoreApplication::processEvents();
+        QCoreApplication::sendPostedEvents();
+        QCoreApplication::processEvents();
+        if (calls != 1) {
+            *problem = QStringLiteral("finished came %1 times").arg(calls);
+            return std::nullopt;
+        }
+        return result;
     }
 
 private Q_SLOTS:
@@ -100,7 +114,10 @@ private Q_SLOTS:
         QFETCH(QString, message);
         QVERIFY(start(kuberay));
         KubeClient client(config());
-        const OperatorVersion v = probe(client);
+        QString problem;
+        const std::optional<OperatorVersion> probed = probe(client, &problem);
+        QVERIFY2(probed, qPrintable(problem));
+        const OperatorVersion &v = *probed;
         QVERIFY2(v.detected(), qPrintable(v.message));
         QCOMPARE(v.version, kuberay);
         QCOMPARE(v.assumed(), kuberay);
@@ -114,7 +131,10 @@ private Q_SLOTS:
     {
         QVERIFY(start(QVersionNumber(1, 7)));
         KubeClient client(config("viewer-token"));
-        const OperatorVersion v = probe(client);
+        QString problem;
+        const std::optional<OperatorVersion> probed = probe(client, &problem);
+        QVERIFY2(probed, qPrintable(problem));
+        const OperatorVersion &v = *probed;
         QCOMPARE(v.outcome, OperatorVersion::Outcome::Unknown);
         QVERIFY(v.error);
         QCOMPARE(v.error->kind, ApiError::Kind::Forbidden);
@@ -135,8 +155,12 @@ private Q_SLOTS:
     {
         QVERIFY(start(QVersionNumber(1, 7)));
         KubeClient client(config("not-the-token"));
-        const OperatorVersion v = probe(client);
+        QString problem;
+        const std::optional<OperatorVersion> probed = probe(client, &problem);
+        QVERIFY2(probed, qPrintable(problem));
+        const OperatorVersion &v = *probed;
         QCOMPARE(v.outcome, OperatorVersion::Outcome::Failed);
+        QVERIFY(v.error);
         QCOMPARE(v.error->kind, ApiError::Kind::Unauthorized);
         QVERIFY2(v.message.startsWith(QLatin1String("The KubeRay version could not be read: The cluster did not accept the token")),
                  qPrintable(v.message));
