@@ -9,6 +9,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -31,6 +32,12 @@ namespace {
 
 const QByteArray JobSpec = QByteArrayLiteral("{\"name\": \"demo\"}\n");
 const QByteArray Runner = QByteArrayLiteral("PK-not-really-a-pex");
+
+// What tests/data/capsule-golden builds to (goldenCapsule). Change only on purpose, with the
+// reason in docs/capsule.md.
+constexpr char GoldenCapsuleSha256[] = "b0e16c67dc5f5ab43d469cbe43c0c845cb6909dd779390a2b0f88718369c4309";
+constexpr char GoldenManifestSha256[] = "cde56643ebf3dea1bb7c1d33a1fc4a7d21fd02d874b14eb9f3b382fd9035bdca";
+constexpr qint64 GoldenCapsuleSize = 724352;
 
 bool put(const QString &path, const QByteArray &content, bool executable = false)
 {
@@ -447,6 +454,78 @@ private Q_SLOTS:
         o = optionsFor(src, dir.filePath(QStringLiteral("out.zip")));
         o.topLevelDir = QStringLiteral("a/b");
         QCOMPARE(CapsuleBuilder::build(o).error().code, Error::Code::Invalid);
+    }
+
+    // The address is a format: a fixed tree builds to these bytes in every release
+    // (tests/data/capsule-golden/README.md). The tree is copied first, so that the checkout's
+    // own modes and times cannot matter; the file modes are set as git stores them.
+    void goldenCapsule()
+    {
+        const QString golden = QStringLiteral(SF_TEST_DATA_DIR "/capsule-golden");
+        QTemporaryDir dir;
+        const QString src = dir.filePath(QStringLiteral("src"));
+        QDirIterator it(golden + QStringLiteral("/tree"), QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            const QString from = it.next();
+            const QString relative = QDir(golden + QStringLiteral("/tree")).relativeFilePath(from);
+            QVERIFY(put(src + u'/' + relative, readAll(from), relative == QLatin1String("run.sh")));
+        }
+        // 2.5 MiB of text from a formula: three deflate blocks of 1 MiB.
+        QByteArray big;
+        for (int line = 0; big.size() < 5 * 512 * 1024; ++line) big += "step " + QByteArray::number(line) + " loss " + QByteArray::number((line * 7919) % 10007) + '\n';
+        big.truncate(5 * 512 * 1024);
+        QVERIFY(put(src + QStringLiteral("/data/big.txt"), big));
+
+        CapsuleOptions o;
+        o.sourceDir = src;
+        o.outputPath = dir.filePath(QStringLiteral("golden.zip"));
+        o.jobSpecJson = readAll(golden + QStringLiteral("/jobspec.json"));
+        o.runnerPex = readAll(golden + QStringLiteral("/runner.pex"));
+        QVERIFY(!o.jobSpecJson.isEmpty() && !o.runnerPex.isEmpty());
+        const auto built = CapsuleBuilder::build(o);
+        QVERIFY2(built, built ? "" : qPrintable(built.error().message));
+        QCOMPARE(manifestPaths(*built), (QStringList{QStringLiteral("configs/run.yaml"), QStringLiteral("data/big.txt"), QStringLiteral("data/noise.bin"),
+                                                     QStringLiteral("data/ünïcode naméd.txt"), QStringLiteral("jobspec.json"), QStringLiteral("pkg/__init__.py"),
+                                                     QStringLiteral("run.sh"), QStringLiteral("runner.pex"), QStringLiteral("train.py")}));
+        QCOMPARE(built->manifestJson, readAll(golden + QStringLiteral("/manifest.json")));   // its key names and layout
+        QCOMPARE(built->manifestSha256(), QByteArray(GoldenManifestSha256));
+        QCOMPARE(built->sha256, QByteArray(GoldenCapsuleSha256));
+        QCOMPARE(built->size, GoldenCapsuleSize);
+    }
+
+    // A file that changes between its hash and its packing (an editor saving, a training run
+    // writing into the code folder) fails the build instead of packing bytes the manifest does
+    // not describe; no zip is left.
+    void fileEditedDuringTheBuild_data()
+    {
+        QTest::addColumn<QByteArray>("edited");
+        QByteArray sameSize = text(3 * 1024 * 1024 + 123);
+        sameSize[sameSize.size() / 2] = static_cast<char>(sameSize.at(sameSize.size() / 2) ^ 1);
+        QTest::newRow("same size, other bytes") << sameSize;
+        QTest::newRow("shorter") << text(1000);
+    }
+    void fileEditedDuringTheBuild()
+    {
+        QFETCH(QByteArray, edited);
+        QTemporaryDir dir;
+        const QString src = dir.filePath(QStringLiteral("src"));
+        makeTree(src);
+        const QString out = dir.filePath(QStringLiteral("out.zip"));
+        bool editedOnce = false;
+        const auto built = CapsuleBuilder::build(optionsFor(src, out), nullptr, [&](const CapsuleProgress &p) {
+            // The first report of the writing stage comes after every hash and before any read
+            // for the zip.
+            if (p.stage == CapsuleProgress::Stage::Writing && !editedOnce) {
+                editedOnce = true;
+                QVERIFY(put(src + QStringLiteral("/data/big.txt"), edited));
+            }
+        });
+        QVERIFY(editedOnce);
+        QVERIFY(text(3 * 1024 * 1024 + 123) != edited);
+        QVERIFY(!built);
+        QCOMPARE(built.error().message, QStringLiteral("data/big.txt changed while the capsule was being built. Build it again."));
+        QVERIFY(!QFile::exists(out));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList());   // no temporary zip either
     }
 
     void unreadableFile()
