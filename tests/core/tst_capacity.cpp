@@ -259,6 +259,60 @@ private Q_SLOTS:
         }
     }
 
+    // A small fleet taken through a few events, each state checked against sums worked out by
+    // hand (in the comments), not against another build by the same engine.
+    void handComputedFleet()
+    {
+        const auto summary = [](const SeriesSummary &x) {
+            return QList<qint64>{x.nodes, x.schedulableNodes, x.blockedNodes, x.capacity, x.used, x.free, x.blocked, x.largestFree, x.largestAllocatable};
+        };
+        Kube::Node n3 = node(QStringLiteral("n3"), QStringLiteral("h100"), 4);
+        n3.unschedulable = true;
+        Kube::Node m1 = node(QStringLiteral("m1"), QStringLiteral("a100"), 4);
+        m1.ready = false;
+        Kube::Node m2 = node(QStringLiteral("m2"), QStringLiteral("a100"), 4);
+        m2.taints = {taint(QStringLiteral("maintenance"), QStringLiteral("yes"), QStringLiteral("NoSchedule"))};
+        CapacityModel model;
+        for (const Kube::Node &n : {node(QStringLiteral("n1"), QStringLiteral("h100"), 8), node(QStringLiteral("n2"), QStringLiteral("h100"), 8), n3, m1, m2})
+            model.setNode(n);
+        model.setPod(pod(QStringLiteral("p1"), QStringLiteral("n1"), 4));
+        model.setPod(pod(QStringLiteral("p2"), QStringLiteral("n2"), 8));
+        model.setPod(pod(QStringLiteral("p3"), QStringLiteral("n3"), 2));                              // a cordoned node's pods still use GPUs
+        model.setPod(pod(QStringLiteral("p4"), QStringLiteral("m2"), 1, QStringLiteral("Pending")));  // bound, not yet running: counts
+        model.setPod(pod(QStringLiteral("p5"), QString(), 8, QStringLiteral("Pending")));             // not bound: counts nowhere
+        model.setPod(pod(QStringLiteral("p6"), QStringLiteral("n1"), 2, QStringLiteral("Succeeded"))); // ended: counts nowhere
+
+        // h100: 3 nodes, n3 cordoned; capacity 8+8+4 = 20; used 4+8+2 = 14; free on schedulable
+        // nodes (8-4)+(8-8) = 4; blocked: unused on n3, 4-2 = 2; largest free 4 (n1); largest
+        // schedulable node 8.
+        QCOMPARE(summary(model.series(QStringLiteral("h100"))), (QList<qint64>{3, 2, 1, 20, 14, 4, 2, 4, 8}));
+        // a100: m1 not ready, m2 tainted; capacity 8, used 1; nothing free; blocked 4 + (4-1) = 7.
+        QCOMPARE(summary(model.series(QStringLiteral("a100"))), (QList<qint64>{2, 0, 2, 8, 1, 0, 7, 0, 0}));
+        QCOMPARE(model.node(QStringLiteral("m1"))->block, Block::NotReady);
+        QCOMPARE(model.node(QStringLiteral("m2"))->block, Block::Tainted);
+
+        // p2 ends: used 14-8 = 6; free 4+8 = 12; largest free 8 (n2).
+        model.setPod(pod(QStringLiteral("p2"), QStringLiteral("n2"), 8, QStringLiteral("Succeeded")));
+        QCOMPARE(summary(model.series(QStringLiteral("h100"))), (QList<qint64>{3, 2, 1, 20, 6, 12, 2, 8, 8}));
+        // n3 uncordoned: its 2 unused GPUs move from blocked to free: free 14, blocked 0.
+        n3.unschedulable = false;
+        model.setNode(n3);
+        QCOMPARE(summary(model.series(QStringLiteral("h100"))), (QList<qint64>{3, 3, 0, 20, 6, 14, 0, 8, 8}));
+        // m1 ready: 4 free, 3 still blocked on m2; largest free and allocatable 4.
+        m1.ready = true;
+        model.setNode(m1);
+        QCOMPARE(summary(model.series(QStringLiteral("a100"))), (QList<qint64>{2, 1, 1, 8, 1, 4, 3, 4, 4}));
+        // n3 overcommitted (it shrank under its pods): used 2+6 = 8 on 4 allocatable; its free is
+        // 0, never negative: used 6+6 = 12, free (8-4)+8+0 = 12.
+        model.setPod(pod(QStringLiteral("p7"), QStringLiteral("n3"), 6));
+        QCOMPARE(summary(model.series(QStringLiteral("h100"))), (QList<qint64>{3, 3, 0, 20, 12, 12, 0, 8, 8}));
+        // The fit of a job on this state: 2 nodes of 8 on h100 cannot be had now (only n2 is
+        // idle) but can when the cluster is idle (n1 and n2 have 8): FitsWhenFree.
+        QCOMPARE(model.fit(FitRequest{{PoolRequest{QStringLiteral("train"), QStringLiteral("h100"), 2, 8}}}).fit, Fit::FitsWhenFree);
+        QCOMPARE(model.fit(FitRequest{{PoolRequest{QStringLiteral("train"), QStringLiteral("h100"), 1, 8}}}).fit, Fit::FitsNow);
+        QCOMPARE(model.fit(FitRequest{{PoolRequest{QStringLiteral("train"), QStringLiteral("h100"), 3, 8}}}).fit, Fit::NeverFits);
+    }
+
     void podsOnNodesNotYetSeen()
     {
         CapacityModel model;

@@ -14,7 +14,9 @@
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
 
+#include <QHash>
 #include <QJsonArray>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -91,10 +93,21 @@ class TestDiagnosisSandbox : public QObject
     const QString m_base = QStringLiteral("/api/v1/namespaces/starforge");
     const QString m_rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
 
-    void submit(const QJsonObject &job) { QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201); }
+    // What a case changed, undone by cleanup() whether the case passed or not, so that one
+    // failure cannot spread into the cases after it.
+    QStringList m_submitted;
+    QSet<QString> m_patchedNodes;
+    QHash<QString, qint64> m_idleUsed;   // GPUs in use per series before any case ran
+
+    void submit(const QJsonObject &job)
+    {
+        m_submitted << job[QStringLiteral("metadata")][QStringLiteral("name")].toString();
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+    }
 
     void patchNode(const QString &node, const QByteArray &patch)
     {
+        m_patchedNodes.insert(node);
         QCOMPARE(m_http->send("PATCH", QStringLiteral("/api/v1/nodes/") + node, patch, "application/merge-patch+json").status, 200);
     }
 
@@ -121,7 +134,7 @@ class TestDiagnosisSandbox : public QObject
         // The capacity numbers follow the informers a moment behind the objects.
         for (const QString &part : parts) {
             QTRY_VERIFY2_WITH_TIMEOUT(diagnoseJob(job).message.contains(part),
-                                      qPrintable(QStringLiteral("%1\n  lacks: %2").arg(diagnoseJob(job).message, part)), 10000);
+                                      qPrintable(QStringLiteral("%1\n  lacks: %2").arg(diagnoseJob(job).message, part)), 30000);
         }
         const Diagnosis d = diagnoseJob(job);
         QStringList evidence;
@@ -165,6 +178,27 @@ private Q_SLOTS:
         m_pods->start();
         QTRY_VERIFY_WITH_TIMEOUT(m_tracker->isSynced(), 10000);
         QCOMPARE(m_tracker->model().seriesNames(), (QStringList{QStringLiteral("a100"), QStringLiteral("h100"), QStringLiteral("h200")}));
+        for (const QString &series : m_tracker->model().seriesNames()) m_idleUsed.insert(series, m_tracker->model().series(series).used);
+    }
+
+    // Every RayJob a case made and the pod "hog" deleted (404 is fine: the case did it), every
+    // node it patched untainted and uncordoned, and the capacity model back to an idle fleet.
+    void cleanup()
+    {
+        for (const QString &job : std::exchange(m_submitted, {})) {
+            const int status = m_http->send("DELETE", m_rayjobs + u'/' + job, R"({"propagationPolicy":"Background"})").status;
+            QVERIFY2(status == 200 || status == 404, qPrintable(job));
+        }
+        const int hog = m_http->send("DELETE", m_base + QStringLiteral("/pods/hog")).status;
+        QVERIFY(hog == 200 || hog == 404);
+        for (const QString &node : std::exchange(m_patchedNodes, {})) {
+            QCOMPARE(m_http->send("PATCH", QStringLiteral("/api/v1/nodes/") + node, R"({"spec":{"taints":null,"unschedulable":false}})",
+                                  "application/merge-patch+json").status, 200);
+            QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().node(node)->block, Block::None, 10000);
+        }
+        for (auto it = m_idleUsed.cbegin(); it != m_idleUsed.cend(); ++it) {
+            QTRY_COMPARE_WITH_TIMEOUT(m_tracker->model().series(it.key()).used, it.value(), 20000);
+        }
     }
 
     void cleanupTestCase()

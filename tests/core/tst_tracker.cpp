@@ -78,7 +78,26 @@ class TestTracker : public QObject
         return record ? *record : JobRecord{};
     }
 
-    // Waits for the tracker to archive id; the record from jobArchived.
+    // An archive's status.json, put straight into the bucket: each test makes the archives it
+    // reads instead of relying on an earlier test's.
+    void putArchived(const QString &id, JobState state, const QDateTime &ended)
+    {
+        JobRecord r;
+        r.id = id;
+        r.name = QStringLiteral("track");
+        r.rayJobName = QStringLiteral("track-") + id;
+        r.ns = QStringLiteral("starforge");
+        r.state = state;
+        r.archived = true;
+        r.created = ended.addSecs(-60);
+        r.ended = ended;
+        r.archivedAt = ended.addSecs(2);
+        r.owner = Testing::sandboxOwner();
+        std::unique_ptr<S3::S3Reply> put(m_s3->putObject(ArchiveKeys::status(id), QJsonDocument(r.toJson()).toJson()));
+        QTRY_VERIFY(put->isFinished());
+        QVERIFY(put->result());
+    }
+
     // Waits for a tracker to archive id; the record from its jobArchived.
     JobRecord waitArchived(const QString &id, int timeoutMs = 60000)
     {
@@ -411,39 +430,47 @@ private Q_SLOTS:
     {
         auto t = tracker();
         QTRY_VERIFY(t->hasSynced());
-        QJsonObject impostor = rayJob(QStringLiteral("bcdf22"), script(QStringLiteral("print('impostor')\n")));
+        // The real bcdg22 was archived earlier; an impostor must not overwrite its archive.
+        putArchived(QStringLiteral("bcdg22"), JobState::Succeeded, QDateTime::currentDateTimeUtc().addSecs(-3600));
+        QJsonObject impostor = rayJob(QStringLiteral("bcdg22"), script(QStringLiteral("print('impostor')\n")));
         QJsonObject metadata = impostor[QStringLiteral("metadata")].toObject();
-        metadata.insert(QStringLiteral("name"), QStringLiteral("evil-bcdf22"));
+        metadata.insert(QStringLiteral("name"), QStringLiteral("evil-bcdg22"));
         impostor.insert(QStringLiteral("metadata"), metadata);
         create(impostor);
         // "bad-id-1" is a fine label value but no job id of the app's: six characters of its alphabet.
         create(rayJob(QStringLiteral("bad-id-1"), script(QStringLiteral("pass\n"))));
-        const QByteArray before = object(ArchiveKeys::status(QStringLiteral("bcdf22")));
-        QVERIFY(!before.isEmpty());   // the real bcdf22's archive, from succeededJobIsArchivedAndDeleted
-        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(m_rayjobs + QStringLiteral("/evil-bcdf22")).json()[QStringLiteral("status")][QStringLiteral("jobDeploymentStatus")]
+        const QByteArray before = object(ArchiveKeys::status(QStringLiteral("bcdg22")));
+        QVERIFY(!before.isEmpty());   // the real bcdg22's archive, put there above
+        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(m_rayjobs + QStringLiteral("/evil-bcdg22")).json()[QStringLiteral("status")][QStringLiteral("jobDeploymentStatus")]
                                          .toString() == u"Complete",
                                  30000);
         QTest::qWait(1500);
-        QVERIFY(!t->job(QStringLiteral("bcdf22")));
-        QCOMPARE(m_http->get(m_rayjobs + QStringLiteral("/evil-bcdf22")).status, 200);
-        QCOMPARE(object(ArchiveKeys::status(QStringLiteral("bcdf22"))), before);
-        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/evil-bcdf22")).status, 200);
+        QVERIFY(!t->job(QStringLiteral("bcdg22")));
+        QCOMPARE(m_http->get(m_rayjobs + QStringLiteral("/evil-bcdg22")).status, 200);
+        QCOMPARE(object(ArchiveKeys::status(QStringLiteral("bcdg22"))), before);
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/evil-bcdg22")).status, 200);
         QVERIFY(!t->job(QStringLiteral("bad-id-1")));
         QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bad-id-1")).status, 200);
     }
 
     void historyListsTheArchives()
     {
+        // Its own archives, ended an hour apart (other tests' archives share the bucket).
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        const QStringList mine{QStringLiteral("hst222"), QStringLiteral("hst444"), QStringLiteral("hst555")};
+        putArchived(mine.at(0), JobState::Succeeded, now.addSecs(-3 * 3600));
+        putArchived(mine.at(1), JobState::Failed, now.addSecs(-1 * 3600));
+        putArchived(mine.at(2), JobState::Stopped, now.addSecs(-2 * 3600));
         std::optional<Result<History>> read;
         readHistory(m_s3.get(), this, [&](Result<History> h) { read = std::move(h); });
         QTRY_VERIFY(read.has_value());
         QVERIFY2(*read, read->ok() ? "" : qPrintable(read->error().message));
         QStringList ids;
-        for (const JobRecord &r : (*read)->jobs) ids << r.id;
-        for (const char *id : {"bcdf22", "bcdf45", "bcdf44", "bcdf55", "bcdf66", "bcdf77"}) {
-            QVERIFY2(ids.contains(QLatin1String(id)), qPrintable(ids.join(u',')));
+        for (const JobRecord &r : (*read)->jobs) {
+            if (mine.contains(r.id)) ids << r.id;
         }
-        // Newest end first.
+        // Newest end first, whatever order they were written in.
+        QCOMPARE(ids, (QStringList{QStringLiteral("hst444"), QStringLiteral("hst555"), QStringLiteral("hst222")}));
         for (qsizetype i = 1; i < (*read)->jobs.size(); ++i) QVERIFY((*read)->jobs.at(i - 1).ended >= (*read)->jobs.at(i).ended);
         // A damaged record is reported, not fatal.
         std::unique_ptr<S3::S3Reply> put(m_s3->putObject(QStringLiteral("jobs/zzzzzz/status.json"), "{not json"));
@@ -455,10 +482,10 @@ private Q_SLOTS:
         QCOMPARE((*read)->unreadable.size(), 1);
         QVERIFY((*read)->unreadable.first().startsWith(QStringLiteral("jobs/zzzzzz/status.json")));
         std::optional<Result<JobRecord>> one;
-        readArchivedJob(m_s3.get(), QStringLiteral("bcdf22"), this, [&](Result<JobRecord> r) { one = std::move(r); });
+        readArchivedJob(m_s3.get(), QStringLiteral("hst555"), this, [&](Result<JobRecord> r) { one = std::move(r); });
         QTRY_VERIFY(one.has_value());
         QVERIFY(*one);
-        QCOMPARE((*one)->state, JobState::Succeeded);
+        QCOMPARE((*one)->state, JobState::Stopped);
         one.reset();
         readArchivedJob(m_s3.get(), QStringLiteral("xxxxxx"), this, [&](Result<JobRecord> r) { one = std::move(r); });
         QTRY_VERIFY(one.has_value());

@@ -15,6 +15,7 @@
 #include <QAbstractItemModelTester>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -250,7 +251,15 @@ private Q_SLOTS:
 
     void historyRowsLoadFromTheBucket()
     {
-        // An old archive from another workstation, beside the ones the cases above made.
+        // Two recent archives and an old one from another workstation, made here (archives other
+        // cases leave in the bucket may be listed too).
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        QVERIFY(put(Job::ArchiveKeys::status(QStringLiteral("hstb22")),
+                    statusJson(QStringLiteral("hstb22"), JobState::Succeeded, now.addSecs(-7200).toString(Qt::ISODate),
+                               now.addSecs(-3600).toString(Qt::ISODate), QStringLiteral("done"))));
+        QVERIFY(put(Job::ArchiveKeys::status(QStringLiteral("hstb44")),
+                    statusJson(QStringLiteral("hstb44"), JobState::Stopped, now.addSecs(-600).toString(Qt::ISODate),
+                               now.addSecs(-60).toString(Qt::ISODate), QStringLiteral("stopped"))));
         QVERIFY(put(Job::ArchiveKeys::status(QStringLiteral("hstry1")),
                     statusJson(QStringLiteral("hstry1"), JobState::Failed, QStringLiteral("2025-06-01T10:00:00Z"),
                                QStringLiteral("2025-06-01T10:30:00Z"), QStringLiteral("loss is nan\nat step 2"))));
@@ -262,11 +271,12 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), 0);
         QVERIFY(refreshed(model));
         QCOMPARE(loading.size(), 2); // on, then off
-        for (const char *id : { "cdfg22", "cdfg44", "hstry1" })
+        for (const char *id : { "hstb22", "hstb44", "hstry1" })
             QVERIFY2(model.rowOf(QLatin1String(id)) >= 0, id);
         // Newest first: the old archive is last; every row is archived.
         QCOMPARE(model.rowOf(QStringLiteral("hstry1")), model.rowCount() - 1);
-        QVERIFY(model.rowOf(QStringLiteral("cdfg44")) < model.rowOf(QStringLiteral("cdfg22")));
+        QVERIFY(model.rowOf(QStringLiteral("hstb44")) < model.rowOf(QStringLiteral("hstb22")));
+        QCOMPARE(model.index(model.rowOf(QStringLiteral("hstb44")), JobsModel::StateColumn).data().toString(), QStringLiteral("Archived (Stopped)"));
         for (int row = 0; row < model.rowCount(); ++row) {
             QVERIFY(model.index(row, 0).data(JobsModel::ArchivedRole).toBool());
             QVERIFY(!model.index(row, 0).data(JobsModel::LiveRole).toBool());
@@ -309,6 +319,10 @@ private Q_SLOTS:
         model.setTracker(t.get());
         model.setHistoryStore(m_s3.get());
         const QString id = QStringLiteral("cdfg55");
+        // Another job's archive, to come in with the refresh below beside this one.
+        QVERIFY(put(Job::ArchiveKeys::status(QStringLiteral("hstb66")),
+                    statusJson(QStringLiteral("hstb66"), JobState::Succeeded, QStringLiteral("2026-01-05T10:00:00Z"),
+                               QStringLiteral("2026-01-05T11:00:00Z"), QStringLiteral("done"))));
         create(rayJob(id, script(QStringLiteral("pass\n")), StuckHead));
         QTRY_VERIFY(model.rowOf(id) >= 0);
         QCOMPARE(shown(model, id), QStringLiteral("Pending"));
@@ -319,7 +333,11 @@ private Q_SLOTS:
         QVERIFY(refreshed(model));
         QCOMPARE(shown(model, id), QStringLiteral("Archived (Failed)"));
         QVERIFY(!model.index(model.rowOf(id), 0).data(JobsModel::LiveRole).toBool());
-        QVERIFY(model.rowCount() > rowsBefore); // the earlier archives came in too, once each
+        QVERIFY(model.rowCount() > rowsBefore); // the other archive came in too
+        QVERIFY(model.rowOf(QStringLiteral("hstb66")) >= 0);
+        QSet<QString> ids;   // once each: the live job's row became its archive's, not a second row
+        for (int row = 0; row < model.rowCount(); ++row) ids.insert(model.index(row, JobsModel::IdColumn).data().toString());
+        QCOMPARE(ids.size(), model.rowCount());
         // Dropping the tracker keeps the archived row.
         model.setTracker(nullptr);
         QCOMPARE(shown(model, id), QStringLiteral("Archived (Failed)"));
