@@ -13,6 +13,8 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QTemporaryDir>
+#include <QToolBar>
+#include <QKeySequence>
 #include <QTest>
 
 using namespace Starforge;
@@ -63,8 +65,10 @@ private Q_SLOTS:
         QVERIFY(combo->isEnabled());
         QCOMPARE(combo->currentText(), QStringLiteral("bare"));
 
-        combo->setCurrentIndex(combo->findData(QStringLiteral("lab")));
-        Q_EMIT combo->activated(combo->currentIndex());
+        // Chosen as a person does, from the keyboard: focus the combo, type the name's start.
+        combo->setFocus();
+        QTest::keyClicks(combo, QStringLiteral("l"));
+        QCOMPARE(combo->currentText(), QStringLiteral("lab"));
         QCOMPARE(store.activeProfile(), QStringLiteral("lab"));
         QCOMPARE(profileStatus->text(), QStringLiteral("Profile: lab"));
         // It tries at once, and says exactly why it cannot: this profile has no token.
@@ -82,11 +86,26 @@ private Q_SLOTS:
         }());
         QVERIFY2(withEnv.connectionStateText().contains(QStringLiteral("FORGE_K8S_NAMESPACE")), qPrintable(withEnv.connectionStateText()));
 
-        // The profiles dialog opens once and is reused.
-        Gui::ProfilesDialog *dialog = window.showProfilesDialog();
-        QVERIFY(dialog);
-        QCOMPARE(window.showProfilesDialog(), dialog);
+        // The profiles dialog opens from its toolbar button, once, and the shortcut brings the
+        // same one back.
+        QAction *profilesAction = window.findChild<QAction *>(QStringLiteral("profilesAction"));
+        QVERIFY(profilesAction);
+        QCOMPARE(profilesAction->shortcut(), QKeySequence(QStringLiteral("Ctrl+Shift+P")));
+        auto *toolBar = window.findChild<QToolBar *>(QStringLiteral("mainToolBar"));
+        QVERIFY(toolBar);
+        QWidget *button = toolBar->widgetForAction(profilesAction);
+        QVERIFY(button);
+        QTest::mouseClick(button, Qt::LeftButton);
+        QTRY_COMPARE(window.findChildren<Gui::ProfilesDialog *>().size(), 1);
+        Gui::ProfilesDialog *dialog = window.findChildren<Gui::ProfilesDialog *>().first();
+        QTRY_VERIFY(dialog->isVisible());
         QCOMPARE(dialog->currentProfile(), QStringLiteral("lab"));
+        dialog->hide();
+        window.activateWindow();
+        QTRY_VERIFY(window.isActiveWindow());
+        QTest::keyClick(&window, Qt::Key_P, Qt::ControlModifier | Qt::ShiftModifier);
+        QTRY_VERIFY(dialog->isVisible());
+        QCOMPARE(window.findChildren<Gui::ProfilesDialog *>().size(), 1);
         dialog->close();
         QTRY_VERIFY(window.findChildren<Gui::ProfilesDialog *>().isEmpty());
     }

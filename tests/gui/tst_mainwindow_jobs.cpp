@@ -9,7 +9,6 @@
 #include "core/job/tracker.h"
 #include "core/session/session.h"
 #include "gui/jobdetailsdialog.h"
-#include "gui/jobsfiltermodel.h"
 #include "gui/jobspanel.h"
 #include "gui/mainwindow.h"
 #include "models/jobsmodel.h"
@@ -26,6 +25,11 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QSignalSpy>
+#include <QClipboard>
+#include <QContextMenuEvent>
+#include <QMenu>
+#include <QLabel>
+#include <QGuiApplication>
 #include <QTest>
 #include <QTextBrowser>
 #include <QToolButton>
@@ -146,7 +150,10 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(stateOf(view, id), QStringLiteral("Running"), 30000);
         const QModelIndex state = view->model()->index(rowOf(view, id), JobsModel::StateColumn);
         QCOMPARE(view->model()->index(state.row(), JobsModel::NameColumn).data().toString(), QStringLiteral("gui-") + id);
-        QCOMPARE(state.data(Qt::BackgroundRole).value<QColor>(), Gui::JobsFilterModel::stateColours(Job::JobState::Running).background);
+        // Literal colours, not the function that paints them: a change of palette is a choice
+        // the test makes visible (dark blue on light blue for Running).
+        QCOMPARE(state.data(Qt::BackgroundRole).value<QColor>(), QColor(0xd3, 0xe4, 0xfa));
+        QCOMPARE(state.data(Qt::ForegroundRole).value<QColor>(), QColor(0x0b, 0x4a, 0x94));
 
         // Stop: asks first; "cancel" leaves the job alone. Selecting the row tells the panels
         // that follow one job which one.
@@ -169,8 +176,8 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(stateOf(view, id), QStringLiteral("Archived (Stopped)"), 30000);
         QTRY_VERIFY2(full.statusBar()->currentMessage().contains(QStringLiteral("Job gvjb22 archived (stopped)")),
                      qPrintable(full.statusBar()->currentMessage()));
-        QCOMPARE(view->model()->index(rowOf(view, id), JobsModel::StateColumn).data(Qt::BackgroundRole).value<QColor>(),
-                 Gui::JobsFilterModel::stateColours(Job::JobState::Stopped).background);
+        QCOMPARE(view->model()->index(rowOf(view, id), JobsModel::StateColumn).data(Qt::BackgroundRole).value<QColor>(), QColor(0xe2, 0xe2, 0xe2));
+        QCOMPARE(view->model()->index(rowOf(view, id), JobsModel::StateColumn).data(Qt::ForegroundRole).value<QColor>(), QColor(0x4a, 0x4a, 0x4a));
         QVERIFY(!stop->isEnabled());
         QTRY_COMPARE(m_http->get(m_rayjobs + QStringLiteral("/gui-") + id).status, 404);
 
@@ -207,17 +214,45 @@ private Q_SLOTS:
         // The filters.
         auto *filter = full.findChild<QLineEdit *>(QStringLiteral("jobsFilter"));
         auto *states = full.findChild<QComboBox *>(QStringLiteral("jobsStateFilter"));
+        auto *summary = full.findChild<QLabel *>(QStringLiteral("jobsSummary"));
+        QVERIFY(summary);
+        QTRY_COMPARE(summary->text(), QStringLiteral("2 jobs: 1 active, 1 ended"));
         QTest::keyClicks(filter, QStringLiteral("GVJB22"));
         QCOMPARE(view->model()->rowCount(), 1);
+        QCOMPARE(summary->text(), QStringLiteral("2 jobs: 1 active, 1 ended; 1 shown"));
         filter->clear();
         QTest::keyClicks(filter, QStringLiteral("no such job"));
         QCOMPARE(view->model()->rowCount(), 0);
         filter->clear();
-        states->setCurrentIndex(states->findText(QStringLiteral("Active")));
+        // The state filter from the keyboard, as a person without a mouse chooses: All, Active, Ended.
+        states->setFocus();
+        QTest::keyClick(states, Qt::Key_Down);
+        QCOMPARE(states->currentText(), QStringLiteral("Active"));
         QCOMPARE(rowOf(view, id), -1);
-        states->setCurrentIndex(states->findText(QStringLiteral("Ended")));
+        QTest::keyClick(states, Qt::Key_Down);
+        QCOMPARE(states->currentText(), QStringLiteral("Ended"));
         QVERIFY(rowOf(view, id) >= 0);
-        states->setCurrentIndex(0);
+        QTest::keyClick(states, Qt::Key_Home);
+        QCOMPARE(states->currentText(), QStringLiteral("All"));
+
+        // The context menu on a row (the event a right click or the Menu key makes): it selects
+        // the row, offers what the toolbar does, and "Copy job id" (its C accelerator) puts the
+        // id on the clipboard.
+        QGuiApplication::clipboard()->clear();
+        const QPoint onRow = view->visualRect(view->model()->index(rowOf(view, newer), JobsModel::NameColumn)).center();
+        QContextMenuEvent rightClick(QContextMenuEvent::Mouse, onRow, view->viewport()->mapToGlobal(onRow));
+        QApplication::sendEvent(view->viewport(), &rightClick);
+        QMenu *menu = nullptr;
+        QTRY_VERIFY((menu = full.findChild<QMenu *>(QStringLiteral("jobsContextMenu"))) && menu->isVisible());
+        QStringList offered;
+        for (QAction *a : menu->actions()) {
+            if (!a->isSeparator()) offered << a->text();
+        }
+        QCOMPARE(offered, (QStringList{QStringLiteral("&Stop"), QStringLiteral("&Details…"), QStringLiteral("&Copy job id"), QStringLiteral("&Refresh history")}));
+        QCOMPARE(panel->selectedJob().value_or(Job::JobRecord{}).id, newer);
+        QTest::keyClick(menu, Qt::Key_C);
+        QTRY_COMPARE(QGuiApplication::clipboard()->text(), newer);
+        QTRY_VERIFY(!full.findChild<QMenu *>(QStringLiteral("jobsContextMenu")));
 
         // Details on double-click.
         const QRect cell = view->visualRect(view->model()->index(rowOf(view, id), JobsModel::IdColumn));
