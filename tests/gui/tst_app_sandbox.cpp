@@ -30,6 +30,8 @@ private Q_SLOTS:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
         env.insert(QStringLiteral("STARFORGE_CONFIG_FILE"), userProfiles);
+        // The session's log, which the app keeps quiet by default, tells whether it connected.
+        env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("starforge.core.session.info=true"));
         app.setProcessEnvironment(env);
         app.start(QStringLiteral(SF_BIN_DIR "/starforge"), {QStringLiteral("--sandbox")});
         QVERIFY(app.waitForStarted());
@@ -38,6 +40,10 @@ private Q_SLOTS:
         const auto m = QRegularExpression(QStringLiteral("KUBECONFIG=(\\S+)")).match(QString::fromUtf8(err));
         QVERIFY2(m.hasMatch(), err.constData());
         const QString kubeconfig = m.captured(1);
+        // The app's own session connected to it (its log says so), not only the sandbox started.
+        QTRY_VERIFY2_WITH_TIMEOUT((err += app.readAllStandardError()).contains("starforge.core.session: connected: Connected to https://127.0.0.1:"), err.constData(), 30000);
+        QVERIFY2(err.contains("jobs are owned by sandbox-admin"), err.constData());
+        QVERIFY2(!err.contains("connect failed"), err.constData());
 
         const QString kubectl = QStandardPaths::findExecutable(QStringLiteral("kubectl"));
         QVERIFY(!kubectl.isEmpty());

@@ -61,8 +61,11 @@ class TestProfilesDialog : public QObject
         auto *model = m_dialog->settingsModel();
         const QModelIndex index = model->index(model->rowOf(key), ProfileSettingsModel::ValueColumn);
         view->scrollTo(index);
-        view->setCurrentIndex(index);
-        view->edit(index);
+        // A click selects the cell, a double-click opens its editor, as a person edits.
+        const QPoint cell = view->visualRect(index).center();
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, cell);
+        QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, cell);
+        QTRY_VERIFY2(view->indexWidget(index), qPrintable(key));
         auto *editor = qobject_cast<QLineEdit *>(view->indexWidget(index));
         QVERIFY2(editor, qPrintable(key));
         editor->selectAll();
@@ -147,8 +150,10 @@ private Q_SLOTS:
         QTRY_COMPARE(token.data().toString(), QStringLiteral("set in the keychain"));
         QVERIFY(!button("applyButton")->isEnabled());
 
-        // Clearing the secret: select its row, Reset, Apply.
-        child<QTableView>("settingsView")->setCurrentIndex(token);
+        // Clearing the secret: select its row (a click), Reset, Apply.
+        auto *settingsView = child<QTableView>("settingsView");
+        QTest::mouseClick(settingsView->viewport(), Qt::LeftButton, {}, settingsView->visualRect(token).center());
+        QCOMPARE(settingsView->currentIndex().row(), token.row());
         click("resetButton");
         click("applyButton");
         QVERIFY(waitIdle());
@@ -163,8 +168,11 @@ private Q_SLOTS:
         auto *view = child<QTableView>("settingsView");
         auto *model = m_dialog->settingsModel();
         const QModelIndex index = model->index(model->rowOf(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY")), ProfileSettingsModel::ValueColumn);
-        view->setCurrentIndex(index);
-        view->edit(index);
+        // Selected with a click, its editor opened from the keyboard (F2).
+        view->scrollTo(index);
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(index).center());
+        QTest::keyClick(view, Qt::Key_F2);
+        QTRY_VERIFY(view->indexWidget(index));
         auto *combo = qobject_cast<QComboBox *>(view->indexWidget(index));
         QVERIFY(combo);
         QCOMPARE(combo->count(), 2);
@@ -286,13 +294,15 @@ private Q_SLOTS:
         editValue(QStringLiteral("FORGE_S3_BUCKET"), QStringLiteral("pending-bucket"));
         auto *list = child<QListView>("profileList");
         QVERIFY(m_dialog->settingsModel()->hasPendingChanges());
+        // Profile b chosen with the arrow keys, as a keyboard user moves in the list.
         m_prompts.answers = {false};
-        list->setCurrentIndex(list->model()->index(1, 0));
+        list->setFocus();
+        QTest::keyClick(list, Qt::Key_Down);
         QVERIFY2(m_prompts.asked.size() == 1, qPrintable(m_prompts.asked.join(u'\n')));
         QCOMPARE(m_dialog->currentProfile(), QStringLiteral("a"));
         QVERIFY(m_dialog->settingsModel()->hasPendingChanges());
         m_prompts.answers = {true};
-        list->setCurrentIndex(list->model()->index(1, 0));
+        QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualRect(list->model()->index(1, 0)).center());
         QCOMPARE(m_dialog->currentProfile(), QStringLiteral("b"));
         QVERIFY(!m_dialog->settingsModel()->hasPendingChanges());
         QVERIFY(!m_store->profile(QStringLiteral("a"))->values.contains(QStringLiteral("FORGE_S3_BUCKET")));

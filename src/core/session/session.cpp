@@ -184,6 +184,13 @@ qint64 Session::lostForSeconds() const
 void Session::setState(State state, const QString &status)
 {
     const bool changed = state != m_state || status != m_status;
+    // A line in the log for each change of state (the status text may change more often): what
+    // a person reading the log, or a test watching the app, needs to tell that it connected.
+    // (m_state itself may have been set ahead, as startParts does, so the last logged one counts.)
+    if (state != m_loggedState) {
+        m_loggedState = state;
+        qCInfo(lcSession).noquote() << stateName(state) + QStringLiteral(": ") + Logging::redact(status);
+    }
     m_state = state;
     m_status = status;
     if (changed) Q_EMIT stateChanged(state);

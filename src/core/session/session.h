@@ -223,6 +223,7 @@ private:
     SessionOptions m_options;
     SessionSource m_source;
     State m_state = State::Disconnected;
+    State m_loggedState = State::Disconnected;   // the last state written to the log
     QString m_status;
     std::optional<Error> m_error;
     quint64 m_generation = 0;            // bumped by every (re)build: late answers of an older one are dropped
