@@ -324,8 +324,20 @@ private Q_SLOTS:
         }
         QCOMPARE(tokens.size(), 16);
         QCOMPARE(batches.last().last().data, QStringLiteral("[DONE]"));
-        // Streamed, not buffered: at 40 tokens/s through the proxy the tokens come in many deliveries.
-        QVERIFY2(batches.size() >= 8, qPrintable(QStringLiteral("%1 deliveries for %2 events").arg(batches.size()).arg(events)));
+        // Streamed, not buffered: at 40 tokens/s through the proxy (400 ms for the sixteen), the
+        // first delivery that carried a token did not carry them all. Counted in tokens, not in
+        // deliveries, which depend on how often the test's loop looks.
+        qsizetype tokensInFirstDelivery = -1;
+        for (const auto &batch : std::as_const(batches)) {
+            qsizetype withContent = 0;
+            for (const Net::SseEvent &e : batch) withContent += e.data.contains(QLatin1String("\"content\":\"")) && !e.data.contains(QLatin1String("\"content\":\"\""));
+            if (withContent > 0) {
+                tokensInFirstDelivery = withContent;
+                break;
+            }
+        }
+        QVERIFY2(tokensInFirstDelivery > 0 && tokensInFirstDelivery < tokens.size(),
+                 qPrintable(QStringLiteral("%1 of %2 tokens in the first delivery (%3 events)").arg(tokensInFirstDelivery).arg(tokens.size()).arg(events)));
     }
 };
 
