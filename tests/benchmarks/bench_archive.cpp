@@ -8,6 +8,7 @@
 //
 //     build/bin/bench_archive [--sizes-mib 256,2048] [--no-peer]
 
+#include "peer.h"
 #include "support/bigpodlog.h"
 
 #include <QCommandLineParser>
@@ -35,8 +36,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const bool peer = !parser.isSet(noPeerOption);
-    std::printf("| log size | archive time | MB/s | peak RSS growth (VmHWM) | peak RSS growth (sampled) | kubectl logs > file | MB/s | kubectl peak RSS |\n"
-                "|---|---|---|---|---|---|---|---|\n");
+    std::printf("| log size | archive time | MB/s | peak RSS growth (VmHWM) | peak RSS growth (sampled) | kubectl %s logs > file | MB/s | kubectl peak RSS |\n"
+                "|---|---|---|---|---|---|---|---|\n",
+                qPrintable(Bench::kubectlVersion(QStringLiteral("kubectl"))));
     int run = 0;
     for (const QString &size : parser.value(sizesOption).split(u',', Qt::SkipEmptyParts)) {
         const int mib = size.toInt();
@@ -46,14 +48,14 @@ int main(int argc, char **argv)
             return 1;
         }
         const double mb = static_cast<double>(r.bytes) / 1e6;
-        QString peerCells = QStringLiteral("| – | – | – |");
+        QString peerCells = QStringLiteral("| not measured: --no-peer | | |");
         if (peer && r.peerError.isEmpty()) {
             peerCells = QStringLiteral("| %1 s | %2 | %3 MB |")
                             .arg(r.peerMs / 1000.0, 0, 'f', 1)
                             .arg(static_cast<double>(r.peerBytes) / 1e6 / (static_cast<double>(r.peerMs) / 1000.0), 0, 'f', 0)
                             .arg(r.peerMaxRssKb / 1024);
         } else if (peer) {
-            std::fprintf(stderr, "bench_archive: %d MiB: %s\n", mib, qPrintable(r.peerError));
+            peerCells = QStringLiteral("| not measured: %1 | | |").arg(r.peerError);
         }
         std::printf("| %d MiB | %.1f s | %.0f | %+lld MB | %+lld MB %s\n", mib, r.archiveMs / 1000.0, mb / (static_cast<double>(r.archiveMs) / 1000.0),
                     (r.peakRssKb - r.rssBeforeKb) / 1024, (r.sampledPeakRssKb - r.rssBeforeKb) / 1024, qPrintable(peerCells));

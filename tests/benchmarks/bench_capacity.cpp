@@ -5,10 +5,30 @@
 // informer delivers it), and a pod's view read from its JSON text as the informer's reader does
 // (Pod::usageFromJsonText) against parsing it into a QJsonObject first. Prints a table; the
 // median of several rounds.
+//
+// Then the question a person asks, with a peer: "does this job fit now?", from nothing, against
+// a starforge-sandbox process serving the same scale fleet. Starforge: the two informers the
+// app runs (nodes; pods not finished), the CapacityTracker and the fit verdict. The peer: what
+// a person would script with kubectl, `kubectl get nodes -o json` and `kubectl get pods -A -o
+// json` (the same field selector) read by a short Python script that sums GPUs per node and
+// places the pools the same way (best fit, largest pods first, one pod per node). Both verdicts
+// are printed; they must agree.
+//
+//     build/bin/bench_capacity [--nodes 5000] [--no-peer]
 
 #include "core/cluster/capacity.h"
+#include "core/kube/informer.h"
+#include "core/kube/kubeclient.h"
+#include "peer.h"
 
+#include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QFile>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QTimer>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -90,11 +110,160 @@ double medianMs(int rounds, const std::function<void()> &work)
     return times.at(times.size() / 2);
 }
 
+// The peer's verdict: the lists from kubectl, then the sums and the placement in Python.
+const char PeerScript[] = R"(
+import json, subprocess, sys
+kubectl, kubeconfig, cache, label = sys.argv[1:5]
+pools = json.loads(sys.argv[5])
+def get(*what):
+    return json.loads(subprocess.run([kubectl, "--kubeconfig", kubeconfig, "--cache-dir", cache, "get", *what, "-o", "json"],
+                                     check=True, capture_output=True).stdout)
+nodes = get("nodes")["items"]
+pods = get("pods", "-A", "--field-selector=status.phase!=Succeeded,status.phase!=Failed")["items"]
+def gpus(resources):
+    r = resources or {}
+    v = (r.get("requests") or {}).get("nvidia.com/gpu") or (r.get("limits") or {}).get("nvidia.com/gpu") or "0"
+    return int(v)
+used = {}
+for p in pods:
+    n = p["spec"].get("nodeName")
+    if not n: continue
+    app = sum(gpus(c.get("resources")) for c in p["spec"].get("containers", []))
+    init = max([gpus(c.get("resources")) for c in p["spec"].get("initContainers", [])] or [0])
+    used[n] = used.get(n, 0) + max(app, init)
+free, alloc = {}, {}
+for n in nodes:
+    name, series = n["metadata"]["name"], n["metadata"].get("labels", {}).get(label)
+    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions", []))
+    taints = [t for t in n["spec"].get("taints", []) if t["effect"] in ("NoSchedule", "NoExecute")
+              and not (t["key"] == "nvidia.com/gpu" and t["effect"] == "NoSchedule")]
+    if not series or n["spec"].get("unschedulable") or not ready or taints: continue
+    a = int(n["status"].get("allocatable", {}).get("nvidia.com/gpu", "0"))
+    alloc.setdefault(series, {})[name] = a
+    free.setdefault(series, {})[name] = max(0, a - used.get(name, 0))
+def place(room):
+    taken = set()
+    for pool in sorted(pools, key=lambda p: -p["gpusPerNode"]):
+        for _ in range(pool["nodes"]):
+            fits = sorted((g, n) for n, g in room.get(pool["series"], {}).items() if g >= pool["gpusPerNode"] and n not in taken)
+            if not fits: return False
+            taken.add(fits[0][1])
+    return True
+print("FitsNow" if place(free) else "FitsWhenFree" if place(alloc) else "NeverFits")
+)";
+
+// Runs the event loop until done() or the timeout; false on timeout (not QTest::qWaitFor, which
+// sleeps 10 ms between rounds of events).
+template <typename F>
+bool spin(F done, int timeoutMs)
+{
+    QElapsedTimer clock;
+    clock.start();
+    QTimer tick;
+    tick.start(10);
+    while (!done()) {
+        if (clock.elapsed() >= timeoutMs) return false;
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    }
+    return true;
+}
+
+// "Does it fit now?" from nothing on a sandbox process at scale:nodes, ours against the peer's.
+int verdictFromNothing(const QString &nodes, bool withPeer, const FitRequest &request)
+{
+    QTemporaryDir dir;
+    const QString connection = dir.filePath(QStringLiteral("conn.json"));
+    QProcess sandbox;
+    sandbox.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    sandbox.start(QCoreApplication::applicationDirPath() + QStringLiteral("/starforge-sandbox"),
+                  {QStringLiteral("--connection-file"), connection, QStringLiteral("--fleet"), QStringLiteral("scale:") + nodes});
+    if (!spin([&] { return QFile::exists(connection) || sandbox.state() == QProcess::NotRunning; }, 300000) || !QFile::exists(connection)) {
+        std::fprintf(stderr, "bench_capacity: the sandbox did not start\n");
+        return 2;
+    }
+    QThread::msleep(200);
+    QFile connFile(connection);
+    (void)connFile.open(QIODevice::ReadOnly);
+    const QJsonObject conn = QJsonDocument::fromJson(connFile.readAll()).object();
+
+    Kube::ClientConfig config;
+    config.server = QUrl(conn.value(QStringLiteral("apiServer")).toString());
+    config.token = conn.value(QStringLiteral("token")).toString().toLatin1();
+    config.tls.caCertificates = QSslCertificate::fromPath(conn.value(QStringLiteral("caFile")).toString());
+    config.timeoutMs = 120000;
+    QElapsedTimer t;
+    t.start();
+    Kube::KubeClient client(config);
+    Kube::Informer nodeInformer(&client, Kube::ResourceKind::nodes());
+    Kube::InformerOptions podOptions;
+    podOptions.fieldSelector = QStringLiteral("status.phase!=Succeeded,status.phase!=Failed");   // as the Session's
+    Kube::Informer podInformer(&client, Kube::ResourceKind::pods(), podOptions);
+    CapacityTracker tracker;
+    tracker.attach(&nodeInformer, &podInformer);
+    nodeInformer.start();
+    podInformer.start();
+    if (!spin([&] { return tracker.isSynced(); }, 600000)) {
+        std::fprintf(stderr, "bench_capacity: the informers did not sync\n");
+        return 2;
+    }
+    const Fit ours = tracker.model().fit(request).fit;
+    const double oursMs = t.nsecsElapsed() / 1e6;
+    nodeInformer.stop();
+    podInformer.stop();
+
+    QString peerVerdict;
+    Bench::PeerFigure peerMs = Bench::PeerFigure::missing(QStringLiteral("--no-peer"));
+    const QString kubectl = QStandardPaths::findExecutable(QStringLiteral("kubectl"));
+    const QString kubectlVersion = Bench::kubectlVersion(QStringLiteral("kubectl"));
+    if (withPeer && kubectl.isEmpty()) peerMs = Bench::PeerFigure::missing(QStringLiteral("kubectl is not installed"));
+    if (withPeer && !kubectl.isEmpty()) {
+        const QString kubeconfig = conn.value(QStringLiteral("kubeconfig")).toString();
+        const QString cache = dir.filePath(QStringLiteral("cache"));
+        QProcess warm;   // kubectl's discovery cache, as on a workstation that has used it before
+        warm.start(kubectl, {QStringLiteral("--kubeconfig"), kubeconfig, QStringLiteral("--cache-dir"), cache, QStringLiteral("get"),
+                             QStringLiteral("nodes"), QStringLiteral("-o"), QStringLiteral("name")});
+        warm.waitForFinished(600000);
+        QJsonArray pools;
+        for (const PoolRequest &p : request.pools) {
+            pools.append(QJsonObject{{QStringLiteral("series"), p.series}, {QStringLiteral("nodes"), p.nodes}, {QStringLiteral("gpusPerNode"), p.gpusPerNode}});
+        }
+        QProcess script;
+        t.restart();
+        script.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QString::fromLatin1(PeerScript), kubectl, kubeconfig, cache,
+                                                          defaultSeriesLabel(), QString::fromUtf8(QJsonDocument(pools).toJson(QJsonDocument::Compact))});
+        const bool finished = script.waitForFinished(600000);
+        const double ms = t.nsecsElapsed() / 1e6;
+        const QString failure = Bench::processFailure(QStringLiteral("kubectl + python3"), script, finished);
+        peerVerdict = QString::fromUtf8(script.readAllStandardOutput()).trimmed();
+        peerMs = failure.isEmpty() ? Bench::PeerFigure::measured(ms) : Bench::PeerFigure::missing(failure);
+    }
+    sandbox.terminate();
+    sandbox.waitForFinished(30000);
+
+    std::printf("\n\"Does the job fit now?\" from nothing, starforge-sandbox --fleet scale:%s (its own process)\n\n", qPrintable(nodes));
+    std::printf("| measure | starforge | peer | ratio |\n|---|---|---|---|\n");
+    std::printf("| lists, sums and fit verdict (2 pools) | %.0f ms (%s) | kubectl %s x2 + python3: %s%s | %s |\n", oursMs,
+                qPrintable(fitName(ours)), qPrintable(kubectlVersion), qPrintable(peerMs.text(0, QStringLiteral(" ms"))),
+                peerVerdict.isEmpty() ? "" : qPrintable(QStringLiteral(" (%1)").arg(peerVerdict)), qPrintable(peerMs.value ? peerMs.ratio(oursMs, true) + QStringLiteral(" faster") : QStringLiteral("–")));
+    if (peerMs.value && peerVerdict != fitName(ours)) {
+        std::fprintf(stderr, "bench_capacity: the verdicts differ: ours %s, the peer's %s\n", qPrintable(fitName(ours)), qPrintable(peerVerdict));
+        return 1;
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
+    QCommandLineParser parser;
+    const QCommandLineOption nodesOption(QStringLiteral("nodes"), QStringLiteral("Nodes of the sandbox fleet for the verdict from nothing."),
+                                         QStringLiteral("N"), QStringLiteral("5000"));
+    const QCommandLineOption noPeerOption(QStringLiteral("no-peer"), QStringLiteral("Do not run the kubectl + Python peer."));
+    parser.addOptions({nodesOption, noPeerOption});
+    parser.addHelpOption();
+    parser.process(app);
     QTextStream out(stdout);
     const QList<Kube::Node> nodes = makeNodes();
     const QList<Kube::Pod> pods = makePods(nodes);
@@ -180,5 +349,6 @@ int main(int argc, char **argv)
     out << "| a pod's view from its text: Pod::usageFromJsonText (the tracker's informer reader) | "
         << QString::number(fromText / 1000, 'f', 2) << " us |\n";
     out << "\n(checksum " << sink % 7 << ")\n";
-    return 0;
+    out.flush();
+    return verdictFromNothing(parser.value(nodesOption), !parser.isSet(noPeerOption), request);
 }

@@ -6,6 +6,7 @@
 //   bench_capsule [--files N] [--mib M] [--keep DIR]
 
 #include "core/job/capsule.h"
+#include "peer.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -101,6 +102,7 @@ struct Timed
     double seconds = 0;
     qint64 zipBytes = 0;
     QByteArray sha;
+    QString failure;   // a peer that did not run to the end: why (its row says "not measured")
 };
 
 Timed timeProcess(const QString &program, const QStringList &args, const QString &workDir)
@@ -110,11 +112,11 @@ Timed timeProcess(const QString &program, const QStringList &args, const QString
     QProcess p;
     p.setWorkingDirectory(workDir);
     p.start(program, args);
-    p.waitForFinished(-1);
+    const bool finished = p.waitForFinished(-1);
     Timed r;
     r.seconds = static_cast<double>(t.nsecsElapsed()) / 1e9;
     r.sha = p.readAllStandardOutput().trimmed().left(64);
-    if (p.exitCode() != 0) std::fprintf(stderr, "%s failed: %s\n", qPrintable(program), p.readAllStandardError().constData());
+    r.failure = Starforge::Bench::processFailure(program + u' ' + args.value(1).left(40), p, finished);
     return r;
 }
 
@@ -196,16 +198,23 @@ int main(int argc, char *argv[])
 
     std::printf("\nCapsule of %d files, %.0f MiB input, %d threads\n\n", files, static_cast<double>(input) / 1048576.0,
                 QThread::idealThreadCount());
-    std::printf("%-40s %9s %10s %9s %12s\n", "packer (zip + SHA-256)", "seconds", "MiB/s", "zip MiB", "time / ours");
-    const auto row = [&](const char *name, const Timed &t) {
-        std::printf("%-40s %9.2f %10.1f %9.1f %11.2fx\n", name, t.seconds, static_cast<double>(input) / 1048576.0 / t.seconds,
+    // The peers' versions, read from the programs in this run.
+    const QString zipVersion = Starforge::Bench::toolVersion(QStringLiteral("zip"), {QStringLiteral("-v")}, QStringLiteral("This is Zip (\\S+)"));
+    const QString pythonVersion = Starforge::Bench::toolVersion(QStringLiteral("/usr/bin/python3"), {QStringLiteral("--version")}, QStringLiteral("Python (\\S+)"));
+    std::printf("| packer (zip + SHA-256) | seconds | MiB/s | zip MiB | time / ours |\n|---|---|---|---|---|\n");
+    const auto row = [&](const QString &name, const Timed &t) {
+        if (!t.failure.isEmpty()) {
+            std::printf("| %s | not measured: %s | | | |\n", qPrintable(name), qPrintable(t.failure));
+            return;
+        }
+        std::printf("| %s | %.2f | %.1f | %.1f | %.2fx |\n", qPrintable(name), t.seconds, static_cast<double>(input) / 1048576.0 / t.seconds,
                     static_cast<double>(t.zipBytes) / 1048576.0, t.seconds / ours[0].seconds);
     };
-    row("Starforge CapsuleBuilder", ours[0]);
-    row("Starforge CapsuleBuilder (rebuild)", ours[1]);
-    row("Starforge CapsuleBuilder, zlib level 6", ours[2]);
-    row("zip -rXq + sha256sum", zip);
-    row("python3 zipfile ZIP_DEFLATED (Ray)", python);
+    row(QStringLiteral("Starforge CapsuleBuilder"), ours[0]);
+    row(QStringLiteral("Starforge CapsuleBuilder (rebuild)"), ours[1]);
+    row(QStringLiteral("Starforge CapsuleBuilder, zlib level 6"), ours[2]);
+    row(QStringLiteral("zip %1 -rXq + sha256sum").arg(zipVersion), zip);
+    row(QStringLiteral("python3 %1 zipfile ZIP_DEFLATED (Ray)").arg(pythonVersion), python);
     std::printf("\nunchanged rebuild byte-identical: %s (%s, %s)\n", ours[0].sha == ours[1].sha ? "yes" : "no",
                 ours[0].sha.constData(), ours[1].sha.constData());
     return 0;

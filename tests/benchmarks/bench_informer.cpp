@@ -9,6 +9,7 @@
 //   build/bin/bench_informer [--nodes 5000] [--changes 50000]
 
 #include "core/kube/informer.h"
+#include "peer.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/watchdecoder.h"
 #include "sandbox/sandbox.h"
@@ -148,7 +149,8 @@ int main(int argc, char **argv)
 
     // kubectl on the same server, its discovery cache warmed by one run first.
     const QString kubectl = QStandardPaths::findExecutable(QStringLiteral("kubectl"));
-    double kubectlMs = -1;
+    const QString kubectlVersion = Bench::kubectlVersion(QStringLiteral("kubectl"));
+    Bench::PeerFigure kubectlMs = Bench::PeerFigure::missing(QStringLiteral("kubectl is not installed"));
     if (!kubectl.isEmpty()) {
         const QStringList args{QStringLiteral("--kubeconfig"), conn.value(QStringLiteral("kubeconfig")).toString(),
                                QStringLiteral("--cache-dir"), dir.filePath(QStringLiteral("cache")), QStringLiteral("get"),
@@ -161,8 +163,10 @@ int main(int argc, char **argv)
         k.waitForFinished(600000);
         t.restart();
         k.start(kubectl, args);
-        k.waitForFinished(600000);
-        kubectlMs = k.exitCode() == 0 ? t.nsecsElapsed() / 1e6 : -1;
+        const bool finished = k.waitForFinished(600000);
+        const double ms = t.nsecsElapsed() / 1e6;
+        const QString failure = Bench::processFailure(QStringLiteral("kubectl get pods"), k, finished);
+        kubectlMs = failure.isEmpty() ? Bench::PeerFigure::measured(ms) : Bench::PeerFigure::missing(failure);
     }
     sandbox.terminate();
     sandbox.waitForFinished(30000);
@@ -229,9 +233,9 @@ int main(int argc, char **argv)
     }
 
     std::printf("| measure | starforge | peer | ratio |\n|---|---|---|---|\n");
-    std::printf("| initial sync, %lld nodes + %lld pods (2 informers, pages of 500) | %.0f ms | kubectl get pods -A -o json: %.0f ms | %.1fx faster |\n",
-                static_cast<long long>(nodeCount), static_cast<long long>(podCount), syncMs, kubectlMs,
-                kubectlMs > 0 ? kubectlMs / syncMs : 0.0);
+    std::printf("| initial sync, %lld nodes + %lld pods (2 informers, pages of 500) | %.0f ms | kubectl %s get pods -A -o json: %s | %s |\n",
+                static_cast<long long>(nodeCount), static_cast<long long>(podCount), syncMs, qPrintable(kubectlVersion),
+                qPrintable(kubectlMs.text(0, QStringLiteral(" ms"))), qPrintable(kubectlMs.value ? kubectlMs.ratio(syncMs, true) + QStringLiteral(" faster") : QStringLiteral("–")));
     std::printf("| memory per cached object (heap growth / %lld objects) | %.0f bytes | | |\n",
                 static_cast<long long>(podCount + nodeCount),
                 static_cast<double>(heapAfter - heapBefore) / static_cast<double>(podCount + nodeCount));

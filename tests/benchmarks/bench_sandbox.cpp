@@ -3,6 +3,8 @@
 // Prints a table; it asserts nothing (figures go into issue notes, never into test gates).
 //   build/bin/bench_sandbox [--nodes 5000]
 
+#include "peer.h"
+
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -151,7 +153,8 @@ int main(int argc, char *argv[])
     std::fprintf(stderr, "paged list done\n");
     // 3. kubectl on the same server: the peer figure.
     const QString kubectl = QStandardPaths::findExecutable(QStringLiteral("kubectl"));
-    double kubectlMs = -1;
+    const QString kubectlVersion = Starforge::Bench::kubectlVersion(QStringLiteral("kubectl"));
+    Starforge::Bench::PeerFigure kubectlMs = Starforge::Bench::PeerFigure::missing(QStringLiteral("kubectl is not installed"));
     qsizetype kubectlBytes = 0;
     if (!kubectl.isEmpty()) {
         QProcess k;
@@ -162,9 +165,11 @@ int main(int argc, char *argv[])
         k.waitForFinished(600000);
         t.restart();
         k.start(kubectl, args);
-        k.waitForFinished(600000);
-        kubectlMs = t.nsecsElapsed() / 1e6;
+        const bool finished = k.waitForFinished(600000);
+        const double ms = t.nsecsElapsed() / 1e6;
         kubectlBytes = k.readAllStandardOutput().size();
+        const QString failure = Starforge::Bench::processFailure(QStringLiteral("kubectl get pods"), k, finished);
+        kubectlMs = failure.isEmpty() ? Starforge::Bench::PeerFigure::measured(ms) : Starforge::Bench::PeerFigure::missing(failure);
     }
 
     std::fprintf(stderr, "kubectl done\n");
@@ -214,9 +219,10 @@ int main(int argc, char *argv[])
     std::printf("%-52s %11lld MiB\n", "sandbox RSS after start", static_cast<long long>(rssAfterStart / 1024));
     std::printf("%-52s %12.0f ms\n", "list all pods, one request", listAllMs);
     std::printf("%-52s %12.0f ms\n", qPrintable(QStringLiteral("list all pods, limit=500 (%1 pages, %2 items)").arg(pages).arg(paged)), listPagedMs);
-    std::printf("%-52s %12.0f ms\n", "kubectl get pods -A -o json (same server)", kubectlMs);
-    if (kubectlMs > 0) {
-        std::printf("%-52s %13.1fx\n", "  kubectl time / paged list time", kubectlMs / listPagedMs);
+    std::printf("%-52s %s\n", qPrintable(QStringLiteral("kubectl %1 get pods -A -o json (same server)").arg(kubectlVersion)),
+                qPrintable(kubectlMs.text(0, QStringLiteral(" ms"))));
+    if (kubectlMs.value) {
+        std::printf("%-52s %14s\n", "  kubectl time / paged list time", qPrintable(kubectlMs.ratio(listPagedMs, true)));
         std::printf("%-52s %10.1f MiB\n", "  kubectl output", kubectlBytes / 1048576.0);
     }
     std::printf("%-52s %12.0f /s\n", "watch replay from resourceVersion 0 (events)", podCount / (replayMs / 1000.0));

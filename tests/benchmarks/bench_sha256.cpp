@@ -3,6 +3,7 @@
 // QCryptographicHash for comparison. Prints a table; asserts nothing.
 
 #include "core/crypto/digest.h"
+#include "peer.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
@@ -43,20 +44,26 @@ int main(int argc, char *argv[])
     const double qtSpeed = mibPerSecond(total / 4, timer.nsecsElapsed());
 
     // openssl speed prints "sha256 ... <n>k" per block size, in thousands of bytes per second.
-    QProcess openssl;
-    openssl.start(QStringLiteral("openssl"), {QStringLiteral("speed"), QStringLiteral("-evp"), QStringLiteral("sha256"),
-                                              QStringLiteral("-bytes"), QString::number(block), QStringLiteral("-seconds"), QStringLiteral("3")});
-    openssl.waitForFinished(60000);
-    const QString out = QString::fromUtf8(openssl.readAllStandardOutput());
-    const auto m = QRegularExpression(QStringLiteral("sha256\\s+([0-9.]+)k")).match(out);
-    const double peer = m.hasMatch() ? m.captured(1).toDouble() * 1000.0 / 1048576.0 : -1;
+    Starforge::Bench::PeerFigure peer;
+    const QString opensslVersion = Starforge::Bench::toolVersion(QStringLiteral("openssl"), {QStringLiteral("version")}, QStringLiteral("^OpenSSL (\\S+)"));
+    {
+        QProcess openssl;
+        openssl.start(QStringLiteral("openssl"), {QStringLiteral("speed"), QStringLiteral("-evp"), QStringLiteral("sha256"),
+                                                  QStringLiteral("-bytes"), QString::number(block), QStringLiteral("-seconds"), QStringLiteral("3")});
+        const bool finished = openssl.waitForFinished(60000);
+        const QString failure = Starforge::Bench::processFailure(QStringLiteral("openssl speed"), openssl, finished);
+        const auto m = QRegularExpression(QStringLiteral("sha256\\s+([0-9.]+)k")).match(QString::fromUtf8(openssl.readAllStandardOutput()));
+        peer = !failure.isEmpty() ? Starforge::Bench::PeerFigure::missing(failure)
+             : m.hasMatch()       ? Starforge::Bench::PeerFigure::measured(m.captured(1).toDouble() * 1000.0 / 1048576.0)
+                                  : Starforge::Bench::PeerFigure::missing(QStringLiteral("openssl speed printed no sha256 figure"));
+    }
 
     std::printf("SHA-256, %lld-byte blocks (digest %s...)\n\n", static_cast<long long>(block), sink.toHex().left(8).constData());
-    std::printf("%-44s %12s\n", "implementation", "MiB/s");
-    std::printf("%-44s %12.0f\n", "Starforge::Crypto::Digest (OpenSSL EVP)", ours);
-    std::printf("%-44s %12.0f\n", "openssl speed -evp sha256 (same run)", peer);
-    std::printf("%-44s %12.0f\n", "QCryptographicHash (for comparison)", qtSpeed);
-    if (peer > 0) std::printf("%-44s %11.0f%%\n", "ours / openssl", 100.0 * ours / peer);
+    std::printf("| implementation | MiB/s |\n|---|---|\n");
+    std::printf("| Starforge::Crypto::Digest (OpenSSL EVP) | %.0f |\n", ours);
+    std::printf("| openssl speed -evp sha256, OpenSSL %s (same run) | %s |\n", qPrintable(opensslVersion), qPrintable(peer.text(0)));
+    std::printf("| QCryptographicHash (for comparison) | %.0f |\n", qtSpeed);
+    std::printf("| ours / openssl | %s |\n", qPrintable(peer.ratio(ours * 100.0, false, 0, QStringLiteral(" %"))));
     Q_UNUSED(sink2)
     return 0;
 }
