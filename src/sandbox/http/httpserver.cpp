@@ -399,7 +399,7 @@ void Connection::parse()
         const QByteArray name = line.left(colon).trimmed().toLower();
         const QByteArray value = line.mid(colon + 1).trimmed();
         if (request.headers.contains(name)) {
-            request.headers[name] += ", " + value;
+            request.headers[name] += ',' + value; // as RFC 9110 allows; SigV4 signs repeats joined by a bare comma
         } else {
             request.headers.insert(name, value);
         }
