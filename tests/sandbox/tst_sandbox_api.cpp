@@ -512,6 +512,55 @@ private Q_SLOTS:
         QCOMPARE(m_http->send("PUT", QStringLiteral("/sandbox/v1/faults"), R"({})", "application/json", QByteArray("viewer-token")).status, 403);
     }
 
+    // The deterministic knobs and the request record: next500Creates fails exactly that many
+    // POSTs and is spent; the record lists each resource request with its answer, in order.
+    void countedCreateFailuresAndTheRequestRecord()
+    {
+        const QString pods = QStringLiteral("/api/v1/namespaces/starforge/pods");
+        m_sandbox->api()->clearRequestRecord();
+        const HttpReply set = m_http->send("PATCH", QStringLiteral("/sandbox/v1/faults"), R"({"next500Creates":2})");
+        QCOMPARE(set.status, 200);
+        QCOMPARE(set.json().value(QStringLiteral("next500Creates")).toInt(), 2);
+        QCOMPARE(m_http->get(pods).status, 200);   // reads are not counted
+        const HttpReply failed = m_http->send("POST", pods, podJson(QStringLiteral("c1")));
+        QCOMPARE(failed.status, 500);
+        QCOMPARE(failed.reason(), QStringLiteral("InternalError"));
+        QVERIFY2(failed.message().startsWith(QStringLiteral("Internal error occurred: ")), qPrintable(failed.message()));
+        QCOMPARE(m_http->send("POST", pods, podJson(QStringLiteral("c1"))).status, 500);
+        QCOMPARE(m_http->get(QStringLiteral("/sandbox/v1/faults")).json().value(QStringLiteral("next500Creates")).toInt(), 0);
+        QCOMPARE(m_http->send("POST", pods, podJson(QStringLiteral("c1"))).status, 201);
+        QCOMPARE(m_http->get(pods + QStringLiteral("/c1")).status, 200);
+
+        QStringList seen;
+        for (const Sandbox::RecordedRequest &r : m_sandbox->api()->requestRecord()) {
+            seen << QStringLiteral("%1 %2 %3").arg(QString::fromLatin1(r.method), r.path).arg(r.code);
+        }
+        QCOMPARE(seen, (QStringList{QStringLiteral("GET %1 200").arg(pods), QStringLiteral("POST %1 500").arg(pods),
+                                    QStringLiteral("POST %1 500").arg(pods), QStringLiteral("POST %1 201").arg(pods),
+                                    QStringLiteral("GET %1/c1 200").arg(pods)}));
+        // The control API is not a resource request, and a knob that is not a count is refused.
+        QCOMPARE(m_http->send("PATCH", QStringLiteral("/sandbox/v1/faults"), R"({"next500Creates":1.5})").status, 400);
+        QCOMPARE(Sandbox::Faults::parse(QStringLiteral("next500Creates=3,holdS3Uploads=1"))->next500Creates, 3);
+        QVERIFY(Sandbox::Faults::parse(QStringLiteral("holdS3Uploads=1"))->holdS3Uploads);
+        QVERIFY(!Sandbox::Faults::parse(QStringLiteral("holdS3Uploads=2")));
+
+        // An answer that comes later (a delayed request) is filled in when it goes out, and the
+        // record keeps only the latest RequestRecordLimit requests.
+        m_sandbox->api()->setFaults(Sandbox::Faults{.delayMs = 200});
+        m_sandbox->api()->clearRequestRecord();
+        std::unique_ptr<QNetworkReply> slow(m_http->open(pods + QStringLiteral("/c1")));
+        QTRY_COMPARE(m_sandbox->api()->requestRecord().size(), 1);
+        QCOMPARE(m_sandbox->api()->requestRecord().first().code, 0);
+        QTRY_VERIFY(slow->isFinished());
+        QCOMPARE(m_sandbox->api()->requestRecord().first().code, 200);
+        m_sandbox->api()->setFaults(Sandbox::Faults{});
+        for (int i = 0; i < Sandbox::ApiServer::RequestRecordLimit + 5; ++i) {
+            QCOMPARE(m_http->get(QStringLiteral("/api/v1/nodes?limit=1")).status, 200);
+        }
+        QCOMPARE(m_sandbox->api()->requestRecord().size(), Sandbox::ApiServer::RequestRecordLimit);
+        QCOMPARE(m_sandbox->api()->requestRecord().first().query, QStringLiteral("limit=1"));
+    }
+
     void ownerDeletionCollectsDependents()
     {
         // A Service owns a pod (no controller acts on either): deleting the owner collects the pod.

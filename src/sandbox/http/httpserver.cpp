@@ -117,6 +117,8 @@ void Responder::respond(int status, const QByteArray &contentType, const QByteAr
         return;
     }
     m_finished = true;
+    m_status = status;
+    Q_EMIT answered(status);
     m_connection->sendHead(status, contentType, extra, body.size());
     if (!m_connection->m_headRequest) {
         m_connection->sendRaw(body);
@@ -129,6 +131,8 @@ void Responder::beginStream(int status, const QByteArray &contentType, const Hea
     if (m_finished || m_streaming) {
         return;
     }
+    m_status = status;
+    Q_EMIT answered(status);
     if (m_connection->m_headRequest) {
         // HEAD has no body, so no chunked framing either: headers, and the response is done.
         m_finished = true;

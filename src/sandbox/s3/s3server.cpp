@@ -126,6 +126,29 @@ bool S3Server::authenticate(const Http::Request &request, Http::Responder *respo
     return true;
 }
 
+void S3Server::setHoldUploads(bool hold)
+{
+    if (hold == m_holdUploads) {
+        return;
+    }
+    m_holdUploads = hold;
+    if (hold) {
+        return;
+    }
+    const QList<Held> held = std::exchange(m_held, {});
+    for (const Held &h : held) {
+        if (h.responder && !h.responder->isFinished()) {
+            serve(h.request, h.responder);
+        }
+    }
+}
+
+int S3Server::heldUploadCount() const
+{
+    return static_cast<int>(std::count_if(m_held.cbegin(), m_held.cend(),
+                                          [](const Held &h) { return h.responder && !h.responder->isFinished(); }));
+}
+
 void S3Server::listUploads(const QString &bucket, const QueryPairs &query, Http::Responder *responder)
 {
     // ListMultipartUploads without paging: a sandbox holds a handful at a time. Sorted by key,
@@ -153,6 +176,13 @@ void S3Server::listUploads(const QString &bucket, const QueryPairs &query, Http:
 void S3Server::handle(const Http::Request &request, Http::Responder *responder)
 {
     if (!authenticate(request, responder, request.path)) {
+        return;
+    }
+    // Held after the signature check, as a slow server would be: the client has sent it all.
+    const bool objectPut = request.method == "PUT" && request.path.indexOf(u'/', 1) > 0
+        && request.path.indexOf(u'/', 1) + 1 < request.path.size();
+    if (m_holdUploads && objectPut) {
+        m_held.append(Held{request, QPointer<Http::Responder>(responder)});
         return;
     }
     serve(request, responder);

@@ -6,7 +6,8 @@
 // (x-amz-content-sha256, Content-MD5), put/get (with Range)/head/delete with user metadata
 // (x-amz-meta-*), multipart uploads (create, upload part, list parts, complete, abort) and
 // ListObjectsV2 with pagination, with S3's XML errors. Object bodies live in files under the
-// state directory, not in memory.
+// state directory, not in memory. The fault holdS3Uploads keeps PUTs (objects and parts)
+// unanswered until it is switched off, so a test can act while an upload is in flight.
 
 #include "sandbox/http/httpserver.h"
 #include "sandbox/s3/sigv4verifier.h"
@@ -15,6 +16,7 @@
 #include <QHash>
 #include <QMap>
 #include <QObject>
+#include <QPointer>
 #include <QRandomGenerator>
 #include <QString>
 
@@ -44,6 +46,13 @@ public:
     // For tests and the benchmark: objects stored under a bucket.
     int objectCount(const QString &bucket) const;
 
+    // While on, every PUT on an object (a whole object or a part) waits unanswered; switching it
+    // off serves the held ones in arrival order (those whose client went away are dropped).
+    void setHoldUploads(bool hold);
+    bool holdsUploads() const { return m_holdUploads; }
+    // Held PUTs whose client is still waiting.
+    int heldUploadCount() const;
+
 private:
     struct Object
     {
@@ -72,6 +81,11 @@ private:
     };
 
     using QueryPairs = QList<std::pair<QByteArray, QByteArray>>;
+    struct Held
+    {
+        Http::Request request;
+        QPointer<Http::Responder> responder;
+    };
 
     bool authenticate(const Http::Request &request, Http::Responder *responder, const QString &resource);
     void serve(const Http::Request &request, Http::Responder *responder);
@@ -92,6 +106,8 @@ private:
 
     Options m_options;
     SigV4Verifier m_verifier;
+    bool m_holdUploads = false;
+    QList<Held> m_held;
     QHash<QString, QMap<QString, Object>> m_buckets;
     QHash<QString, Upload> m_uploads;
     QRandomGenerator m_random;
