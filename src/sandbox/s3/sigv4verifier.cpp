@@ -189,7 +189,7 @@ std::optional<SigV4Verifier::Failure> SigV4Verifier::verify(const Http::Request 
     if (presigned) {
         if (algorithm != Algorithm) {
             return failure(400, "AuthorizationQueryParametersError",
-                           QStringLiteral("X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\""));
+                           QStringLiteral("X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"."));
         }
         credential = valueOf(query, "X-Amz-Credential");
         signedHeaders = valueOf(query, "X-Amz-SignedHeaders");
