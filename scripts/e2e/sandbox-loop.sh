@@ -71,6 +71,19 @@ start_sandbox() {   # start_sandbox [EXTRA OPTIONS]: a fresh sandbox, its connec
 
 cli() { "$cli_bin" --connection-file "$work/conn.json" "$@"; }
 
+# sandbox_faults JSON: changes the running sandbox's fault knobs (PATCH /sandbox/v1/faults with
+# the admin token and CA from the connection file) and prints the knobs now in force.
+sandbox_faults() {
+    python3 - "$work/conn.json" "$1" <<'PY'
+import json, ssl, sys, urllib.request
+conn = json.load(open(sys.argv[1]))
+context = ssl.create_default_context(cafile=conn["caFile"])
+request = urllib.request.Request(conn["apiServer"] + "/sandbox/v1/faults", data=sys.argv[2].encode(), method="PATCH",
+                                 headers={"Authorization": "Bearer " + conn["token"], "Content-Type": "application/json"})
+print(urllib.request.urlopen(request, context=context).read().decode())
+PY
+}
+
 step "start the sandbox (KubeRay 1.7)"
 start_sandbox
 kubeconfig=$(json "$work/conn.json" 'd["kubeconfig"]')
@@ -258,24 +271,30 @@ step "Ctrl-C during a submission cancels it and leaves no job"
 big="$work/big-job"
 mkdir -p "$big/configs"
 cp "$job/configs/grpo.yaml" "$big/configs/"
-truncate -s 2G "$big/weights.bin"      # 2 GiB to hash: the build takes a few seconds
+head -c 1048576 /dev/urandom >"$big/weights.bin"   # new bytes: this Capsule is not in the bucket yet
 write_spec "$big/jobspec.json" grpo-big h100 '["grpo.max_num_steps=3"]'
+# The sandbox holds every S3 upload until the knob is switched off, so the interrupt lands while
+# the Capsule is on its way whatever the machine's speed (docs/sandbox.md, the fault knobs).
+sandbox_faults '{"holdS3Uploads": 1}' >/dev/null
 # The binary itself in the background (a backgrounded shell function would be a subshell that
 # ignores SIGINT).
 "$cli_bin" --connection-file "$work/conn.json" submit "$big/jobspec.json" 2>"$work/interrupted.err" &
 submit_pid=$!
-for _ in $(seq 1 100); do
-    grep -q 'building the Capsule' "$work/interrupted.err" 2>/dev/null && break
+for _ in $(seq 1 400); do
+    grep -q 'uploading' "$work/interrupted.err" 2>/dev/null && break
+    kill -0 "$submit_pid" 2>/dev/null || break
     sleep 0.05
 done
+grep -q 'uploading' "$work/interrupted.err" || { cat "$work/interrupted.err"; die "the submission never reached its upload"; }
 kill -INT "$submit_pid"
 set +e
 wait "$submit_pid"
 code=$?
 set -e
+sandbox_faults '{"holdS3Uploads": 0}' >/dev/null
 cat "$work/interrupted.err"
 [ "$code" = 130 ] || die "an interrupted submit exited $code (expected 130)"
-grep -q 'cancelled' "$work/interrupted.err" || die "the interrupted submit did not say it was cancelled"
+grep -q 'cancelled during the upload' "$work/interrupted.err" || die "the interrupted submit did not say it was cancelled during the upload"
 [ "$(cli jobs --json | tr -d ' \n')" = "[]" ] || die "an interrupted submit left a job"
 rm -rf "$big"
 

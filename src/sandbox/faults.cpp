@@ -2,6 +2,8 @@
 
 #include <QStringList>
 
+#include <cmath>
+
 namespace Starforge::Sandbox {
 
 QJsonObject Faults::toJson() const
@@ -11,7 +13,9 @@ QJsonObject Faults::toJson() const
                        {QStringLiteral("delayMs"), delayMs},
                        {QStringLiteral("dropWatchesAfterMs"), dropWatchesAfterMs},
                        {QStringLiteral("dropLogsAfterMs"), dropLogsAfterMs},
-                       {QStringLiteral("s3PartFailureRate"), s3PartFailureRate}};
+                       {QStringLiteral("s3PartFailureRate"), s3PartFailureRate},
+                       {QStringLiteral("next500Creates"), next500Creates},
+                       {QStringLiteral("holdS3Uploads"), holdS3Uploads}};
 }
 
 Result<Faults> Faults::fromJson(const QJsonObject &json, const Faults &base)
@@ -19,13 +23,22 @@ Result<Faults> Faults::fromJson(const QJsonObject &json, const Faults &base)
     Faults f = base;
     for (auto it = json.begin(); it != json.end(); ++it) {
         const QString key = it.key();
-        const double v = it.value().toDouble(-1);
+        // A switch may be written true/false or 1/0 (the --faults form has numbers only).
+        const double v = it.value().isBool() ? (it.value().toBool() ? 1 : 0) : it.value().toDouble(-1);
         const bool rate = key == QLatin1String("rate429") || key == QLatin1String("rate500")
             || key == QLatin1String("s3PartFailureRate");
+        const bool count = key == QLatin1String("next500Creates");
+        const bool flag = key == QLatin1String("holdS3Uploads");
         if (rate && (v < 0 || v > 1)) {
             return Error::invalid(QStringLiteral("fault %1 must be a fraction between 0 and 1").arg(key));
         }
-        if (!rate && (v < 0 || v > 3600000)) {
+        if (count && (v < 0 || v > 1000000 || v != std::floor(v))) {
+            return Error::invalid(QStringLiteral("fault %1 must be a whole number between 0 and 1000000").arg(key));
+        }
+        if (flag && v != 0 && v != 1) {
+            return Error::invalid(QStringLiteral("fault %1 must be 1 (on) or 0 (off)").arg(key));
+        }
+        if (!rate && !count && !flag && (v < 0 || v > 3600000)) {
             return Error::invalid(QStringLiteral("fault %1 must be milliseconds between 0 and 3600000").arg(key));
         }
         if (key == QLatin1String("rate429")) f.rate429 = v;
@@ -34,8 +47,10 @@ Result<Faults> Faults::fromJson(const QJsonObject &json, const Faults &base)
         else if (key == QLatin1String("delayMs")) f.delayMs = static_cast<int>(v);
         else if (key == QLatin1String("dropWatchesAfterMs")) f.dropWatchesAfterMs = static_cast<int>(v);
         else if (key == QLatin1String("dropLogsAfterMs")) f.dropLogsAfterMs = static_cast<int>(v);
+        else if (count) f.next500Creates = static_cast<int>(v);
+        else if (flag) f.holdS3Uploads = v != 0;
         else return Error::invalid(QStringLiteral("unknown fault '%1'; known: rate429, rate500, delayMs, dropWatchesAfterMs, "
-                                                  "dropLogsAfterMs, s3PartFailureRate").arg(key));
+                                                  "dropLogsAfterMs, s3PartFailureRate, next500Creates, holdS3Uploads").arg(key));
     }
     return f;
 }

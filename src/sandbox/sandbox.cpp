@@ -250,6 +250,8 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     s3.seed = options.seed;
     s3.partFailureRate = [this] { return m_api->faults().s3PartFailureRate; };
     m_s3 = std::make_unique<S3Server>(s3);
+    m_s3->setHoldUploads(m_api->faults().holdS3Uploads);
+    connect(m_api.get(), &ApiServer::faultsChanged, m_s3.get(), [this](const Faults &faults) { m_s3->setHoldUploads(faults.holdS3Uploads); });
     m_s3Server = std::make_unique<Http::Server>([this](const Http::Request &request, Http::Responder *responder) {
         m_s3->handle(request, responder);
     });

@@ -18,7 +18,6 @@
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTimer>
 
 using namespace Starforge;
 using namespace Starforge::Job;
@@ -82,6 +81,19 @@ class TestSubmitter : public QObject
                                .value(QStringLiteral("items")).toArray();
         for (const QJsonValue &item : items) names << item.toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
         return names;
+    }
+
+    // The creates of RayJobs and the looks at `name` the API server received, in order, with
+    // their answers ("POST 500", "GET 404", …).
+    QStringList createCalls(const QString &name)
+    {
+        QStringList calls;
+        for (const Sandbox::RecordedRequest &r : m_sandbox->api()->requestRecord()) {
+            if ((r.method == "POST" && r.path == m_rayjobs) || (r.method == "GET" && r.path == m_rayjobs + u'/' + name)) {
+                calls << QStringLiteral("%1 %2").arg(QString::fromLatin1(r.method)).arg(r.code);
+            }
+        }
+        return calls;
     }
 
     int unfinishedUploads()
@@ -173,17 +185,32 @@ private Q_SLOTS:
         QVERIFY2(clash->result().error().message.contains(QStringLiteral("already exists and is not this submission")),
                  qPrintable(clash->result().error().message));
 
-        // Server errors on create: retried after a look, never doubled.
-        m_sandbox->api()->setFaults(Sandbox::Faults{.rate500 = 0.5});
+        // Server errors on create, counted so that the outcome is known: fewer than the attempts
+        // and the submission goes through with one RayJob, each failed POST followed by a look
+        // (GET, 404) before the next; as many as the attempts and it gives up, with no RayJob.
         o.jobId = QStringLiteral("p7q2kx");
+        m_sandbox->api()->clearRequestRecord();
+        m_sandbox->api()->setFaults(Sandbox::Faults{.next500Creates = o.createAttempts - 2});
         const auto flaky = run(o);
+        QVERIFY2(flaky->result(), flaky->result() ? "" : qPrintable(flaky->result().error().message));
+        QCOMPARE(rayJobsOf(QStringLiteral("p7q2kx")), QStringList{flaky->result()->rayJobName});
+        QCOMPARE(m_sandbox->api()->faults().next500Creates, 0);
+        QCOMPARE(createCalls(flaky->result()->rayJobName),
+                 (QStringList{QStringLiteral("POST 500"), QStringLiteral("GET 404"), QStringLiteral("POST 500"), QStringLiteral("GET 404"),
+                              QStringLiteral("POST 201")}));
+
+        o.jobId = QStringLiteral("p7q2kz");
+        m_sandbox->api()->clearRequestRecord();
+        m_sandbox->api()->setFaults(Sandbox::Faults{.next500Creates = o.createAttempts});
+        const auto exhausted = run(o);
         m_sandbox->api()->setFaults(Sandbox::Faults{});
-        if (flaky->result()) {
-            QCOMPARE(rayJobsOf(QStringLiteral("p7q2kx")).size(), 1);
-        } else {
-            QVERIFY2(flaky->result().error().message.contains(QStringLiteral("attempts")), qPrintable(flaky->result().error().message));
-            QCOMPARE(rayJobsOf(QStringLiteral("p7q2kx")).size(), 0);
-        }
+        QVERIFY(!exhausted->result());
+        QVERIFY2(exhausted->result().error().message.contains(QStringLiteral("after %1 attempts").arg(o.createAttempts)),
+                 qPrintable(exhausted->result().error().message));
+        QCOMPARE(rayJobsOf(QStringLiteral("p7q2kz")).size(), 0);
+        QStringList expected;
+        for (int i = 0; i < o.createAttempts; ++i) expected << QStringLiteral("POST 500") << QStringLiteral("GET 404");
+        QCOMPARE(createCalls(QStringLiteral("demo-p7q2kz")), expected);
     }
 
     void cancelAtEveryStepLeavesNothing_data()
@@ -204,12 +231,24 @@ private Q_SLOTS:
         const JobSpec spec = freshSpec(40 * 1024 * 1024);
         Submitter submitter(m_kube.get(), m_s3.get(), options(spec));
         bool cancelled = false;
+        bool createUnansweredAtCancel = false;
         connect(&submitter, &Submitter::stageChanged, this, [&](Submitter::Stage s) {
             if (s == at && !cancelled) {
                 cancelled = true;
                 if (inFlight) {
-                    m_sandbox->api()->setFaults(Sandbox::Faults{.delayMs = 400});
-                    QTimer::singleShot(150, &submitter, [&] { submitter.cancel(); });
+                    // The delay holds the create on the server; cancel once the record shows it
+                    // arrived, while it is still unanswered (checked, not assumed from timings).
+                    m_sandbox->api()->setFaults(Sandbox::Faults{.delayMs = 1000});
+                    connect(m_sandbox->api(), &Sandbox::ApiServer::requestRecorded, &submitter, [&](const Sandbox::RecordedRequest &r) {
+                        if (r.method != "POST" || r.path != m_rayjobs) return;
+                        const quint64 create = r.sequence;
+                        QMetaObject::invokeMethod(&submitter, [&, create] {
+                            for (const Sandbox::RecordedRequest &seen : m_sandbox->api()->requestRecord()) {
+                                if (seen.sequence == create) createUnansweredAtCancel = seen.code == 0;
+                            }
+                            submitter.cancel();
+                        }, Qt::QueuedConnection);
+                    });
                 } else if (at == Submitter::Stage::Uploading) {
                     // Once the upload is under way on the server.
                     connect(&submitter, &Submitter::progress, this, [&](qint64 done, qint64) {
@@ -227,6 +266,7 @@ private Q_SLOTS:
         QCOMPARE(submitter.stage(), Submitter::Stage::Cancelled);
         QVERIFY(!submitter.result());
         if (inFlight) {
+            QVERIFY(createUnansweredAtCancel);
             QVERIFY2(submitter.result().error().message.contains(QStringLiteral("was deleted")), qPrintable(submitter.result().error().message));
         }
         QVERIFY(rayJobsOf(submitter.jobId()).isEmpty());

@@ -11,6 +11,7 @@
 #include "core/job/tracker.h"
 #include "core/kube/kubeclient.h"
 #include "core/s3/s3client.h"
+#include "sandbox/s3/s3server.h"
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
 #include "support/sandboxjobs.h"
@@ -354,6 +355,54 @@ private Q_SLOTS:
         QCOMPARE(archived.reason, QStringLiteral("StoppedByUser"));
         QCOMPARE(archivedRecord(QStringLiteral("bcdf9k")).message, QStringLiteral("stopped on another workstation"));
         QVERIFY(archivedRecord(QStringLiteral("bcdf9k")).lost.join(u' ').indexOf(QStringLiteral("deleted outside")) < 0);
+    }
+
+    void aRayJobMadeAgainUnderTheSameNameIsNotDeleted()
+    {
+        // The archiver snapshots a job, then (its archive writes held by the sandbox's S3) the
+        // RayJob is deleted and made again under the same name: a resubmission with this id. Its
+        // delete names the old uid, so the API server refuses it (409) and the new job stays.
+        create(rayJob(QStringLiteral("bcdfr4"), script(QStringLiteral("pass\n")), Testing::unschedulableHead()));
+        std::optional<Result<JobSnapshot>> snapshot;
+        fetchJobSnapshot(m_kube.get(), SnapshotRequest::of(QStringLiteral("starforge"), QStringLiteral("bcdfr4"), true), this,
+                         [&](Result<JobSnapshot> s) { snapshot = std::move(s); });
+        QTRY_VERIFY(snapshot.has_value());
+        QVERIFY(*snapshot && (*snapshot)->rayJob);
+        const QString oldUid = (*(*snapshot)->rayJob)[QStringLiteral("metadata")][QStringLiteral("uid")].toString();
+        QVERIFY(!oldUid.isEmpty());
+        ArchiveRequest request;
+        request.record = JobRecord::fromRayJob(*(*snapshot)->rayJob);
+        request.record.state = JobState::Stopped;
+        request.record.reason = QStringLiteral("StoppedByUser");
+        request.snapshot = **snapshot;
+        request.ns = QStringLiteral("starforge");
+
+        m_sandbox->api()->setFaults(Sandbox::Faults{.holdS3Uploads = true});
+        JobArchiver archiver(m_kube.get(), m_s3.get(), request);
+        QSignalSpy done(&archiver, &JobArchiver::finished);
+        archiver.start();
+        QTRY_VERIFY_WITH_TIMEOUT(m_sandbox->s3()->heldUploadCount() > 0, 20000);   // mid-archive, before its delete
+        QVERIFY(done.isEmpty());
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bcdfr4")).status, 200);
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdfr4")), 404);
+        create(rayJob(QStringLiteral("bcdfr4"), script(QStringLiteral("pass\n")), Testing::unschedulableHead()));
+        const QString newUid = m_http->get(m_rayjobs + QStringLiteral("/track-bcdfr4")).json()[QStringLiteral("metadata")][QStringLiteral("uid")].toString();
+        QVERIFY(!newUid.isEmpty() && newUid != oldUid);
+        m_sandbox->api()->clearRequestRecord();
+        m_sandbox->api()->setFaults(Sandbox::Faults{});   // the held writes go on, then the delete
+
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 20000);
+        QVERIFY2(archiver.result(), archiver.result() ? "" : qPrintable(archiver.result().error().message));
+        // The delete reached the server and was refused there; the job made since is untouched.
+        QList<int> deletes;
+        for (const Sandbox::RecordedRequest &r : m_sandbox->api()->requestRecord()) {
+            if (r.method == "DELETE" && r.path.endsWith(QLatin1String("/rayjobs/track-bcdfr4"))) deletes << r.code;
+        }
+        QCOMPARE(deletes, QList<int>{409});
+        const Testing::HttpReply after = m_http->get(m_rayjobs + QStringLiteral("/track-bcdfr4"));
+        QCOMPARE(after.status, 200);
+        QCOMPARE(after.json()[QStringLiteral("metadata")][QStringLiteral("uid")].toString(), newUid);
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bcdfr4")).status, 200);
     }
 
     void aStoreThatFailsKeepsTheRayJobAndRetries()

@@ -5,6 +5,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/store/objectstore.h"
 #include "support/sandboxfixture.h"
+#include "support/sandboxjobs.h"
 #include "support/testutil.h"
 
 #include <QFile>
@@ -233,6 +234,76 @@ private Q_SLOTS:
                  QStringLiteral("rayjobs.ray.io \"none\" not found"));
     }
 
+    // DeleteOptions.preconditions as kube-apiserver checks them (docs/kubernetes-facts.md,
+    // "Delete preconditions"): a uid or resourceVersion that is not the object's is a 409
+    // Conflict naming the kind, and nothing is deleted; matching ones delete.
+    void deletePreconditions()
+    {
+        const QString pods = QStringLiteral("/api/v1/namespaces/starforge/pods");
+        const HttpReply created = m_http->send("POST", pods, podJson(QStringLiteral("pre")));
+        QCOMPARE(created.status, 201);
+        const QJsonObject meta = created.json().value(QStringLiteral("metadata")).toObject();
+        const QString uid = meta.value(QStringLiteral("uid")).toString();
+        const QString rv = meta.value(QStringLiteral("resourceVersion")).toString();
+
+        const HttpReply wrongUid = m_http->send("DELETE", pods + QStringLiteral("/pre"),
+                                                R"({"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"0000-old"}})");
+        QCOMPARE(wrongUid.status, 409);
+        QCOMPARE(wrongUid.reason(), QStringLiteral("Conflict"));
+        QCOMPARE(wrongUid.message(), QStringLiteral("Operation cannot be fulfilled on Pod \"pre\": the UID in the precondition (0000-old) does "
+                                                    "not match the UID in record (%1). The object might have been deleted and then recreated").arg(uid));
+        QCOMPARE(wrongUid.json().value(QStringLiteral("details")).toObject(),
+                 (QJsonObject{{QStringLiteral("name"), QStringLiteral("pre")}, {QStringLiteral("kind"), QStringLiteral("Pod")}}));
+        const HttpReply wrongRv = m_http->send("DELETE", pods + QStringLiteral("/pre"),
+                                               QStringLiteral(R"({"preconditions":{"uid":"%1","resourceVersion":"1"}})").arg(uid).toUtf8());
+        QCOMPARE(wrongRv.status, 409);
+        QCOMPARE(wrongRv.message(), QStringLiteral("Operation cannot be fulfilled on Pod \"pre\": the ResourceVersion in the precondition (1) "
+                                                   "does not match the ResourceVersion in record (%1). The object might have been modified").arg(rv));
+        QCOMPARE(m_http->get(pods + QStringLiteral("/pre")).status, 200);   // both refusals left it alone
+        // A missing object is 404 before any precondition is looked at.
+        QCOMPARE(m_http->send("DELETE", pods + QStringLiteral("/nobody"), R"({"preconditions":{"uid":"x"}})").status, 404);
+        const HttpReply matching = m_http->send("DELETE", pods + QStringLiteral("/pre"),
+                                                QStringLiteral(R"({"preconditions":{"uid":"%1","resourceVersion":"%2"}})").arg(uid, rv).toUtf8());
+        QCOMPARE(matching.status, 200);
+        QCOMPARE(m_http->get(pods + QStringLiteral("/pre")).status, 404);
+
+        // A namespace's delete checks the uid itself, with the storage layer's words.
+        const HttpReply ns = m_http->send("POST", QStringLiteral("/api/v1/namespaces"),
+                                          R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"pre-ns"}})");
+        QCOMPARE(ns.status, 201);
+        const HttpReply nsStale = m_http->send("DELETE", QStringLiteral("/api/v1/namespaces/pre-ns"), R"({"preconditions":{"uid":"old"}})");
+        QCOMPARE(nsStale.status, 409);
+        QCOMPARE(nsStale.message(), QStringLiteral("Operation cannot be fulfilled on namespaces \"pre-ns\": Precondition failed: UID in "
+                                                   "precondition: old, UID in object meta: %1")
+                                        .arg(ns.json().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("uid")).toString()));
+
+        // A custom resource is named by kind and group; the RayJob made again under the same name
+        // is kept when a delete names the first one's uid.
+        const QString rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+        const QByteArray job = QJsonDocument(starforgeRayJob(QStringLiteral("pre"), QStringLiteral("bcdf01"), QStringLiteral("python -c pass"),
+                                                             unschedulableHead())).toJson();
+        const HttpReply first = m_http->send("POST", rayjobs, job);
+        QCOMPARE(first.status, 201);
+        const QString firstUid = first.json().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("uid")).toString();
+        QCOMPARE(m_http->send("DELETE", rayjobs + QStringLiteral("/pre-bcdf01")).status, 200);
+        QTRY_COMPARE(m_http->get(rayjobs + QStringLiteral("/pre-bcdf01")).status, 404);
+        const HttpReply second = m_http->send("POST", rayjobs, job);
+        QCOMPARE(second.status, 201);
+        const QString secondUid = second.json().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("uid")).toString();
+        QVERIFY(secondUid != firstUid);
+        const HttpReply stale = m_http->send("DELETE", rayjobs + QStringLiteral("/pre-bcdf01"),
+                                             QStringLiteral(R"({"propagationPolicy":"Background","preconditions":{"uid":"%1"}})").arg(firstUid).toUtf8());
+        QCOMPARE(stale.status, 409);
+        QCOMPARE(stale.message(), QStringLiteral("Operation cannot be fulfilled on RayJob.ray.io \"pre-bcdf01\": the UID in the precondition (%1) "
+                                                 "does not match the UID in record (%2). The object might have been deleted and then recreated")
+                                      .arg(firstUid, secondUid));
+        QCOMPARE(stale.json().value(QStringLiteral("details")).toObject(),
+                 (QJsonObject{{QStringLiteral("name"), QStringLiteral("pre-bcdf01")}, {QStringLiteral("group"), QStringLiteral("ray.io")},
+                              {QStringLiteral("kind"), QStringLiteral("RayJob")}}));
+        QCOMPARE(m_http->get(rayjobs + QStringLiteral("/pre-bcdf01")).json().value(QStringLiteral("metadata")).toObject()
+                     .value(QStringLiteral("uid")).toString(), secondUid);
+    }
+
     // Secrets as the API server keeps them: stringData merged into data, type defaulted, the
     // docker config key required, RBAC and the Status texts as for any type.
     void secrets()
@@ -439,6 +510,55 @@ private Q_SLOTS:
         QCOMPARE(m_http->get(QStringLiteral("/api/v1/nodes")).status, 200);
         // Only the admin may switch faults.
         QCOMPARE(m_http->send("PUT", QStringLiteral("/sandbox/v1/faults"), R"({})", "application/json", QByteArray("viewer-token")).status, 403);
+    }
+
+    // The deterministic knobs and the request record: next500Creates fails exactly that many
+    // POSTs and is spent; the record lists each resource request with its answer, in order.
+    void countedCreateFailuresAndTheRequestRecord()
+    {
+        const QString pods = QStringLiteral("/api/v1/namespaces/starforge/pods");
+        m_sandbox->api()->clearRequestRecord();
+        const HttpReply set = m_http->send("PATCH", QStringLiteral("/sandbox/v1/faults"), R"({"next500Creates":2})");
+        QCOMPARE(set.status, 200);
+        QCOMPARE(set.json().value(QStringLiteral("next500Creates")).toInt(), 2);
+        QCOMPARE(m_http->get(pods).status, 200);   // reads are not counted
+        const HttpReply failed = m_http->send("POST", pods, podJson(QStringLiteral("c1")));
+        QCOMPARE(failed.status, 500);
+        QCOMPARE(failed.reason(), QStringLiteral("InternalError"));
+        QVERIFY2(failed.message().startsWith(QStringLiteral("Internal error occurred: ")), qPrintable(failed.message()));
+        QCOMPARE(m_http->send("POST", pods, podJson(QStringLiteral("c1"))).status, 500);
+        QCOMPARE(m_http->get(QStringLiteral("/sandbox/v1/faults")).json().value(QStringLiteral("next500Creates")).toInt(), 0);
+        QCOMPARE(m_http->send("POST", pods, podJson(QStringLiteral("c1"))).status, 201);
+        QCOMPARE(m_http->get(pods + QStringLiteral("/c1")).status, 200);
+
+        QStringList seen;
+        for (const Sandbox::RecordedRequest &r : m_sandbox->api()->requestRecord()) {
+            seen << QStringLiteral("%1 %2 %3").arg(QString::fromLatin1(r.method), r.path).arg(r.code);
+        }
+        QCOMPARE(seen, (QStringList{QStringLiteral("GET %1 200").arg(pods), QStringLiteral("POST %1 500").arg(pods),
+                                    QStringLiteral("POST %1 500").arg(pods), QStringLiteral("POST %1 201").arg(pods),
+                                    QStringLiteral("GET %1/c1 200").arg(pods)}));
+        // The control API is not a resource request, and a knob that is not a count is refused.
+        QCOMPARE(m_http->send("PATCH", QStringLiteral("/sandbox/v1/faults"), R"({"next500Creates":1.5})").status, 400);
+        QCOMPARE(Sandbox::Faults::parse(QStringLiteral("next500Creates=3,holdS3Uploads=1"))->next500Creates, 3);
+        QVERIFY(Sandbox::Faults::parse(QStringLiteral("holdS3Uploads=1"))->holdS3Uploads);
+        QVERIFY(!Sandbox::Faults::parse(QStringLiteral("holdS3Uploads=2")));
+
+        // An answer that comes later (a delayed request) is filled in when it goes out, and the
+        // record keeps only the latest RequestRecordLimit requests.
+        m_sandbox->api()->setFaults(Sandbox::Faults{.delayMs = 200});
+        m_sandbox->api()->clearRequestRecord();
+        std::unique_ptr<QNetworkReply> slow(m_http->open(pods + QStringLiteral("/c1")));
+        QTRY_COMPARE(m_sandbox->api()->requestRecord().size(), 1);
+        QCOMPARE(m_sandbox->api()->requestRecord().first().code, 0);
+        QTRY_VERIFY(slow->isFinished());
+        QCOMPARE(m_sandbox->api()->requestRecord().first().code, 200);
+        m_sandbox->api()->setFaults(Sandbox::Faults{});
+        for (int i = 0; i < Sandbox::ApiServer::RequestRecordLimit + 5; ++i) {
+            QCOMPARE(m_http->get(QStringLiteral("/api/v1/nodes?limit=1")).status, 200);
+        }
+        QCOMPARE(m_sandbox->api()->requestRecord().size(), Sandbox::ApiServer::RequestRecordLimit);
+        QCOMPARE(m_sandbox->api()->requestRecord().first().query, QStringLiteral("limit=1"));
     }
 
     void ownerDeletionCollectsDependents()

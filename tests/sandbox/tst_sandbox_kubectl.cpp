@@ -5,6 +5,7 @@
 #include "support/testutil.h"
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -54,6 +55,22 @@ class TestSandboxKubectl : public QObject
         }
         return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
                 QString::fromUtf8(p.readAllStandardError())};
+    }
+
+    // Watches the sandbox has begun to stream for resource paths ending in `suffix`, from its
+    // request record (GET /sandbox/v1/requests, admin only): a stream that began is answered 200.
+    int watchesStarted(const QString &suffix)
+    {
+        const Run record = kubectl({QStringLiteral("get"), QStringLiteral("--raw"), QStringLiteral("/sandbox/v1/requests")});
+        int n = 0;
+        for (const QJsonValue &item : QJsonDocument::fromJson(record.out.toUtf8()).object().value(QStringLiteral("items")).toArray()) {
+            const QJsonObject r = item.toObject();
+            if (r.value(QStringLiteral("method")).toString() == u"GET" && r.value(QStringLiteral("path")).toString().endsWith(suffix)
+                && r.value(QStringLiteral("query")).toString().contains(QStringLiteral("watch=true")) && r.value(QStringLiteral("code")).toInt() == 200) {
+                ++n;
+            }
+        }
+        return n;
     }
 
 private Q_SLOTS:
@@ -106,11 +123,13 @@ private Q_SLOTS:
 
     void createWatchAndDelete()
     {
+        const int before = watchesStarted(QStringLiteral("/namespaces/starforge/pods"));
         QProcess watch;
         watch.start(m_kubectl, baseArgs() + QStringList{QStringLiteral("get"), QStringLiteral("pods"), QStringLiteral("-w"),
                                                         QStringLiteral("-o"), QStringLiteral("custom-columns=NAME:.metadata.name,APP:.metadata.labels.app")});
         QVERIFY(watch.waitForStarted());
-        QTest::qWait(800);
+        // Changes made before kubectl's watch is open would be missed: wait until the server streams it.
+        QTRY_VERIFY_WITH_TIMEOUT(watchesStarted(QStringLiteral("/namespaces/starforge/pods")) > before, 20000);
         const QString pod = QStringLiteral(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"w1","labels":{"app":"one"}},"spec":{"schedulerName":"test-none","containers":[{"name":"main","image":"busybox"}]}})");
         // (No scheduler by that name: the pod stays unbound, so the watch sees only our changes.)
         const Run created = kubectl({QStringLiteral("create"), QStringLiteral("--validate=false"), QStringLiteral("-f"), QStringLiteral("-")}, pod);
@@ -195,11 +214,12 @@ private Q_SLOTS:
 
     void rayJobWatchSeesTheStatusChanges()
     {
+        const int before = watchesStarted(QStringLiteral("/namespaces/starforge/rayjobs"));
         QProcess watch;
         watch.start(m_kubectl, baseArgs() + QStringList{QStringLiteral("get"), QStringLiteral("rayjobs"), QStringLiteral("-w"), QStringLiteral("-o"),
                                                         QStringLiteral("custom-columns=NAME:.metadata.name,DEPLOYMENT:.status.jobDeploymentStatus,JOB:.status.jobStatus")});
         QVERIFY(watch.waitForStarted());
-        QTest::qWait(800);
+        QTRY_VERIFY_WITH_TIMEOUT(watchesStarted(QStringLiteral("/namespaces/starforge/rayjobs")) > before, 20000);
         const QString image = QStringLiteral("nvcr.io/nvidia/nemo-rl:v0.7.0");
         const QString job = QStringLiteral(R"({"apiVersion":"ray.io/v1","kind":"RayJob","metadata":{"name":"hello"},"spec":{
             "entrypoint":"echo hello from the driver","shutdownAfterJobFinishes":true,

@@ -1,9 +1,11 @@
 // The sandbox's S3 endpoint over TLS with SigV4 from the core's signer: objects, ranges,
 // multipart, ListObjectsV2 paging, presigned URLs, every authentication and integrity error as
-// S3's XML, the part-failure fault, and a RayJob whose working_dir is a presigned https URL.
+// S3's XML, the part-failure and upload-holding faults, and a RayJob whose working_dir is a
+// presigned https URL.
 
 #include "core/s3/sigv4.h"
 #include "sandbox/api/apiserver.h"
+#include "sandbox/s3/s3server.h"
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
 #include "support/testutil.h"
@@ -57,6 +59,13 @@ class TestSandboxS3 : public QObject
 
     Reply send(const QByteArray &method, const QString &path, const QByteArray &body = {}, const S3::Pairs &query = {}, Signing signing = {})
     {
+        return finish(start(method, path, body, query, std::move(signing)));
+    }
+
+    // The same request, not waited for: the caller owns the reply.
+    QNetworkReply *start(const QByteArray &method, const QString &path, const QByteArray &body = {}, const S3::Pairs &query = {},
+                         Signing signing = {})
+    {
         const QUrl endpoint = m_sandbox->s3Endpoint();
         S3::SigningRequest request;
         request.method = method;
@@ -79,7 +88,7 @@ class TestSandboxS3 : public QObject
         for (const auto &h : signing.extraHeaders) r.setRawHeader(h.first, h.second);
         for (const auto &h : signature.addedHeaders) r.setRawHeader(h.first, h.second);
         // HEAD through sendCustomRequest would wait for a body; QNAM knows HEAD by its own call.
-        return finish(method == "HEAD" ? m_nam.head(r) : m_nam.sendCustomRequest(r, method, body));
+        return method == "HEAD" ? m_nam.head(r) : m_nam.sendCustomRequest(r, method, body);
     }
 
     Reply fetch(const QUrl &url)
@@ -193,6 +202,27 @@ private Q_SLOTS:
         QNetworkRequest anonymous(QUrl(m_sandbox->s3Endpoint().toString() + QStringLiteral("/starforge/x")));
         anonymous.setSslConfiguration(m_ssl);
         QCOMPARE(finish(m_nam.get(anonymous)).code(), QStringLiteral("AccessDenied"));
+    }
+
+    // holdS3Uploads: PUTs wait unanswered until the knob is off, then are served in arrival
+    // order; a held PUT whose client went away is dropped; reads are not held.
+    void heldUploads()
+    {
+        QCOMPARE(m_http->send("PATCH", QStringLiteral("/sandbox/v1/faults"), R"({"holdS3Uploads":1})").status, 200);
+        std::unique_ptr<QNetworkReply> put(start("PUT", QStringLiteral("/starforge/held/one.txt"), "first"));
+        std::unique_ptr<QNetworkReply> gone(start("PUT", QStringLiteral("/starforge/held/gone.txt"), "never"));
+        QTRY_COMPARE(m_sandbox->s3()->heldUploadCount(), 2);
+        QVERIFY(!put->isFinished());
+        QCOMPARE(send("GET", QStringLiteral("/starforge/held/one.txt")).status, 404);   // reads go on; nothing stored yet
+        gone->abort();
+        QTRY_COMPARE(m_sandbox->s3()->heldUploadCount(), 1);
+        QVERIFY(!put->isFinished());
+        QCOMPARE(m_http->send("PATCH", QStringLiteral("/sandbox/v1/faults"), R"({"holdS3Uploads":0})").status, 200);
+        QTRY_VERIFY(put->isFinished());
+        QCOMPARE(put->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+        QCOMPARE(send("GET", QStringLiteral("/starforge/held/one.txt")).body, QByteArray("first"));
+        QCOMPARE(send("HEAD", QStringLiteral("/starforge/held/gone.txt")).status, 404);
+        QCOMPARE(m_sandbox->s3()->heldUploadCount(), 0);
     }
 
     void presignedUrls()

@@ -35,7 +35,8 @@ int main(int argc, char *argv[])
                                   QStringLiteral("1"));
     const QCommandLineOption rbac(QStringLiteral("rbac"), QStringLiteral("RBAC file adding users with fewer rights."), QStringLiteral("file"));
     const QCommandLineOption faults(QStringLiteral("faults"),
-                                    QStringLiteral("Faults from the start: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F."),
+                                    QStringLiteral("Faults from the start: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F,"
+                                                   "next500Creates=N,holdS3Uploads=0|1 (docs/sandbox.md)."),
                                     QStringLiteral("spec"));
     const QCommandLineOption ns(QStringLiteral("namespace"), QStringLiteral("The namespace for Starforge's objects."), QStringLiteral("name"),
                                 QStringLiteral("starforge"));

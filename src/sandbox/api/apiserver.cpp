@@ -62,6 +62,37 @@ ApiServer::~ApiServer() = default;
 void ApiServer::setFaults(const Faults &faults)
 {
     m_faults = faults;
+    Q_EMIT faultsChanged(m_faults);
+}
+
+QList<RecordedRequest> ApiServer::requestRecord() const
+{
+    return QList<RecordedRequest>(m_record.cbegin(), m_record.cend());
+}
+
+void ApiServer::clearRequestRecord()
+{
+    m_record.clear();
+}
+
+void ApiServer::record(const Http::Request &request, Http::Responder *responder)
+{
+    const qsizetype question = request.target.indexOf('?');
+    m_record.push_back(RecordedRequest{++m_recorded, request.method, request.path,
+                                       question < 0 ? QString() : QString::fromLatin1(request.target.mid(question + 1)), 0});
+    if (m_record.size() > static_cast<size_t>(RequestRecordLimit)) {
+        m_record.pop_front();
+    }
+    // The answer may come much later (a delay, a watch): find the entry by its number then, if
+    // the bound has not dropped it meanwhile.
+    const quint64 sequence = m_recorded;
+    connect(responder, &Http::Responder::answered, this, [this, sequence](int code) {
+        if (m_record.empty() || sequence < m_record.front().sequence) {
+            return;
+        }
+        m_record[static_cast<size_t>(sequence - m_record.front().sequence)].code = code;
+    });
+    Q_EMIT requestRecorded(m_record.back());
 }
 
 void ApiServer::dropWatches()
@@ -124,6 +155,9 @@ void ApiServer::respondJson(Http::Responder *responder, int code, const QJsonObj
 
 void ApiServer::handle(const Http::Request &request, Http::Responder *responder)
 {
+    if (request.path.startsWith(QLatin1String("/api/")) || request.path.startsWith(QLatin1String("/apis/"))) {
+        record(request, responder);
+    }
     const std::optional<User> user = m_authorizer->authenticate(request.header("authorization"), request.clientCertificate);
     const bool publicInfo = request.path == QLatin1String("/version") || request.path == QLatin1String("/healthz")
         || request.path == QLatin1String("/livez") || request.path == QLatin1String("/readyz");
@@ -151,6 +185,14 @@ bool ApiServer::injectFault(const Http::Request &request, Http::Responder *respo
     const bool isResource = request.path.startsWith(QLatin1String("/api/")) || request.path.startsWith(QLatin1String("/apis/"));
     if (!isResource) {
         return false;
+    }
+    // Counted before the roll, so a test gets exactly the failures it asked for.
+    if (request.method == "POST" && m_faults.next500Creates > 0) {
+        --m_faults.next500Creates;
+        Q_EMIT faultsChanged(m_faults);
+        respondStatus(responder, Status::internalError(QStringLiteral("injected fault: the sandbox answers 500 to this create (%1 more to come)")
+                                                           .arg(m_faults.next500Creates)));
+        return true;
     }
     // One roll decides between 429, 500 and an answer, so the two rates add up as fractions.
     const double roll = m_random.generateDouble();
@@ -318,10 +360,26 @@ void ApiServer::serveControl(const Http::Request &request, Http::Responder *resp
                 return;
             }
             m_faults = *faults;
+            Q_EMIT faultsChanged(m_faults);
             qCInfo(lcApi) << "faults now" << m_faults.toJson();
             respondJson(responder, 200, m_faults.toJson());
             return;
         }
+    }
+    if (request.method == "GET" && request.path == QLatin1String("/sandbox/v1/requests")) {
+        // The request record, for tests outside the process (kubectl, the e2e script).
+        QJsonArray items;
+        for (const RecordedRequest &r : m_record) {
+            items.append(QJsonObject{{QStringLiteral("sequence"), QString::number(r.sequence)},
+                                     {QStringLiteral("method"), QString::fromLatin1(r.method)},
+                                     {QStringLiteral("path"), r.path},
+                                     {QStringLiteral("query"), r.query},
+                                     {QStringLiteral("code"), r.code}});
+        }
+        respondJson(responder, 200, QJsonObject{{QStringLiteral("items"), items},
+                                                {QStringLiteral("limit"), RequestRecordLimit},
+                                                {QStringLiteral("openWatches"), openWatchCount()}});
+        return;
     }
     if (request.method == "POST" && request.path == QLatin1String("/sandbox/v1/faults/drop-watches")) {
         const int n = openWatchCount();

@@ -19,6 +19,7 @@
 #include <QPointer>
 #include <QRandomGenerator>
 
+#include <deque>
 #include <functional>
 #include <optional>
 
@@ -40,6 +41,18 @@ struct RequestInfo
     QString rest;            // after the subresource, for proxy paths
     QString verb;
     const ResourceType *type = nullptr;
+};
+
+// One resource request as the API server received it, for tests that must see what a client
+// sent and what it was told (in order, without timers): requests under /api/ and /apis/,
+// faults and refusals included.
+struct RecordedRequest
+{
+    quint64 sequence = 0;   // counts from 1 over the server's life; the record keeps the latest
+    QByteArray method;
+    QString path;           // decoded, without the query
+    QString query;          // as sent, still encoded; empty when none
+    int code = 0;           // the status answered (a stream's when it began); 0 while unanswered
 };
 
 class ApiServer final : public QObject
@@ -66,6 +79,11 @@ public:
     void setBookmarkIntervalMs(int ms) { m_bookmarkIntervalMs = ms; }
     void setServerAddress(const QString &hostPort) { m_serverAddress = hostPort; }
 
+    // The latest resource requests, oldest first: at most RequestRecordLimit, in memory only.
+    static constexpr int RequestRecordLimit = 2048;
+    QList<RecordedRequest> requestRecord() const;
+    void clearRequestRecord();
+
     void setSubresourceHandler(const QString &storage, const QString &subresource, SubresourceHandler handler);
     void setAdmission(const QString &storage, Admission admission);
     // A custom resource's additionalPrinterColumns, read on first use (kubectl's Table output).
@@ -75,7 +93,16 @@ public:
     static void respondStatus(Http::Responder *responder, const QJsonObject &status, const Http::Headers &extra = {});
     static void respondJson(Http::Responder *responder, int code, const QJsonObject &object);
 
+Q_SIGNALS:
+    // The knobs changed (setFaults, the control API, or a spent next500Creates).
+    void faultsChanged(const Starforge::Sandbox::Faults &faults);
+    // A resource request arrived and was recorded (code 0: not answered yet). Emitted before the
+    // request is served, so a slot connected directly sees it while it is still in flight.
+    void requestRecorded(const Starforge::Sandbox::RecordedRequest &request);
+
 private:
+    void record(const Http::Request &request, Http::Responder *responder);
+
     // kubectl asks for server-side printing with "application/json;as=Table;v=v1;g=meta.k8s.io".
     static bool wantsTable(const Http::Request &request);
     // A boolean query parameter as the API server reads it: "true" or "1".
@@ -114,6 +141,8 @@ private:
     Authorizer *m_authorizer;
     Faults m_faults;
     QRandomGenerator m_random;
+    std::deque<RecordedRequest> m_record;
+    quint64 m_recorded = 0;
     int m_bookmarkIntervalMs = 60000;
     QString m_serverAddress;
     QList<QPointer<WatchStream>> m_watches;

@@ -1,5 +1,5 @@
 // The API server's writes: create (generateName, name checks), update and the status
-// subresource, JSON merge patch, delete with propagationPolicy, and the admission hook they all
+// subresource, JSON merge patch, delete with propagationPolicy and preconditions, and the admission hook they all
 // pass through before the store sees the object.
 
 #include "sandbox/api/apiserver.h"
@@ -250,14 +250,24 @@ void ApiServer::patch(const RequestInfo &info, const Http::Request &request, Htt
 
 void ApiServer::remove(const RequestInfo &info, const Http::Request &request, Http::Responder *responder)
 {
+    // In kube-apiserver's order: the object must exist (404), then the options must be valid
+    // (422), then the preconditions must hold (409), and only then is it deleted.
     const ResourceType &type = *info.type;
+    const ResourceType *storageType = type.converts() ? ResourceTypes::storageType(type.storage) : &type;
+    const ObjectPtr current = m_store->get(storageType->storage, info.ns, info.name);
+    if (!current) {
+        respondStatus(responder, Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
+        return;
+    }
     QString policy = request.queryValue(QStringLiteral("propagationPolicy"));
+    QJsonObject preconditions;
     if (!request.body.isEmpty()) {
         const QJsonObject options = QJsonDocument::fromJson(request.body).object();
         policy = options.value(QStringLiteral("propagationPolicy")).toString(policy);
         if (options.value(QStringLiteral("orphanDependents")).toBool()) {
             policy = QStringLiteral("Orphan");
         }
+        preconditions = options.value(QStringLiteral("preconditions")).toObject();
     }
     if (!policy.isEmpty() && policy != QLatin1String("Orphan") && policy != QLatin1String("Background")
         && policy != QLatin1String("Foreground")) {
@@ -266,7 +276,37 @@ void ApiServer::remove(const RequestInfo &info, const Http::Request &request, Ht
                                                                 QStringLiteral("Unsupported value: \"%1\": supported values: \"Foreground\", \"Background\", \"Orphan\"").arg(policy))}));
         return;
     }
-    const ResourceType *storageType = type.converts() ? ResourceTypes::storageType(type.storage) : &type;
+    // DeleteOptions.preconditions: a uid keeps a newer object of the same name (deleted and made
+    // again since the client looked) from being deleted in the old one's place; a
+    // resourceVersion keeps a changed one. A field given as null is no precondition.
+    // docs/kubernetes-facts.md, "Delete preconditions", has the texts and where they come from.
+    const QJsonValue wantUid = preconditions.value(QStringLiteral("uid"));
+    const QJsonValue wantVersion = preconditions.value(QStringLiteral("resourceVersion"));
+    const QString haveVersion = QString::number(current->resourceVersion);
+    QString failed;
+    if (type.plural == QLatin1String("namespaces") && wantUid.isString() && wantUid.toString() != current->uid) {
+        // A namespace's delete is its own and checks the uid with the storage layer's text.
+        respondStatus(responder, Status::make(409, QStringLiteral("Conflict"),
+                                              QStringLiteral("Operation cannot be fulfilled on namespaces \"%1\": Precondition failed: UID in "
+                                                             "precondition: %2, UID in object meta: %3").arg(info.name, wantUid.toString(), current->uid),
+                                              Status::details(info.name, QString(), type.plural)));
+        return;
+    }
+    if (wantUid.isString() && wantUid.toString() != current->uid) {
+        failed = QStringLiteral("the UID in the precondition (%1) does not match the UID in record (%2). "
+                                "The object might have been deleted and then recreated").arg(wantUid.toString(), current->uid);
+    } else if (wantVersion.isString() && wantVersion.toString() != haveVersion) {
+        failed = QStringLiteral("the ResourceVersion in the precondition (%1) does not match the ResourceVersion in record (%2). "
+                                "The object might have been modified").arg(wantVersion.toString(), haveVersion);
+    }
+    if (!failed.isEmpty()) {
+        // Named by kind, not by resource: the check works on the decoded object's kind.
+        const QString kindName = type.group.isEmpty() ? type.kind : type.kind + u'.' + type.group;
+        respondStatus(responder, Status::make(409, QStringLiteral("Conflict"),
+                                              QStringLiteral("Operation cannot be fulfilled on %1 \"%2\": %3").arg(kindName, info.name, failed),
+                                              Status::details(info.name, type.group, type.kind)));
+        return;
+    }
     auto result = m_store->remove(*storageType, info.ns, info.name, policy == QLatin1String("Orphan"));
     if (std::holds_alternative<StoreError>(result)) {
         respondStatus(responder, Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));

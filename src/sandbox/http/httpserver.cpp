@@ -117,6 +117,8 @@ void Responder::respond(int status, const QByteArray &contentType, const QByteAr
         return;
     }
     m_finished = true;
+    m_status = status;
+    Q_EMIT answered(status);
     m_connection->sendHead(status, contentType, extra, body.size());
     if (!m_connection->m_headRequest) {
         m_connection->sendRaw(body);
@@ -129,6 +131,8 @@ void Responder::beginStream(int status, const QByteArray &contentType, const Hea
     if (m_finished || m_streaming) {
         return;
     }
+    m_status = status;
+    Q_EMIT answered(status);
     if (m_connection->m_headRequest) {
         // HEAD has no body, so no chunked framing either: headers, and the response is done.
         m_finished = true;
@@ -399,7 +403,7 @@ void Connection::parse()
         const QByteArray name = line.left(colon).trimmed().toLower();
         const QByteArray value = line.mid(colon + 1).trimmed();
         if (request.headers.contains(name)) {
-            request.headers[name] += ", " + value;
+            request.headers[name] += ',' + value; // as RFC 9110 allows; SigV4 signs repeats joined by a bare comma
         } else {
             request.headers.insert(name, value);
         }

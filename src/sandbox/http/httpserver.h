@@ -69,10 +69,14 @@ public:
 
     bool isStreaming() const { return m_streaming; }
     bool isFinished() const { return m_finished; }
+    // The status sent (a stream's when it began); 0 before the answer.
+    int status() const { return m_status; }
     // Bytes the client has not taken yet; a streamer may wait for bytesWritten before writing more.
     qint64 pendingBytes() const;
 
 Q_SIGNALS:
+    // The status line is about to go out (respond(), or beginStream()).
+    void answered(int status);
     // The client closed the connection (or it failed) before end(); the responder is deleted next.
     void clientGone();
     // Some queued bytes reached the socket; pendingBytes() went down.
@@ -84,6 +88,7 @@ private:
     Connection *m_connection;
     bool m_streaming = false;
     bool m_finished = false;
+    int m_status = 0;
 };
 
 class Server final : public QObject

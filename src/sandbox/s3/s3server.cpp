@@ -15,7 +15,7 @@ namespace Starforge::Sandbox {
 
 namespace {
 
-constexpr qint64 MaxSkewSeconds = 15 * 60;
+using Pairs = QList<std::pair<QByteArray, QByteArray>>;
 
 QByteArray escape(const QString &text)
 {
@@ -33,21 +33,13 @@ QByteArray httpDate(const QDateTime &t)
 }
 
 // The raw query of a request target as decoded pairs, in order ('+' is a plus, as S3 reads it).
-S3::Pairs rawQuery(const QByteArray &target)
+Pairs rawQuery(const QByteArray &target)
 {
-    S3::Pairs out;
     const qsizetype question = target.indexOf('?');
-    if (question < 0) return out;
-    for (const QByteArray &pair : target.mid(question + 1).split('&')) {
-        if (pair.isEmpty()) continue;
-        const qsizetype eq = pair.indexOf('=');
-        out.append({QByteArray::fromPercentEncoding(eq < 0 ? pair : pair.left(eq)),
-                    QByteArray::fromPercentEncoding(eq < 0 ? QByteArray() : pair.mid(eq + 1))});
-    }
-    return out;
+    return question < 0 ? Pairs() : SigV4Verifier::decodeQuery(target.mid(question + 1));
 }
 
-QByteArray queryValue(const S3::Pairs &pairs, const QByteArray &name, bool *present = nullptr)
+QByteArray queryValue(const Pairs &pairs, const QByteArray &name, bool *present = nullptr)
 {
     for (const auto &[k, v] : pairs) {
         if (k == name) {
@@ -76,6 +68,7 @@ Http::Headers userMetadata(const Http::Request &request)
 S3Server::S3Server(Options options, QObject *parent)
     : QObject(parent)
     , m_options(std::move(options))
+    , m_verifier(SigV4Verifier::Options{m_options.accessKey, m_options.secretKey, true, {}, 15 * 60})
     , m_random(m_options.seed ^ 0x733300u)
 {
     makeOwnerOnlyPath(m_options.dataDir);
@@ -114,117 +107,11 @@ void S3Server::error(Http::Responder *responder, int status, const QByteArray &c
 
 bool S3Server::authenticate(const Http::Request &request, Http::Responder *responder, const QString &resource)
 {
-    const S3::Pairs query = rawQuery(request.target);
-    const QByteArray authorization = request.header("authorization");
-    bool presigned = false;
-    const QByteArray algorithm = queryValue(query, "X-Amz-Algorithm", &presigned);
-    if (authorization.isEmpty() && !presigned) {
-        error(responder, 403, "AccessDenied", QStringLiteral("Access Denied"), resource);
+    if (const auto refused = m_verifier.verify(request)) {
+        error(responder, refused->status, refused->code, refused->message, resource, refused->details);
         return false;
     }
-    QByteArray credential;
-    QByteArray signedHeaders;
-    QByteArray signature;
-    QByteArray amzDate;
-    if (presigned) {
-        credential = queryValue(query, "X-Amz-Credential");
-        signedHeaders = queryValue(query, "X-Amz-SignedHeaders");
-        signature = queryValue(query, "X-Amz-Signature");
-        amzDate = queryValue(query, "X-Amz-Date");
-    } else {
-        if (!authorization.startsWith("AWS4-HMAC-SHA256 ")) {
-            error(responder, 400, "InvalidArgument", QStringLiteral("Unsupported Authorization Type"), resource);
-            return false;
-        }
-        for (QByteArray part : authorization.mid(17).split(',')) {
-            part = part.trimmed();
-            if (part.startsWith("Credential=")) credential = part.mid(11);
-            else if (part.startsWith("SignedHeaders=")) signedHeaders = part.mid(14);
-            else if (part.startsWith("Signature=")) signature = part.mid(10);
-        }
-        amzDate = request.header("x-amz-date");
-    }
-    const QList<QByteArray> scope = credential.split('/');
-    if (scope.size() != 5 || signature.isEmpty() || signedHeaders.isEmpty()) {
-        error(responder, 400, "AuthorizationHeaderMalformed", QStringLiteral("The authorization header is malformed; the Credential is mal-formed."), resource);
-        return false;
-    }
-    if (scope[0] != m_options.accessKey) {
-        error(responder, 403, "InvalidAccessKeyId", QStringLiteral("The AWS Access Key Id you provided does not exist in our records."), resource,
-              {{"AWSAccessKeyId", QString::fromUtf8(scope[0])}});
-        return false;
-    }
-    QDateTime time = QDateTime::fromString(QString::fromLatin1(amzDate), QStringLiteral("yyyyMMddTHHmmssZ"));
-    time.setTimeSpec(Qt::UTC);
-    if (!time.isValid()) {
-        error(responder, 403, "AccessDenied", QStringLiteral("AWS authentication requires a valid Date or x-amz-date header"), resource);
-        return false;
-    }
-    const qint64 skew = std::abs(time.secsTo(QDateTime::currentDateTimeUtc()));
-    if (presigned) {
-        const qint64 expires = queryValue(query, "X-Amz-Expires").toLongLong();
-        if (expires <= 0 || expires > 604800) {
-            error(responder, 400, "AuthorizationQueryParametersError",
-                  QStringLiteral("X-Amz-Expires must be less than a week (in seconds) that is 604800"), resource);
-            return false;
-        }
-        if (time.secsTo(QDateTime::currentDateTimeUtc()) > expires) {
-            error(responder, 403, "AccessDenied", QStringLiteral("Request has expired"), resource,
-                  {{"X-Amz-Expires", QString::number(expires)}, {"Expires", iso(time.addSecs(expires))}});
-            return false;
-        }
-    } else if (skew > MaxSkewSeconds) {
-        error(responder, 403, "RequestTimeTooSkewed", QStringLiteral("The difference between the request time and the current time is too large."),
-              resource, {{"RequestTime", QString::fromLatin1(amzDate)}, {"ServerTime", iso(QDateTime::currentDateTimeUtc())},
-                         {"MaxAllowedSkewMilliseconds", QStringLiteral("900000")}});
-        return false;
-    }
-
-    S3::SigningRequest signing;
-    signing.method = request.method;
-    const qsizetype question = request.target.indexOf('?');
-    const QByteArray rawPath = question < 0 ? request.target : request.target.left(question);
-    // The canonical path is the decoded path encoded once by AWS's rules, whatever the client sent.
-    signing.path = S3::SigV4::uriEncode(QByteArray::fromPercentEncoding(rawPath), false);
-    for (const auto &pair : query) {
-        if (pair.first != "X-Amz-Signature") signing.query.append(pair);
-    }
-    for (const QByteArray &name : signedHeaders.split(';')) {
-        signing.headers.append({name, request.header(name)});
-    }
-    const QByteArray contentHash = request.header("x-amz-content-sha256");
-    signing.payloadHash = presigned ? (contentHash.isEmpty() ? QByteArray("UNSIGNED-PAYLOAD") : contentHash) : contentHash;
-    if (!presigned && contentHash.isEmpty()) {
-        error(responder, 400, "InvalidRequest", QStringLiteral("Missing required header for this request: x-amz-content-sha256"), resource);
-        return false;
-    }
-    const QByteArray canonical = S3::SigV4::canonicalRequest(signing, {}, {}, false, nullptr);
-    const QByteArray stringToSign = "AWS4-HMAC-SHA256\n" + amzDate + '\n' + scope.mid(1).join('/') + '\n' + S3::SigV4::sha256Hex(canonical);
-    QDateTime keyTime = QDateTime::fromString(QString::fromLatin1(scope[1]) + QStringLiteral("T000000Z"), QStringLiteral("yyyyMMddTHHmmssZ"));
-    keyTime.setTimeSpec(Qt::UTC);
-    const QByteArray expected = S3::SigV4::hmacHex(
-        S3::SigV4::signingKey(m_options.secretKey, keyTime, QString::fromUtf8(scope[2]), QString::fromUtf8(scope[3])), stringToSign);
-    if (expected != signature) {
-        error(responder, 403, "SignatureDoesNotMatch",
-              QStringLiteral("The request signature we calculated does not match the signature you provided. Check your key and signing method."),
-              resource, {{"AWSAccessKeyId", QString::fromUtf8(scope[0])}, {"StringToSign", QString::fromUtf8(stringToSign)},
-                         {"CanonicalRequest", QString::fromUtf8(canonical)}});
-        return false;
-    }
-    if (contentHash.startsWith("STREAMING-")) {
-        // aws-chunked bodies carry chunk signatures inside; the sandbox does not decode them.
-        error(responder, 501, "NotImplemented", QStringLiteral("The sandbox does not accept aws-chunked (STREAMING-*) payloads; sign the whole body."),
-              resource);
-        return false;
-    }
-    // Payload integrity: the signed hash must be the body's; Content-MD5 when given must match.
-    if (!presigned && contentHash != "UNSIGNED-PAYLOAD" && !contentHash.startsWith("STREAMING-")
-        && contentHash != S3::SigV4::sha256Hex(request.body)) {
-        error(responder, 400, "XAmzContentSHA256Mismatch", QStringLiteral("The provided 'x-amz-content-sha256' header does not match what was computed."),
-              resource, {{"ClientComputedContentSHA256", QString::fromLatin1(contentHash)},
-                         {"S3ComputedContentSHA256", QString::fromLatin1(S3::SigV4::sha256Hex(request.body))}});
-        return false;
-    }
+    // Content-MD5, when given, must be the body's (S3 checks it for every request that has it).
     if (const QByteArray md5 = request.header("content-md5"); !md5.isEmpty()) {
         const QByteArray given = QByteArray::fromBase64(md5);
         if (given.size() != 16) {
@@ -239,7 +126,30 @@ bool S3Server::authenticate(const Http::Request &request, Http::Responder *respo
     return true;
 }
 
-void S3Server::listUploads(const QString &bucket, const S3::Pairs &query, Http::Responder *responder)
+void S3Server::setHoldUploads(bool hold)
+{
+    if (hold == m_holdUploads) {
+        return;
+    }
+    m_holdUploads = hold;
+    if (hold) {
+        return;
+    }
+    const QList<Held> held = std::exchange(m_held, {});
+    for (const Held &h : held) {
+        if (h.responder && !h.responder->isFinished()) {
+            serve(h.request, h.responder);
+        }
+    }
+}
+
+int S3Server::heldUploadCount() const
+{
+    return static_cast<int>(std::count_if(m_held.cbegin(), m_held.cend(),
+                                          [](const Held &h) { return h.responder && !h.responder->isFinished(); }));
+}
+
+void S3Server::listUploads(const QString &bucket, const QueryPairs &query, Http::Responder *responder)
 {
     // ListMultipartUploads without paging: a sandbox holds a handful at a time. Sorted by key,
     // then by initiation, as S3 lists them.
@@ -265,15 +175,27 @@ void S3Server::listUploads(const QString &bucket, const S3::Pairs &query, Http::
 
 void S3Server::handle(const Http::Request &request, Http::Responder *responder)
 {
-    const QString path = request.path;
-    const QString resource = path;
-    if (!authenticate(request, responder, resource)) {
+    if (!authenticate(request, responder, request.path)) {
         return;
     }
+    // Held after the signature check, as a slow server would be: the client has sent it all.
+    const bool objectPut = request.method == "PUT" && request.path.indexOf(u'/', 1) > 0
+        && request.path.indexOf(u'/', 1) + 1 < request.path.size();
+    if (m_holdUploads && objectPut) {
+        m_held.append(Held{request, QPointer<Http::Responder>(responder)});
+        return;
+    }
+    serve(request, responder);
+}
+
+void S3Server::serve(const Http::Request &request, Http::Responder *responder)
+{
+    const QString path = request.path;
+    const QString resource = path;
     const QStringList parts = path.mid(1).split(u'/');
     const QString bucket = parts.value(0);
     const QString key = parts.size() > 1 ? path.mid(bucket.size() + 2) : QString();
-    const S3::Pairs query = rawQuery(request.target);
+    const QueryPairs query = rawQuery(request.target);
     bool hasUploads = false;
     bool hasUploadId = false;
     queryValue(query, "uploads", &hasUploads);
@@ -342,7 +264,7 @@ void S3Server::handle(const Http::Request &request, Http::Responder *responder)
 
 void S3Server::listObjects(const QString &bucket, const Http::Request &request, Http::Responder *responder)
 {
-    const S3::Pairs query = rawQuery(request.target);
+    const QueryPairs query = rawQuery(request.target);
     const QString prefix = QString::fromUtf8(queryValue(query, "prefix"));
     const QString delimiter = QString::fromUtf8(queryValue(query, "delimiter"));
     bool hasMax = false;
@@ -486,7 +408,7 @@ void S3Server::createUpload(const QString &bucket, const QString &key, const Htt
 
 void S3Server::uploadPart(const QString &bucket, const QString &key, const Http::Request &request, Http::Responder *responder)
 {
-    const S3::Pairs query = rawQuery(request.target);
+    const QueryPairs query = rawQuery(request.target);
     const QString id = QString::fromUtf8(queryValue(query, "uploadId"));
     auto upload = m_uploads.find(id);
     if (upload == m_uploads.end() || upload->key != key || upload->bucket != bucket) {
