@@ -22,6 +22,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace Starforge;
 
 class TestSession : public QObject
@@ -79,6 +83,28 @@ private Q_SLOTS:
     {
         m_http.reset();
         m_sandbox.reset();
+    }
+
+    // A sandbox killed and not yet reaped by whoever started it is a zombie: kill(pid, 0) still
+    // succeeds, yet it serves nothing. A person is told to start it again all the same.
+    void aKilledSandboxNotYetReapedHasStopped()
+    {
+        const pid_t child = ::fork();
+        if (child == 0) ::_exit(0);
+        QVERIFY(child > 0);
+        const QString file = m_dir.filePath(QStringLiteral("zombie.json"));
+        QVERIFY(Testing::writeFile(file, QByteArray("{\"pid\": ") + QByteArray::number(child) + "}"));
+        const SessionSource source = SessionSource::ofConnectionFile(file);
+        // Running, then exited and unreaped: the reason appears once it is a zombie.
+        QTRY_VERIFY2(!source.stoppedReason().isEmpty(), "a zombie sandbox counted as running");
+        QVERIFY(::kill(child, 0) == 0);   // still there for kill 0: the case this covers
+        QCOMPARE(source.stoppedReason(), QStringLiteral("The starforge-sandbox that wrote %1 (pid %2) is not running any more: start it again.").arg(file).arg(child));
+        int status = 0;
+        QCOMPARE(::waitpid(child, &status, 0), child);
+        QVERIFY(!source.stoppedReason().isEmpty());   // reaped: gone
+        // A live process is not stopped.
+        QVERIFY(Testing::writeFile(file, QByteArray("{\"pid\": ") + QByteArray::number(::getpid()) + "}"));
+        QCOMPARE(SessionSource::ofConnectionFile(file).stoppedReason(), QString());
     }
 
     void connectsAndRunsTheSharedParts()

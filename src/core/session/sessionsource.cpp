@@ -84,7 +84,16 @@ QString SessionSource::stoppedReason() const
         return QStringLiteral("The starforge-sandbox that wrote %1 has stopped: start it again.").arg(connectionFile);
     }
     const qint64 pid = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("pid")).toInteger();
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+    // Gone, or dead and not yet reaped by whoever started it (a zombie still answers kill 0):
+    // either way it serves nothing.
+    const auto isZombie = [](qint64 process) {
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(process));
+        if (!stat.open(QIODevice::ReadOnly)) return false;
+        const QByteArray text = stat.readAll();
+        const qsizetype afterName = text.lastIndexOf(')');   // the name may hold spaces and parentheses
+        return afterName > 0 && text.mid(afterName + 1).trimmed().startsWith('Z');
+    };
+    if (pid > 0 && ((::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) || isZombie(pid))) {
         return QStringLiteral("The starforge-sandbox that wrote %1 (pid %2) is not running any more: start it again.").arg(connectionFile).arg(pid);
     }
     return {};
