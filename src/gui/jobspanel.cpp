@@ -105,7 +105,9 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     QFont bold = m_view->font();
     bold.setBold(true);
     m_view->setColumnWidth(JobsModel::StateColumn, QFontMetrics(bold).horizontalAdvance(tr("Archived (Succeeded)")) + em);
+    m_view->setColumnWidth(JobsModel::PoolsColumn, 10 * em);
     m_view->setColumnWidth(JobsModel::SubmittedColumn, 7 * em);
+    m_view->setColumnWidth(JobsModel::DurationColumn, 7 * em);
     m_view->setColumnWidth(JobsModel::EndedColumn, 6 * em);
 
     m_summary->setObjectName(QStringLiteral("jobsSummary"));

@@ -4,9 +4,11 @@
 #include "core/job/tracker.h"
 #include "core/s3/s3client.h"
 
+#include <QJsonArray>
 #include <QLocale>
 
 #include <algorithm>
+#include <climits>
 
 namespace Starforge::Models {
 
@@ -294,6 +296,36 @@ void JobsModel::refreshAges()
         return;
     Q_EMIT dataChanged(index(0, SubmittedColumn), index(static_cast<int>(m_rows.size()) - 1, SubmittedColumn),
                        { Qt::DisplayRole, Qt::ToolTipRole });
+    // A running job's duration grows; an ended one's is fixed.
+    for (int row = 0; row < m_rows.size(); ++row) {
+        const Job::JobRecord &r = m_rows.at(row).record;
+        if (r.started.isValid() && !r.ended.isValid())
+            Q_EMIT dataChanged(index(row, DurationColumn), index(row, DurationColumn), { Qt::DisplayRole, JobsModel::SortRole });
+    }
+}
+
+QString JobsModel::poolsText(const QJsonObject &jobSpec)
+{
+    QStringList parts;
+    for (const QJsonValue &v : jobSpec.value(QLatin1String("pools")).toArray()) {
+        const QJsonObject pool = v.toObject();
+        // The JobSpec's defaults (docs/jobspec.md): 1 node, 8 GPUs per node.
+        parts << QStringLiteral("%1×%2 %3")
+                     .arg(pool.value(QLatin1String("nodes")).toInt(1))
+                     .arg(pool.value(QLatin1String("gpusPerNode")).toInt(8))
+                     .arg(pool.value(QLatin1String("series")).toString());
+    }
+    return parts.join(QStringLiteral(" + "));
+}
+
+qint64 JobsModel::gpusAsked(const QJsonObject &jobSpec)
+{
+    qint64 total = 0;
+    for (const QJsonValue &v : jobSpec.value(QLatin1String("pools")).toArray()) {
+        const QJsonObject pool = v.toObject();
+        total += qint64(pool.value(QLatin1String("nodes")).toInt(1)) * pool.value(QLatin1String("gpusPerNode")).toInt(8);
+    }
+    return total;
 }
 
 int JobsModel::rowOf(const QString &jobId) const
@@ -358,8 +390,15 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
             return m_tracker && r.owner == m_tracker->viewer().owner ? tr("you") : r.owner;
         case StateColumn:
             return r.displayState();
+        case PoolsColumn:
+            return poolsText(r.jobSpec);
         case SubmittedColumn:
             return r.created.isValid() ? ageText(std::max<qint64>(0, r.created.secsTo(m_now()))) : QString();
+        case DurationColumn:
+            // How long Ray ran it: to its end, or to now while it runs.
+            if (!r.started.isValid())
+                return QString();
+            return durationText(std::max<qint64>(0, r.started.secsTo(r.ended.isValid() ? r.ended : m_now())));
         case EndedColumn: {
             if (!r.ended.isValid())
                 return QString();
@@ -390,6 +429,15 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
         }
         case SubmittedColumn:
             return r.created.isValid() ? tr("Submitted %1").arg(fullTime(r.created)) : QString();
+        case PoolsColumn: {
+            const qint64 gpus = gpusAsked(r.jobSpec);
+            return gpus > 0 ? tr("%1: %n GPU(s) in all (nodes × GPUs per node, series)", nullptr, int(std::min<qint64>(gpus, INT_MAX))).arg(poolsText(r.jobSpec))
+                            : QString();
+        }
+        case DurationColumn:
+            if (r.started.isValid())
+                return tr("Ray started it %1").arg(fullTime(r.started));
+            return Job::isTerminal(r.state) ? tr("It ended without running") : tr("Not started yet");
         case EndedColumn:
             if (!r.ended.isValid())
                 return QString();
@@ -430,6 +478,10 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
             return sortTime(r);
         case EndedColumn:
             return r.ended;
+        case PoolsColumn:
+            return gpusAsked(r.jobSpec);
+        case DurationColumn:
+            return r.started.isValid() ? r.started.secsTo(r.ended.isValid() ? r.ended : m_now()) : qint64(-1);
         case StateColumn:
             return r.displayState();
         default:
@@ -454,8 +506,12 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
             return tr("Owner");
         case StateColumn:
             return tr("State");
+        case PoolsColumn:
+            return tr("Pools");
         case SubmittedColumn:
             return tr("Submitted");
+        case DurationColumn:
+            return tr("Duration");
         case EndedColumn:
             return tr("Ended");
         case MessageColumn:
@@ -474,8 +530,12 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
             return tr("Whose job it is (starforge.dev/owner): you, or a colleague sharing the namespace");
         case StateColumn:
             return tr("Submitting, Pending, Running, Succeeded, Failed or Stopped; Archived once its logs and events are in the bucket");
+        case PoolsColumn:
+            return tr("What the job asked for: nodes × GPUs per node and the GPU series, per pool");
         case SubmittedColumn:
             return tr("How long ago the job was submitted");
+        case DurationColumn:
+            return tr("How long Ray has run the job, or ran it");
         case EndedColumn:
             return tr("When the job ended");
         case MessageColumn:

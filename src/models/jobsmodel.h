@@ -15,6 +15,7 @@
 #include "core/job/jobrecord.h"
 
 #include <QAbstractTableModel>
+#include <QJsonObject>
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
@@ -35,7 +36,7 @@ class JobsModel final : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { IdColumn, NameColumn, OwnerColumn, StateColumn, SubmittedColumn, EndedColumn, MessageColumn, ColumnCount };
+    enum Column { IdColumn, NameColumn, OwnerColumn, StateColumn, PoolsColumn, SubmittedColumn, DurationColumn, EndedColumn, MessageColumn, ColumnCount };
     Q_ENUM(Column)
 
     enum Role {
@@ -67,8 +68,14 @@ public:
     void refreshHistory();
     bool isHistoryLoading() const { return m_historyLoading; }
 
-    // The time ages are measured from (tests inject one); the Submitted column's ages are
-    // refreshed every ageRefreshMs.
+    // What the job asked for, from its JobSpec's pools: "2×8 h200 + 1×8 h100" (nodes × GPUs per
+    // node, series); empty for a JobSpec without pools.
+    static QString poolsText(const QJsonObject &jobSpec);
+    // GPUs the job asked for in all (nodes × GPUs per node, summed over its pools).
+    static qint64 gpusAsked(const QJsonObject &jobSpec);
+
+    // The time ages are measured from (tests inject one); the Submitted column's ages and the
+    // running jobs' durations are refreshed every ageRefreshMs.
     void setClock(std::function<QDateTime()> now);
     void setAgeRefreshInterval(int ms);
 

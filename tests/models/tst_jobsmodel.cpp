@@ -95,7 +95,12 @@ class TestJobsModel : public QObject
         r.archived = true;
         r.message = message;
         r.created = QDateTime::fromString(created, Qt::ISODate);
+        r.started = r.created.addSecs(30);
         r.ended = QDateTime::fromString(ended, Qt::ISODate);
+        // Two pools, the second with the JobSpec's default of 8 GPUs per node.
+        r.jobSpec = QJsonObject{{QStringLiteral("pools"), QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("train")}, {QStringLiteral("series"), QStringLiteral("h200")},
+                                                                                 {QStringLiteral("nodes"), 2}, {QStringLiteral("gpusPerNode"), 8}},
+                                                                     QJsonObject{{QStringLiteral("name"), QStringLiteral("gen")}, {QStringLiteral("series"), QStringLiteral("h100")}}}}};
         r.archivedAt = r.ended;
         r.lost << QStringLiteral("Head and worker logs: the RayCluster was already deleted.");
         return QJsonDocument(r.toJson()).toJson();
@@ -277,6 +282,17 @@ private Q_SLOTS:
         QCOMPARE(model.rowOf(QStringLiteral("hstry1")), model.rowCount() - 1);
         QVERIFY(model.rowOf(QStringLiteral("hstb44")) < model.rowOf(QStringLiteral("hstb22")));
         QCOMPARE(model.index(model.rowOf(QStringLiteral("hstb44")), JobsModel::StateColumn).data().toString(), QStringLiteral("Archived (Stopped)"));
+        // What each asked for, and how long Ray ran it (started 30 s after it was submitted).
+        const int older = model.rowOf(QStringLiteral("hstb22"));
+        QCOMPARE(model.index(older, JobsModel::PoolsColumn).data().toString(), QStringLiteral("2×8 h200 + 1×8 h100"));
+        QCOMPARE(model.index(older, JobsModel::PoolsColumn).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("2×8 h200 + 1×8 h100: 24 GPU(s) in all (nodes × GPUs per node, series)"));
+        QCOMPARE(model.index(older, JobsModel::PoolsColumn).data(JobsModel::SortRole).toLongLong(), 24);
+        QCOMPARE(model.index(older, JobsModel::DurationColumn).data().toString(), QStringLiteral("59 min 30 s"));
+        QCOMPARE(model.index(older, JobsModel::DurationColumn).data(JobsModel::SortRole).toLongLong(), 3570);
+        QCOMPARE(model.headerData(JobsModel::PoolsColumn, Qt::Horizontal).toString(), QStringLiteral("Pools"));
+        QCOMPARE(model.headerData(JobsModel::DurationColumn, Qt::Horizontal).toString(), QStringLiteral("Duration"));
+        QCOMPARE(JobsModel::poolsText(QJsonObject{}), QString());
         for (int row = 0; row < model.rowCount(); ++row) {
             QVERIFY(model.index(row, 0).data(JobsModel::ArchivedRole).toBool());
             QVERIFY(!model.index(row, 0).data(JobsModel::LiveRole).toBool());
