@@ -1,6 +1,8 @@
 #include "gui/jobspanel.h"
 
+#include "core/job/jobactions.h"
 #include "core/job/tracker.h"
+#include "core/s3/s3client.h"
 #include "core/session/session.h"
 #include "gui/jobdetailsdialog.h"
 #include "gui/jobsfiltermodel.h"
@@ -14,6 +16,8 @@
 #include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -43,6 +47,11 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     , m_refreshAction(new QAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("&Refresh history"), this))
     , m_detailsAction(new QAction(tr("&Details…"), this))
     , m_copyIdAction(new QAction(tr("&Copy job id"), this))
+    , m_deleteAction(new QAction(style()->standardIcon(QStyle::SP_TrashIcon), tr("D&elete…"), this))
+    , m_resubmitAction(new QAction(tr("Res&ubmit…"), this))
+    , m_copyRayJobAction(new QAction(tr("Copy Ray&Job"), this))
+    , m_openEventsAction(new QAction(tr("Open e&vents"), this))
+    , m_openLogsAction(new QAction(tr("Open &logs"), this))
 {
     setObjectName(QStringLiteral("jobsPanel"));
     m_proxy->setSourceModel(m_model);
@@ -62,7 +71,22 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     m_refreshAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     m_detailsAction->setObjectName(QStringLiteral("jobDetailsAction"));
     m_copyIdAction->setObjectName(QStringLiteral("copyJobIdAction"));
+    m_deleteAction->setObjectName(QStringLiteral("deleteJobAction"));
+    m_deleteAction->setShortcut(QKeySequence::Delete);
+    m_deleteAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_resubmitAction->setObjectName(QStringLiteral("resubmitJobAction"));
+    m_resubmitAction->setToolTip(tr("Open the submission wizard with this job's JobSpec"));
+    m_copyRayJobAction->setObjectName(QStringLiteral("copyRayJobAction"));
+    m_copyRayJobAction->setToolTip(tr("Copy the job's RayJob as JSON: the cluster's, else the archived one"));
+    m_openEventsAction->setObjectName(QStringLiteral("openJobEventsAction"));
+    m_openLogsAction->setObjectName(QStringLiteral("openJobLogsAction"));
+    for (QAction *coming : {m_openEventsAction, m_openLogsAction}) {
+        coming->setEnabled(false);
+        coming->setToolTip(tr("The event timeline and the logs panel are not in this version yet: starforge-cli events JOB and "
+                              "starforge-cli logs JOB show them"));
+    }
     addAction(m_refreshAction);
+    addAction(m_deleteAction);
 
     auto *toolBar = new QToolBar(this);
     toolBar->setObjectName(QStringLiteral("jobsToolBar"));
@@ -145,6 +169,12 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     connect(m_copyIdAction, &QAction::triggered, this, [this] {
         if (const auto job = selectedJob())
             QApplication::clipboard()->setText(job->id);
+    });
+    connect(m_deleteAction, &QAction::triggered, this, &JobsPanel::deleteSelected);
+    connect(m_copyRayJobAction, &QAction::triggered, this, &JobsPanel::copySelectedRayJob);
+    connect(m_resubmitAction, &QAction::triggered, this, [this] {
+        if (const auto job = selectedJob(); job && !job->jobSpec.isEmpty())
+            Q_EMIT resubmitRequested(job->jobSpec);
     });
     connect(m_view, &QTableView::doubleClicked, this, &JobsPanel::showDetails);
     connect(m_view, &QWidget::customContextMenuRequested, this, &JobsPanel::showContextMenu);
@@ -299,6 +329,15 @@ void JobsPanel::updateActions()
                                  : tr("Stop the selected job: its logs and events are archived, then its RayJob is deleted"));
     m_detailsAction->setEnabled(selected.isValid());
     m_copyIdAction->setEnabled(selected.isValid());
+    m_copyRayJobAction->setEnabled(selected.isValid() && m_session && m_session->kube());
+    const auto record = selected.isValid() ? selected.data(JobsModel::RecordRole).value<Job::JobRecord>() : Job::JobRecord{};
+    m_resubmitAction->setEnabled(selected.isValid() && !record.jobSpec.isEmpty());
+    // Deleting removes the archive too, so a job still being archived waits for it.
+    const bool settled = selected.isValid() && (record.archived || selected.data(JobsModel::ActiveRole).toBool());
+    m_deleteAction->setEnabled(settled && mine && m_session && m_session->kube() && m_session->s3() && !m_deleting);
+    m_deleteAction->setToolTip(selected.isValid() && !mine
+                                   ? selected.siblingAtColumn(JobsModel::OwnerColumn).data(Qt::ToolTipRole).toString()
+                                   : tr("Delete the selected job for good: its RayJob, its logs and events in the bucket (Delete)"));
     m_refreshAction->setEnabled(isShowingJobs() && !m_model->isHistoryLoading());
 }
 
@@ -356,6 +395,82 @@ void JobsPanel::stopSelected()
     });
 }
 
+void JobsPanel::deleteSelected()
+{
+    const auto job = selectedJob();
+    if (!job || !m_deleteAction->isEnabled() || !m_session || !m_session->kube() || !m_session->s3())
+        return;
+    if (!m_prompts->confirm(this, tr("Delete job"),
+                            tr("Delete job %1 (%2) for good?\n\nIts RayJob, if it still runs, is deleted without an archive, and its "
+                               "logs, events and record are removed from the bucket. This cannot be undone.")
+                                .arg(job->id, job->rayJobName))) {
+        return;
+    }
+    m_deleting = true;
+    updateActions();
+    Q_EMIT statusMessage(tr("Deleting job %1…").arg(job->id));
+    const QString ns = m_session->ns();
+    const Job::Viewer viewer = m_session->viewer();
+    Kube::KubeClient *kube = m_session->kube();
+    S3::S3Client *s3 = m_session->s3();
+    const QString id = job->id;
+    const auto finish = [self = QPointer<JobsPanel>(this), id](const QString &message) {
+        if (!self)
+            return;
+        self->m_deleting = false;
+        Q_EMIT self->statusMessage(message);
+        self->m_model->refreshHistory();   // the archive is gone: its row goes with the refresh
+        self->updateActions();
+    };
+    Job::fetchCheckedSnapshot(kube, Job::SnapshotRequest::of(ns, id), this, [=, this](Result<Job::JobSnapshot> snapshot) {
+        if (!snapshot) {
+            finish(tr("Could not delete job %1: %2").arg(id, snapshot.error().message));
+            return;
+        }
+        Job::deleteJob(kube, s3, ns, viewer, *snapshot, id, this, [finish, id](Result<Job::DeletedJob> deleted) {
+            finish(deleted ? tr("Job %1 deleted: %n archived object(s) removed.", nullptr, deleted->archiveObjectsDeleted).arg(id)
+                           : tr("Could not delete job %1: %2").arg(id, deleted.error().message));
+        });
+    });
+}
+
+void JobsPanel::copySelectedRayJob()
+{
+    const auto job = selectedJob();
+    if (!job || !m_session || !m_session->kube())
+        return;
+    const auto copy = [self = QPointer<JobsPanel>(this), id = job->id](const QJsonObject &rayJob) {
+        if (!self)
+            return;
+        QApplication::clipboard()->setText(QString::fromUtf8(QJsonDocument(rayJob).toJson(QJsonDocument::Indented)));
+        Q_EMIT self->statusMessage(tr("The RayJob of job %1 is on the clipboard.").arg(id));
+    };
+    S3::S3Client *s3 = m_session->s3();
+    Job::fetchCheckedSnapshot(m_session->kube(), Job::SnapshotRequest::of(m_session->ns(), job->id), this,
+                              [this, copy, s3, id = job->id](Result<Job::JobSnapshot> snapshot) {
+        if (snapshot && snapshot->rayJob) {
+            copy(*snapshot->rayJob);
+            return;
+        }
+        if (!s3) {
+            Q_EMIT statusMessage(tr("Job %1 has no RayJob on the cluster and there is no bucket to read its archive from.").arg(id));
+            return;
+        }
+        // Gone from the cluster: the archived one, from objects.json.
+        S3::S3Reply *reply = s3->getObject(Job::ArchiveKeys::objects(id));
+        connect(reply, &S3::S3Reply::finished, this, [this, reply, copy, id] {
+            reply->deleteLater();
+            const QJsonObject rayJob = reply->result() ? QJsonDocument::fromJson(reply->data()).object().value(QLatin1String("rayJob")).toObject()
+                                                       : QJsonObject();
+            if (rayJob.isEmpty()) {
+                Q_EMIT statusMessage(tr("Job %1's RayJob is neither on the cluster nor in its archive.").arg(id));
+                return;
+            }
+            copy(rayJob);
+        });
+    });
+}
+
 void JobsPanel::refreshHistory()
 {
     m_model->refreshHistory();
@@ -389,6 +504,12 @@ void JobsPanel::showContextMenu(const QPoint &pos)
     menu->addAction(m_stopAction);
     menu->addAction(m_detailsAction);
     menu->addAction(m_copyIdAction);
+    menu->addAction(m_copyRayJobAction);
+    menu->addAction(m_resubmitAction);
+    menu->addAction(m_openEventsAction);
+    menu->addAction(m_openLogsAction);
+    menu->addSeparator();
+    menu->addAction(m_deleteAction);
     menu->addSeparator();
     menu->addAction(m_refreshAction);
     menu->popup(m_view->viewport()->mapToGlobal(pos));

@@ -14,6 +14,7 @@
 #include <optional>
 
 class QAction;
+class QJsonObject;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -63,6 +64,11 @@ public:
 
     // The selected job's record, if a row is selected.
     std::optional<Job::JobRecord> selectedJob() const;
+    // Delete the selected job for good, its RayJob and its archive (asks first; the viewer's
+    // own jobs only, as the core's deleteJob decides); copy its RayJob as JSON (the live one,
+    // else the archived one) to the clipboard.
+    void deleteSelected();
+    void copySelectedRayJob();
     // Stop the selected job (asks first); Refresh history; Details of the selected job.
     void stopSelected();
     void refreshHistory();
@@ -73,6 +79,8 @@ Q_SIGNALS:
     void statusMessage(const QString &text);
     // The job the panels that follow one job (timeline, logs) show; empty: none selected.
     void selectedJobChanged(const QString &jobId);
+    // Resubmit: the selected job's JobSpec, for the submission wizard to open.
+    void resubmitRequested(const QJsonObject &jobSpec);
 
 private:
     void showDetails(const QModelIndex &proxyIndex);
@@ -95,8 +103,15 @@ private:
     QAction *m_refreshAction;
     QAction *m_detailsAction;
     QAction *m_copyIdAction;
+    QAction *m_deleteAction;
+    QAction *m_resubmitAction;
+    QAction *m_copyRayJobAction;
+    // The panels these open come with the event timeline and the logs (issue 14 and after).
+    QAction *m_openEventsAction;
+    QAction *m_openLogsAction;
     Session *m_session = nullptr;
     QString m_selectedJob;
+    bool m_deleting = false;   // a delete is under way: Delete waits for it
 };
 
 } // namespace Starforge::Gui

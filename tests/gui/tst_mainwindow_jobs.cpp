@@ -18,6 +18,7 @@
 #include "support/testutil.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -25,6 +26,7 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QSet>
 #include <QSignalSpy>
 #include <QClipboard>
 #include <QContextMenuEvent>
@@ -252,7 +254,13 @@ private Q_SLOTS:
         for (QAction *a : menu->actions()) {
             if (!a->isSeparator()) offered << a->text();
         }
-        QCOMPARE(offered, (QStringList{QStringLiteral("&Stop"), QStringLiteral("&Details…"), QStringLiteral("&Copy job id"), QStringLiteral("&Refresh history")}));
+        QCOMPARE(offered, (QStringList{QStringLiteral("&Stop"), QStringLiteral("&Details…"), QStringLiteral("&Copy job id"), QStringLiteral("Copy Ray&Job"),
+                                       QStringLiteral("Res&ubmit…"), QStringLiteral("Open e&vents"), QStringLiteral("Open &logs"), QStringLiteral("D&elete…"),
+                                       QStringLiteral("&Refresh history")}));
+        // One accelerator per item, so each is one key away.
+        QSet<QChar> accelerators;
+        for (const QString &text : offered) accelerators.insert(text.at(text.indexOf(u'&') + 1).toLower());
+        QCOMPARE(accelerators.size(), offered.size());
         QCOMPARE(panel->selectedJob().value_or(Job::JobRecord{}).id, newer);
         QTest::keyClick(menu, Qt::Key_C);
         QTRY_COMPARE(QGuiApplication::clipboard()->text(), newer);
@@ -276,6 +284,38 @@ private Q_SLOTS:
         QTRY_VERIFY(refresh->isEnabled() && !panel->model()->isHistoryLoading());
         QCOMPARE(view->model()->rowCount(), rows);
         QCOMPARE(stateOf(view, id), QStringLiteral("Archived (Stopped)"));
+
+        // The archived job's actions, from its context menu: Copy RayJob (the archived one, the
+        // cluster has none), the panels still to come (off, saying where to look), then Delete.
+        QGuiApplication::clipboard()->clear();
+        const QPoint archivedRow = view->visualRect(view->model()->index(rowOf(view, id), JobsModel::NameColumn)).center();
+        QContextMenuEvent onArchived(QContextMenuEvent::Mouse, archivedRow, view->viewport()->mapToGlobal(archivedRow));
+        QApplication::sendEvent(view->viewport(), &onArchived);
+        QMenu *archivedMenu = nullptr;
+        QTRY_VERIFY((archivedMenu = full.findChild<QMenu *>(QStringLiteral("jobsContextMenu"))) && archivedMenu->isVisible());
+        QAction *openEvents = full.findChild<QAction *>(QStringLiteral("openJobEventsAction"));
+        QVERIFY(openEvents && !openEvents->isEnabled());
+        QVERIFY2(openEvents->toolTip().contains(QStringLiteral("starforge-cli events JOB")), qPrintable(openEvents->toolTip()));
+        QVERIFY(full.findChild<QAction *>(QStringLiteral("resubmitJobAction"))->isEnabled());
+        QTest::keyClick(archivedMenu, Qt::Key_J);   // Copy Ray&Job
+        QTRY_VERIFY(QGuiApplication::clipboard()->text().contains(QStringLiteral("\"kind\": \"RayJob\"")));
+        QVERIFY(QGuiApplication::clipboard()->text().contains(QStringLiteral("\"name\": \"gui-gvjb22\"")));
+        QTRY_VERIFY(!full.findChild<QMenu *>(QStringLiteral("jobsContextMenu")));
+
+        // Delete (the Delete key on the selected row): asks, then the archive goes and its row too.
+        full.activateWindow();
+        QTRY_VERIFY(full.isActiveWindow());
+        view->setFocus();
+        QTRY_VERIFY(view->hasFocus());
+        QCOMPARE(panel->selectedJob().value_or(Job::JobRecord{}).id, id);
+        QTRY_VERIFY(full.findChild<QAction *>(QStringLiteral("deleteJobAction"))->isEnabled());
+        prompts.answers << true;
+        QTest::keyClick(view, Qt::Key_Delete);
+        QVERIFY2(prompts.asked.last().startsWith(QStringLiteral("confirm: Delete job: Delete job gvjb22 (gui-gvjb22) for good?")),
+                 qPrintable(prompts.asked.last()));
+        QTRY_COMPARE_WITH_TIMEOUT(rowOf(view, id), -1, 20000);
+        QTRY_VERIFY2(full.statusBar()->currentMessage().contains(QStringLiteral("Job gvjb22 deleted")), qPrintable(full.statusBar()->currentMessage()));
+        QCOMPARE(m_http->get(m_rayjobs + QStringLiteral("/gui-") + id).status, 404);
 
         // A profile change tears the jobs session down.
         QVERIFY(manager.setActiveProfile(QStringLiteral("nobucket")).ok());
