@@ -160,6 +160,10 @@ grep -q 'STARFORGE_PROGRESS' "$work/driver.log" || die "the runner's progress li
 cli logs "$id" --pod head >"$work/head.log" || die "no archived head log"
 cli status "$id" | tee "$work/status.txt"
 grep -q 'Archived (Succeeded)' "$work/status.txt" || die "status does not say Archived (Succeeded)"
+# The progress from the archived driver log's STARFORGE_PROGRESS lines (src/core/job/progress.h).
+grep -q '^progress  step 3/3' "$work/status.txt" || die "status does not show the run's progress (step 3/3)"
+cli status "$id" --json >"$work/status.json"
+[ "$(json "$work/status.json" '[d["progress"]["step"], d["progress"]["totalSteps"]]')" = "[3, 3]" ] || die "status --json lacks the progress"
 if command -v kubectl >/dev/null; then
     left=$(kubectl --kubeconfig "$kubeconfig" get rayjobs -n starforge -o name)
     [ -z "$left" ] || die "RayJobs left on the cluster: $left"

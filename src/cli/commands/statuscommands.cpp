@@ -10,14 +10,72 @@
 #include "core/cluster/diagnosis.h"
 #include "core/job/archiver.h"
 #include "core/job/history.h"
+#include "core/job/jobactions.h"
 #include "core/job/jobrecord.h"
+#include "core/job/progress.h"
+#include "core/s3/s3client.h"
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QTemporaryFile>
 
 namespace Starforge::Cli {
 
 namespace {
+
+// The training progress `status` shows: "epoch 1/2, step 2/3, Loss 0.5, Avg Reward 0.1, last
+// checkpoint step 2"; empty before the first step.
+QString progressText(const Job::JobProgress &p)
+{
+    if (p.summary().isEmpty()) return {};
+    QStringList parts{p.summary()};
+    for (const char *metric : {"Loss", "Avg Reward", "Accuracy", "Total step time"}) {
+        if (const auto v = p.latest(QLatin1String(metric))) parts << QStringLiteral("%1 %2").arg(QLatin1String(metric)).arg(*v, 0, 'g', 4);
+    }
+    if (p.lastCheckpoint() > 0) parts << QStringLiteral("last checkpoint step %1").arg(p.lastCheckpoint());
+    return parts.join(QStringLiteral(", "));
+}
+
+QJsonObject progressJson(const Job::JobProgress &p)
+{
+    QJsonObject latest;
+    if (!p.points().isEmpty()) {
+        for (auto it = p.points().last().metrics.cbegin(); it != p.points().last().metrics.cend(); ++it) latest.insert(it.key(), it.value());
+    }
+    return QJsonObject{{QStringLiteral("step"), p.step()},
+                       {QStringLiteral("totalSteps"), p.totalSteps()},
+                       {QStringLiteral("epoch"), p.epoch()},
+                       {QStringLiteral("totalEpochs"), p.totalEpochs()},
+                       {QStringLiteral("lastCheckpoint"), p.lastCheckpoint()},
+                       {QStringLiteral("metrics"), latest}};
+}
+
+// An archived driver log read line by line from a temporary file (it may be gigabytes), into
+// the progress it records; done runs once.
+void archivedProgress(S3::S3Client *s3, const Job::JobRecord &record, QObject *context, std::function<void(std::optional<Job::JobProgress>)> done)
+{
+    const Job::ArchivedLog *driver = Job::pickArchivedLog(record, QString(), QString());
+    if (!driver) {
+        done(std::nullopt);
+        return;
+    }
+    auto file = std::make_shared<QTemporaryFile>(QDir::tempPath() + QStringLiteral("/starforge-log-XXXXXX.log"));
+    if (!file->open()) {
+        done(std::nullopt);
+        return;
+    }
+    file->close();
+    s3->downloadObject(driver->key, file->fileName(), context, [file, done](Result<qint64> written) {
+        if (!written || !file->open()) {
+            done(std::nullopt);
+            return;
+        }
+        Job::JobProgress progress;
+        while (!file->atEnd()) progress.feed(file->readLine(1024 * 1024));
+        done(progress);
+    });
+}
 
 class StatusCommand final : public JobCommand
 {
@@ -39,63 +97,85 @@ public:
                         fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(job, s3.error().message)));
                         return;
                     }
-                    Job::readArchivedJob(*s3, snapshot->jobId.isEmpty() ? job : snapshot->jobId, this, [this, json](Result<Job::JobRecord> record) {
+                    Job::readArchivedJob(*s3, snapshot->jobId.isEmpty() ? job : snapshot->jobId, this, [this, json, s3 = *s3](Result<Job::JobRecord> record) {
                         if (!record) {
                             fail(record.error());
                             return;
                         }
-                        if (json) {
-                            printJson(m_out, record->toJson());
-                        } else {
-                            const Job::JobRecord &r = *record;
-                            m_out << "job       " << r.id << " (" << r.rayJobName << ")" << Qt::endl
-                                  << "state     " << r.displayState() << (r.reason.isEmpty() ? QString() : QStringLiteral(", ") + r.reason) << Qt::endl;
-                            if (!r.message.isEmpty()) m_out << "message   " << r.message << Qt::endl;
-                            if (!r.cause.isEmpty()) m_out << "cause     " << r.cause << Qt::endl;
-                            m_out << "submitted " << r.created.toString(Qt::ISODate) << Qt::endl
-                                  << "ended     " << r.ended.toString(Qt::ISODate) << Qt::endl
-                                  << "archived  " << r.archivedAt.toString(Qt::ISODate) << ", " << r.logs.size() << " logs" << Qt::endl;
-                            for (const QString &lost : r.lost) m_out << "  not archived: " << lost << Qt::endl;
-                        }
-                        finish(Ok);
+                        archivedProgress(s3, *record, this, [this, json, r = *record](std::optional<Job::JobProgress> progress) {
+                            printArchived(r, progress, json);
+                        });
                     });
                     return;
                 }
                 withCapacity([this, json, snap = *snapshot](const Cluster::CapacityModel *capacity) {
-                    const Job::JobRecord r = Job::JobRecord::fromRayJob(*snap.rayJob);
-                    std::optional<Cluster::Diagnosis> diagnosis;
-                    if (r.state == Job::JobState::Pending || (r.state == Job::JobState::Failed && !r.started.isValid())) {
-                        diagnosis = Cluster::diagnose(snap.diagnosisInput(capacity, m_session->settings().gpuNodeLabel));
-                    }
-                    QJsonArray pods;
-                    QList<QStringList> podRows;
-                    for (const QJsonObject &pod : snap.pods) {
-                        const Cluster::PodInfo info = Cluster::PodInfo::fromJson(pod);
-                        pods.append(QJsonObject{{QStringLiteral("name"), info.view.name}, {QStringLiteral("role"), info.role()},
-                                                {QStringLiteral("phase"), info.view.phase}, {QStringLiteral("node"), info.view.nodeName}});
-                        podRows.append({info.view.name, info.role(), info.view.phase, info.view.nodeName.isEmpty() ? QStringLiteral("-") : info.view.nodeName});
-                    }
-                    if (json) {
-                        QJsonObject out = r.toJson();
-                        out.insert(QStringLiteral("pods"), pods);
-                        if (diagnosis) out.insert(QStringLiteral("diagnosis"), diagnosis->toJson());
-                        printJson(m_out, out);
-                    } else {
-                        m_out << "job       " << r.id << " (" << r.rayJobName << ")" << Qt::endl
-                              << "state     " << r.displayState() << (r.reason.isEmpty() ? QString() : QStringLiteral(", ") + r.reason) << Qt::endl;
-                        if (!r.message.isEmpty()) m_out << "message   " << r.message << Qt::endl;
-                        m_out << "submitted " << r.created.toString(Qt::ISODate) << " (" << formatAge(ageOf(r.created)) << " ago)" << Qt::endl;
-                        if (r.started.isValid()) m_out << "started   " << r.started.toString(Qt::ISODate) << Qt::endl;
-                        if (r.ended.isValid()) m_out << "ended     " << r.ended.toString(Qt::ISODate) << Qt::endl;
-                        if (diagnosis) m_out << "why       " << diagnosis->causeId() << ": " << diagnosis->message << Qt::endl;
-                        if (!podRows.isEmpty()) {
-                            m_out << Qt::endl << formatTable({QStringLiteral("POD"), QStringLiteral("ROLE"), QStringLiteral("PHASE"), QStringLiteral("NODE")}, podRows);
-                        }
-                    }
-                    finish(Ok);
+                    showLive(snap, capacity, json);
                 });
             });
         });
+    }
+
+private:
+    void printArchived(const Job::JobRecord &r, const std::optional<Job::JobProgress> &progress, bool json)
+    {
+        const QString progressLine = progress ? progressText(*progress) : QString();
+        if (json) {
+            QJsonObject out = r.toJson();
+            if (!progressLine.isEmpty()) out.insert(QStringLiteral("progress"), progressJson(*progress));
+            printJson(m_out, out);
+        } else {
+            m_out << "job       " << r.id << " (" << r.rayJobName << ")" << Qt::endl
+                  << "state     " << r.displayState() << (r.reason.isEmpty() ? QString() : QStringLiteral(", ") + r.reason) << Qt::endl;
+            if (!r.message.isEmpty()) m_out << "message   " << r.message << Qt::endl;
+            if (!r.cause.isEmpty()) m_out << "cause     " << r.cause << Qt::endl;
+            if (!progressLine.isEmpty()) m_out << "progress  " << progressLine << Qt::endl;
+            m_out << "submitted " << r.created.toString(Qt::ISODate) << Qt::endl
+                  << "ended     " << r.ended.toString(Qt::ISODate) << Qt::endl
+                  << "archived  " << r.archivedAt.toString(Qt::ISODate) << ", " << r.logs.size() << " logs" << Qt::endl;
+            for (const QString &lost : r.lost) m_out << "  not archived: " << lost << Qt::endl;
+        }
+        finish(Ok);
+    }
+
+    void showLive(const Job::JobSnapshot &snap, const Cluster::CapacityModel *capacity, bool json)
+    {
+        const Job::JobRecord r = Job::JobRecord::fromRayJob(*snap.rayJob);
+        std::optional<Cluster::Diagnosis> diagnosis;
+        if (r.state == Job::JobState::Pending || (r.state == Job::JobState::Failed && !r.started.isValid())) {
+            diagnosis = Cluster::diagnose(snap.diagnosisInput(capacity, m_session->settings().gpuNodeLabel));
+        }
+        // From the tail of the driver's log the snapshot carries: the last step banner there
+        // has the step and the total.
+        const Job::JobProgress progress = Job::JobProgress::fromLog(snap.submitterLog.toUtf8());
+        const QString progressLine = progressText(progress);
+        QJsonArray pods;
+        QList<QStringList> podRows;
+        for (const QJsonObject &pod : snap.pods) {
+            const Cluster::PodInfo info = Cluster::PodInfo::fromJson(pod);
+            pods.append(QJsonObject{{QStringLiteral("name"), info.view.name}, {QStringLiteral("role"), info.role()},
+                                    {QStringLiteral("phase"), info.view.phase}, {QStringLiteral("node"), info.view.nodeName}});
+            podRows.append({info.view.name, info.role(), info.view.phase, info.view.nodeName.isEmpty() ? QStringLiteral("-") : info.view.nodeName});
+        }
+        if (json) {
+            QJsonObject out = r.toJson();
+            out.insert(QStringLiteral("pods"), pods);
+            if (diagnosis) out.insert(QStringLiteral("diagnosis"), diagnosis->toJson());
+            if (!progressLine.isEmpty()) out.insert(QStringLiteral("progress"), progressJson(progress));
+            printJson(m_out, out);
+        } else {
+            m_out << "job       " << r.id << " (" << r.rayJobName << ")" << Qt::endl
+                  << "state     " << r.displayState() << (r.reason.isEmpty() ? QString() : QStringLiteral(", ") + r.reason) << Qt::endl;
+            if (!r.message.isEmpty()) m_out << "message   " << r.message << Qt::endl;
+            if (!progressLine.isEmpty()) m_out << "progress  " << progressLine << Qt::endl;
+            m_out << "submitted " << r.created.toString(Qt::ISODate) << " (" << formatAge(ageOf(r.created)) << " ago)" << Qt::endl;
+            if (r.started.isValid()) m_out << "started   " << r.started.toString(Qt::ISODate) << Qt::endl;
+            if (r.ended.isValid()) m_out << "ended     " << r.ended.toString(Qt::ISODate) << Qt::endl;
+            if (diagnosis) m_out << "why       " << diagnosis->causeId() << ": " << diagnosis->message << Qt::endl;
+            if (!podRows.isEmpty()) {
+                m_out << Qt::endl << formatTable({QStringLiteral("POD"), QStringLiteral("ROLE"), QStringLiteral("PHASE"), QStringLiteral("NODE")}, podRows);
+            }
+        }
+        finish(Ok);
     }
 };
 
