@@ -63,6 +63,9 @@ public:
 
     // The selected job's record, if a row is selected.
     std::optional<Job::JobRecord> selectedJob() const;
+    // Selects the job's row and shows it; a job not listed yet (just submitted, the tracker has
+    // not seen it) is selected when its row appears. False when it is not listed yet.
+    bool selectJob(const QString &jobId);
     // Stop the selected job (asks first); Refresh history; Details of the selected job.
     void stopSelected();
     void refreshHistory();
@@ -97,6 +100,7 @@ private:
     QAction *m_copyIdAction;
     Session *m_session = nullptr;
     QString m_selectedJob;
+    QString m_pendingSelection;   // selectJob() of a job not listed yet
 };
 
 } // namespace Starforge::Gui

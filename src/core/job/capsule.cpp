@@ -614,8 +614,11 @@ Result<CapsuleListing> listCapsuleTree(const CapsuleOptions &options)
     CapsuleListing listing;
     ScanState scan;
     scan.listing = &listing.entries;
-    if (Result<void> walked = walkTree(options, nullptr, [](CapsuleProgress::Stage, qint64, qint64, qint64, qint64) {}, scan); !walked) {
-        return walked.error();
+    CapsuleOptions walked = options;
+    // Nothing is written; the walk only needs a name outside the tree to skip.
+    if (walked.outputPath.isEmpty()) walked.outputPath = QDir::temp().filePath(QStringLiteral("starforge-listing.zip"));
+    if (Result<void> done = walkTree(walked, nullptr, [](CapsuleProgress::Stage, qint64, qint64, qint64, qint64) {}, scan); !done) {
+        return done.error();
     }
     for (const Entry &e : scan.files) listing.bytes += e.size;
     listing.bytes += options.runnerPexPath.isEmpty() ? options.runnerPex.size() : QFileInfo(options.runnerPexPath).size();
