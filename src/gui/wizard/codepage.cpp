@@ -36,7 +36,7 @@ CodePage::CodePage(SubmitWizard *wizard)
     : QWizardPage(wizard)
     , m_wizard(wizard)
     , m_folder(new QLineEdit(this))
-    , m_browse(new QPushButton(tr("&Browse…"), this))
+    , m_browse(new QPushButton(tr("Br&owse…"), this))
     , m_name(new QLineEdit(this))
     , m_nameProblem(problemLabel(this, QStringLiteral("jobNameProblem")))
     , m_excludes(new QLineEdit(this))
@@ -76,7 +76,7 @@ CodePage::CodePage(SubmitWizard *wizard)
     auto *folderLabel = new QLabel(tr("Code &folder:"), this);
     folderLabel->setBuddy(m_folder);
     form->addRow(folderLabel, folderRow);
-    auto *nameLabel = new QLabel(tr("Job &name:"), this);
+    auto *nameLabel = new QLabel(tr("Job na&me:"), this);
     nameLabel->setBuddy(m_name);
     form->addRow(nameLabel, m_name);
     form->addRow(QString(), m_nameProblem);
@@ -85,7 +85,7 @@ CodePage::CodePage(SubmitWizard *wizard)
     form->addRow(excludesLabel, m_excludes);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
-    auto *treeLabel = new QLabel(tr("&Files (greyed: left out of the Capsule, with the pattern that drops them):"), this);
+    auto *treeLabel = new QLabel(tr("File&s (greyed: left out of the Capsule, with the pattern that drops them):"), this);
     treeLabel->setBuddy(m_tree);
     layout->addWidget(treeLabel);
     layout->addWidget(m_tree, 1);

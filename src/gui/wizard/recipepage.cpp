@@ -66,7 +66,7 @@ RecipePage::RecipePage(SubmitWizard *wizard)
     , m_scriptLabel(new QLabel(tr("&Script:"), this))
     , m_config(new QComboBox(this))
     , m_overrides(new QListWidget(this))
-    , m_addOverride(button(this, tr("Add o&verride"), QStringLiteral("addOverrideButton"), tr("Add an override")))
+    , m_addOverride(button(this, tr("A&dd override"), QStringLiteral("addOverrideButton"), tr("Add an override")))
     , m_removeOverride(button(this, tr("Remove override"), QStringLiteral("removeOverrideButton"), tr("Remove the selected override")))
     , m_image(new QLineEdit(this))
     , m_imageNote(new QLabel(this))
@@ -75,7 +75,7 @@ RecipePage::RecipePage(SubmitWizard *wizard)
     , m_removeEnv(button(this, tr("Remove variable"), QStringLiteral("removeEnvButton"), tr("Remove the selected environment variable")))
     , m_secretEnv(table(this, QStringLiteral("secretEnvTable"), tr("Environment variables from Kubernetes Secrets"),
                         {tr("Name"), tr("Secret"), tr("Key")}))
-    , m_addSecret(button(this, tr("Add secre&t variable"), QStringLiteral("addSecretEnvButton"), tr("Add a variable from a Secret")))
+    , m_addSecret(button(this, tr("Add secret variab&le"), QStringLiteral("addSecretEnvButton"), tr("Add a variable from a Secret")))
     , m_removeSecret(button(this, tr("Remove secret variable"), QStringLiteral("removeSecretEnvButton"), tr("Remove the selected secret variable")))
     , m_problems(new QLabel(this))
 {
@@ -131,7 +131,7 @@ RecipePage::RecipePage(SubmitWizard *wizard)
     };
     addList(0, tr("&Overrides (Hydra: key=value, +key=value, ~key):"), m_overrides, m_addOverride, m_removeOverride);
     addList(1, tr("&Environment (not RAY_ or FORGE_ names):"), m_env, m_addEnv, m_removeEnv);
-    addList(2, tr("Secret e&nvironment (from a Kubernetes Secret):"), m_secretEnv, m_addSecret, m_removeSecret);
+    addList(2, tr("Secre&t environment (from a Kubernetes Secret):"), m_secretEnv, m_addSecret, m_removeSecret);
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
