@@ -4,7 +4,9 @@
 //  - on the sandbox, from the main window: Ctrl+O opens a JobSpec prefilled, the fit verdict
 //    changes when another pod takes GPUs and changes back when it goes, the review shows the
 //    RayJob, Submit creates the job and the Jobs panel selects it; the same folder again
-//    uploads 0 bytes.
+//    uploads 0 bytes; a failed submit keeps the wizard and its pages and Try again submits the
+//    same job id; Cancel during the create closes the wizard and leaves no RayJob;
+//  - `starforge JOBSPEC` as a process opens the wizard on the JobSpec.
 
 #include "core/config/embeddedsandbox.h"
 #include "core/config/profilemanager.h"
@@ -73,6 +75,24 @@ class TestSubmitWizard : public QObject
     Q_OBJECT
 
     QTemporaryDir m_dir;
+
+    // Next through Code, Recipe and Resources as they are, until the review is ready.
+    static SubmitWizard *reachReview(SubmitWizard *wizard)
+    {
+        if (!wizard || !QTest::qWaitForWindowActive(wizard)) return nullptr;
+        for (int page = 0; page < 3; ++page) {
+            if (!QTest::qWaitFor([&] { return next(wizard)->isEnabled(); }, 20000)) return nullptr;
+            const int at = wizard->currentId();
+            QTest::keyClick(wizard, Qt::Key_N, Qt::AltModifier);
+            if (!QTest::qWaitFor([&] { return wizard->currentId() != at; }, 5000)) {
+                qWarning() << "Alt+N did nothing on page" << at << "focus" << QApplication::focusWidget();
+                return nullptr;
+            }
+        }
+        if (QTest::qWaitFor([&] { return wizard->currentId() == SubmitWizard::ReviewPageId && next(wizard)->isEnabled(); }, 60000)) return wizard;
+        qWarning() << "the wizard is on page" << wizard->currentId();
+        return nullptr;
+    }
 
 private Q_SLOTS:
     void initTestCase()
@@ -279,21 +299,58 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(window.jobsPanel()->selectedJob().value_or(Job::JobRecord{}).id, jobId, 20000);
         QCOMPARE(http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs/grpo-math-") + jobId).status, 200);
 
-        // The same folder again: nothing to upload.
-        SubmitWizard *again = window.openWizardAt(code);
+        // The same folder again, Next by its Alt+N: nothing to upload.
+        SubmitWizard *again = reachReview(window.openWizardAt(code));
         QVERIFY(again);
         QVERIFY(again->jobId() != jobId);
-        for (int page = 0; page < 3; ++page) {
-            QTRY_VERIFY_WITH_TIMEOUT(next(again)->isEnabled(), 20000);
-            QTest::mouseClick(next(again), Qt::LeftButton);
-        }
-        QTRY_VERIFY_WITH_TIMEOUT(next(again)->isEnabled(), 60000);
         const QString secondId = again->jobId();
         connect(again, &SubmitWizard::submitted, this, [&] { bytesAtEnd = labelText(again, "submitBytes"); });
         QTest::keyClick(again, Qt::Key_U, Qt::AltModifier);   // S&ubmit
         QTRY_VERIFY_WITH_TIMEOUT(!window.wizard(), 60000);
         QCOMPARE(bytesAtEnd, QStringLiteral("0 bytes: already in the bucket"));
         QTRY_COMPARE_WITH_TIMEOUT(window.jobsPanel()->selectedJob().value_or(Job::JobRecord{}).id, secondId, 20000);
+
+        // A failed submit: a RayJob of this job's name that Starforge did not make is in the
+        // way. The wizard stays open with what to do, every page as it was; Try again (Alt+T),
+        // once the way is clear, submits the same job id.
+        const QString rayjobs = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+        SubmitWizard *third = reachReview(window.openWizardAt(code));
+        QVERIFY(third);
+        const QString thirdId = third->jobId();
+        QJsonObject foreign = Testing::starforgeRayJob(QStringLiteral("grpo-math"), thirdId, QStringLiteral("python3 -c pass"), Testing::unschedulableHead());
+        QJsonObject meta = foreign.value(QStringLiteral("metadata")).toObject();
+        meta.remove(QStringLiteral("labels"));
+        meta.remove(QStringLiteral("annotations"));
+        foreign.insert(QStringLiteral("metadata"), meta);
+        QCOMPARE(http->send("POST", rayjobs, QJsonDocument(foreign).toJson()).status, 201);
+        QTest::keyClick(third, Qt::Key_U, Qt::AltModifier);
+        QTRY_VERIFY_WITH_TIMEOUT(labelText(third, "submitError").contains(QStringLiteral("already exists and is not this submission")), 30000);
+        QVERIFY2(labelText(third, "submitError").contains(QStringLiteral("press Try again")), qPrintable(labelText(third, "submitError")));
+        QCOMPARE(window.wizard(), third);
+        QVERIFY(third->button(QWizard::BackButton)->isEnabled());
+        QCOMPARE(third->spec().name, QStringLiteral("grpo-math"));
+        QCOMPARE(third->spec().recipe.overrides.size(), 2);
+        QCOMPARE(third->spec().pools.value(0).series, QStringLiteral("h200"));
+        QCOMPARE(http->send("DELETE", rayjobs + QStringLiteral("/grpo-math-") + thirdId).status, 200);
+        QTRY_COMPARE(http->get(rayjobs + QStringLiteral("/grpo-math-") + thirdId).status, 404);
+        QTest::keyClick(third, Qt::Key_T, Qt::AltModifier);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.wizard(), 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.jobsPanel()->selectedJob().value_or(Job::JobRecord{}).id, thirdId, 20000);
+
+        // Cancel while the create is on its way (a slow API server): the wizard closes once the
+        // Submitter has removed what it made, and no RayJob of that id stays.
+        SubmitWizard *fourth = reachReview(window.openWizardAt(code));
+        QVERIFY(fourth);
+        const QString fourthId = fourth->jobId();
+        sandbox->api()->setFaults(Sandbox::Faults{.delayMs = 1500});
+        QTest::keyClick(fourth, Qt::Key_U, Qt::AltModifier);
+        auto *stages = fourth->findChild<QListWidget *>(QStringLiteral("submitStages"));
+        QTRY_VERIFY_WITH_TIMEOUT(stages->currentItem() && stages->currentItem()->text().startsWith(QStringLiteral("▶  Create the RayJob")), 30000);
+        QTest::mouseClick(fourth->button(QWizard::CancelButton), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.wizard(), 60000);
+        sandbox->api()->setFaults(Sandbox::Faults{});
+        QTRY_COMPARE_WITH_TIMEOUT(http->get(rayjobs + QStringLiteral("/grpo-math-") + fourthId).status, 404, 20000);
+        QVERIFY(window.jobsPanel()->selectedJob().value_or(Job::JobRecord{}).id != fourthId);
     }
 
     void commandLineOpensTheWizardPrefilled()
