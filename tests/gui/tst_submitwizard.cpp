@@ -6,6 +6,8 @@
 //    RayJob, Submit creates the job and the Jobs panel selects it; the same folder again
 //    uploads 0 bytes; a failed submit keeps the wizard and its pages and Try again submits the
 //    same job id; Cancel during the create closes the wizard and leaves no RayJob;
+//  - File › New Job (Ctrl+N), a folder dropped on the window, Open JobSpec… (Ctrl+O) of a bad
+//    file (its problems shown, nothing opened), Escape;
 //  - `starforge JOBSPEC` as a process opens the wizard on the JobSpec.
 
 #include "core/config/embeddedsandbox.h"
@@ -30,6 +32,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMimeData>
+#include <QPointer>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
@@ -351,6 +355,61 @@ private Q_SLOTS:
         sandbox->api()->setFaults(Sandbox::Faults{});
         QTRY_COMPARE_WITH_TIMEOUT(http->get(rayjobs + QStringLiteral("/grpo-math-") + fourthId).status, 404, 20000);
         QVERIFY(window.jobsPanel()->selectedJob().value_or(Job::JobRecord{}).id != fourthId);
+    }
+
+    void menuAndDropOpenTheWizard()
+    {
+        // No profile, no cluster: the wizard still opens (its pages say what is missing).
+        Config::ProfileStore store(m_dir.filePath(QStringLiteral("menu/p.ini")));
+        Testing::MemorySecretStore secrets;
+        Config::ProfileManager manager(&store, &secrets);
+        Testing::ScriptedPrompts prompts;
+        Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
+        window.show();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+
+        // File › New Job by its shortcut: a blank job, Next off until it has a name.
+        QTest::keyClick(&window, Qt::Key_N, Qt::ControlModifier);
+        QTRY_VERIFY(window.wizard());
+        QPointer<SubmitWizard> blank = window.wizard();
+        QCOMPARE(blank->findChild<QLineEdit *>(QStringLiteral("jobNameEdit"))->text(), QString());
+        QTRY_VERIFY(labelText(blank, "jobNameProblem").startsWith(QStringLiteral("name: \"\" must be")));
+        QVERIFY(!next(blank)->isEnabled());
+        // A second request brings the open wizard forward instead of a second one.
+        QCOMPARE(window.openWizardAt(QStringLiteral(SF_SOURCE_DIR "/examples/grpo-math")), blank.data());
+        QTest::mouseClick(blank->button(QWizard::CancelButton), Qt::LeftButton);
+        QTRY_VERIFY(!blank && !window.wizard());
+
+        // A folder dropped on the window: the wizard packs it (its jobspec.json prefills).
+        const QString code = copyExample(m_dir.filePath(QStringLiteral("menu")));
+        auto *mime = new QMimeData;
+        mime->setUrls({QUrl::fromLocalFile(code)});
+        const QPoint at = window.rect().center();
+        QDragEnterEvent enter(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&window, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(at), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&window, &drop);
+        QTRY_VERIFY(window.wizard());
+        QCOMPARE(window.wizard()->findChild<QLineEdit *>(QStringLiteral("codeFolderEdit"))->text(), QDir::toNativeSeparators(code));
+        QCOMPARE(window.wizard()->findChild<QLineEdit *>(QStringLiteral("jobNameEdit"))->text(), QStringLiteral("grpo-math"));
+        QTRY_VERIFY(next(window.wizard())->isEnabled());
+        // Escape closes it as Cancel does.
+        QPointer<SubmitWizard> dropped = window.wizard();
+        QTest::keyClick(dropped, Qt::Key_Escape);
+        QTRY_VERIFY(!dropped);
+        delete mime;
+
+        // File › Open JobSpec… that is not a JobSpec: the problem is shown, nothing opens.
+        const QString bad = m_dir.filePath(QStringLiteral("menu/bad.json"));
+        QVERIFY(Testing::writeFile(bad, "{\"version\": 1, \"name\": \"Bad\"}"));
+        prompts.answers << bad;
+        window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        QTest::keyClick(&window, Qt::Key_O, Qt::ControlModifier);
+        QTRY_COMPARE(prompts.informed.size(), 1);
+        QVERIFY2(prompts.informed.first().contains(QStringLiteral("recipe: required")), qPrintable(prompts.informed.first()));
+        QVERIFY(!window.wizard());
     }
 
     void commandLineOpensTheWizardPrefilled()
