@@ -177,7 +177,6 @@ void ReviewPage::onCapsuleBuilt()
         ? tr("KubeRay %1 enforces it (spec.preRunningDeadlineSeconds, from 1.6), and the app as well").arg(release)
         : tr("this app enforces it: KubeRay %1 predates spec.preRunningDeadlineSeconds (1.6), so it is an annotation the app's tracker reads")
               .arg(release);
-    m_deadline->setObjectName(QStringLiteral("reviewDeadline"));
     m_deadline->setText(tr("Pre-running deadline: %1 s (FORGE_KUBERAY_PRERUNNING_DEADLINE_S); %2. TTL after it ends: %3 s "
                            "(FORGE_KUBERAY_TTL_SECONDS, ttlSecondsAfterFinished, which KubeRay %4 applies).")
                             .arg(deadline)

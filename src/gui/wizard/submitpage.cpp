@@ -133,6 +133,14 @@ void SubmitPage::start()
 void SubmitPage::onStage(int value)
 {
     const auto stage = static_cast<Stage>(value);
+    if (stage == Stage::Failed || stage == Stage::Cancelled) {
+        // The steps done keep their mark; the one that stopped says so.
+        for (int i = 0; i < m_stages->count(); ++i) {
+            QListWidgetItem *item = m_stages->item(i);
+            if (item->text().startsWith(QStringLiteral("▶"))) item->setText(QStringLiteral("✗") + item->text().mid(1));
+        }
+        return;
+    }
     m_stageClock.start();
     for (int i = 0; i < m_stages->count(); ++i) {
         QListWidgetItem *item = m_stages->item(i);
