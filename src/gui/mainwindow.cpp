@@ -135,6 +135,8 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
 
 MainWindow::~MainWindow()
 {
+    // The wizard first: a submission under way still uses the session's clients.
+    delete m_wizard;
     // The panels let go of the session's parts before the session tears them down.
     m_jobsPanel->setSession(nullptr);
     m_session->close();

@@ -25,6 +25,7 @@
 #include "support/testutil.h"
 
 #include <QAbstractButton>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QJsonArray>
@@ -252,6 +253,10 @@ private Q_SLOTS:
         QTRY_COMPARE(series->currentText(), QStringLiteral("h200 — 8/8 GPUs free"));
         QTRY_COMPARE(resources->verdictOf(0), QStringLiteral("FitsNow"));
         QVERIFY(next(wizard)->isEnabled());
+        // The sandbox's profile has a storage claim and no corpus claim: the corpus box is off, saying why.
+        QVERIFY(wizard->findChild<QCheckBox *>(QStringLiteral("storageCheck"))->isEnabled());
+        QVERIFY(!wizard->findChild<QCheckBox *>(QStringLiteral("corpusCheck"))->isEnabled());
+        QCOMPARE(labelText(wizard, "corpusNote"), QStringLiteral("Off: the profile has no corpus volume claim (FORGE_K8S_CORPUS_PVC)."));
         // Another team's pod takes 4 of the node's GPUs: the job now waits for them.
         const QString pods = QStringLiteral("/api/v1/namespaces/starforge/pods");
         const QJsonObject hog{{QStringLiteral("apiVersion"), QStringLiteral("v1")}, {QStringLiteral("kind"), QStringLiteral("Pod")},
