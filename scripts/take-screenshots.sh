@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates docs/screenshots/*.png: the app under Xvfb with a throw-away configuration and
 # keychain, so that the pictures show what a user sees. Needs a build in build/ (with
-# runner.pex, for the jobs submitted to the sandbox) and the packages xvfb, imagemagick,
+# runner.pex, for the jobs submitted to the sandbox) and the packages xvfb, imagemagick, xdotool,
 # gnome-keyring and dbus (scripts/test.sh installs them).
 set -eu
 cd "$(dirname "$0")/.."
@@ -102,6 +102,32 @@ import -window root "$out/jobs-panel.png"
 kill "$app" 2>/dev/null || true
 wait "$app" 2>/dev/null || true
 echo "wrote $out/jobs-panel.png"
+
+# The submission wizard on the window's own sandbox, one picture per page, reached with the
+# keys a person presses (xdotool): `starforge --sandbox JOBSPEC` opens it prefilled, Alt+N is
+# Next. The example's pool asks for h200; the sandbox's default fleet has them.
+build/bin/starforge --sandbox "$jobs_dir/jobspec.json" 2>"$scratch/wizard.log" &
+app=$!
+wait_for 60 "the app's sandbox" grep -q 'KUBECONFIG=' "$scratch/wizard.log"
+wait_for 30 "the wizard" xdotool search --name 'New Job'
+wizard=$(xdotool search --name 'New Job' | head -n 1)
+wizard_shot() { # NAME SECONDS: waits, then takes the wizard's window
+    sleep "$2"
+    import -window "$wizard" "$out/$1.png"
+    echo "wrote $out/$1.png"
+}
+next_page() {
+    xdotool windowfocus --sync "$wizard" key --clearmodifiers alt+n
+}
+wizard_shot wizard-code 4
+next_page
+wizard_shot wizard-recipe 2
+next_page
+wizard_shot wizard-resources 3
+next_page
+wizard_shot wizard-review 6
+kill "$app" 2>/dev/null || true
+wait "$app" 2>/dev/null || true
 
 # Signing in with an exec plugin that needs a person (a device-code login, as cloud CLIs run
 # one): the sign-in dialog shows the plugin's words live. The sandbox's own plugin plays that

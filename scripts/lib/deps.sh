@@ -7,11 +7,12 @@ STARFORGE_BUILD_PACKAGES="cmake g++ ninja-build ccache pkg-config
     libarchive-dev libssl-dev libyaml-cpp-dev zlib1g-dev libsimdjson-dev"
 # At run time: the Secret Service the keychain talks to, and the Qt platform plugins.
 STARFORGE_RUN_PACKAGES="qt6-qpa-plugins gnome-keyring libsecret-1-0 dbus dbus-x11 python3"
-# For the tests: a private Secret Service, a virtual X server for screenshots, clang and its
+# For the tests: a private Secret Service, a virtual X server for screenshots (xdotool presses
+# the wizard's keys there), clang and its
 # libFuzzer runtime for the fuzz targets (scripts/fuzz.sh), a single-node Ceph radosgw for the
 # S3 client's tests (scripts/lib/with-radosgw.sh), boto3 for bench_s3_multipart, and zip/unzip
 # for tst_capsule and bench_capsule.
-STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils curl procps clang libclang-rt-14-dev
+STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils xdotool curl procps clang libclang-rt-14-dev
     radosgw ceph-mon ceph-osd ceph-common python3-boto3 zip unzip"
 
 # install_packages PKG...: installs the packages that are not installed yet.

@@ -187,6 +187,10 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
             Q_EMIT selectedJobChanged(id);
         }
     });
+    // A job asked for before the tracker listed it is selected when its row comes.
+    connect(m_proxy, &QAbstractItemModel::rowsInserted, this, [this] {
+        if (!m_pendingSelection.isEmpty()) selectJob(m_pendingSelection);
+    });
     // A row's state changes under the selection (Running -> Archived): Stop follows.
     connect(m_proxy, &QAbstractItemModel::dataChanged, this, &JobsPanel::updateActions);
     for (auto signal : { &QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved }) {
@@ -313,6 +317,19 @@ std::optional<Job::JobRecord> JobsPanel::selectedJob() const
     if (rows.isEmpty())
         return std::nullopt;
     return rows.first().data(JobsModel::RecordRole).value<Job::JobRecord>();
+}
+
+bool JobsPanel::selectJob(const QString &jobId)
+{
+    const QModelIndexList found = m_proxy->match(m_proxy->index(0, 0), JobsModel::JobIdRole, jobId, 1, Qt::MatchExactly);
+    if (found.isEmpty()) {
+        m_pendingSelection = jobId;
+        return false;
+    }
+    m_pendingSelection.clear();
+    m_view->selectionModel()->setCurrentIndex(found.first(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_view->scrollTo(found.first());
+    return true;
 }
 
 void JobsPanel::updateActions()

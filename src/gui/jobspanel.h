@@ -69,6 +69,9 @@ public:
     // else the archived one) to the clipboard.
     void deleteSelected();
     void copySelectedRayJob();
+    // Selects the job's row and shows it; a job not listed yet (just submitted, the tracker has
+    // not seen it) is selected when its row appears. False when it is not listed yet.
+    bool selectJob(const QString &jobId);
     // Stop the selected job (asks first); Refresh history; Details of the selected job.
     void stopSelected();
     void refreshHistory();
@@ -112,6 +115,7 @@ private:
     Session *m_session = nullptr;
     QString m_selectedJob;
     bool m_deleting = false;   // a delete is under way: Delete waits for it
+    QString m_pendingSelection;   // selectJob() of a job not listed yet
 };
 
 } // namespace Starforge::Gui

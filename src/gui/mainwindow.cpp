@@ -10,10 +10,16 @@
 #include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
+#include "gui/wizard/submitwizard.h"
 #include "ui_mainwindow.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
+#include <QJsonDocument>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -82,6 +88,13 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     connect(m_ui->profilesAction, &QAction::triggered, this, [this] { showProfilesDialog(); });
     connect(m_setupButton, &QPushButton::clicked, this, [this] { showProfilesDialog(); });
     connect(m_ui->quitAction, &QAction::triggered, this, &QWidget::close);
+    connect(m_ui->newJobAction, &QAction::triggered, this, [this] { newJob(); });
+    connect(m_ui->openJobSpecAction, &QAction::triggered, this, [this] {
+        const QString path = m_prompts->openFile(this, tr("Open JobSpec"), QDir::currentPath());
+        if (!path.isEmpty()) openWizardAt(path);
+    });
+    m_ui->mainToolBar->insertAction(m_ui->mainToolBar->actions().value(0), m_ui->newJobAction);
+    setAcceptDrops(true);
     connect(m_ui->aboutAction, &QAction::triggered, this, &MainWindow::showAbout);
     connect(m_manager, &Config::ProfileManager::profilesChanged, this, [this] {
         refreshProfiles();
@@ -106,6 +119,16 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     });
     m_jobsPanel->setSession(m_session);
     connect(m_jobsPanel, &JobsPanel::statusMessage, this, &MainWindow::showJobsMessage);
+    // Resubmit: the job's JobSpec as it was submitted (from its RayJob's annotation or its
+    // archive), read by the same parser as a file, into the wizard.
+    connect(m_jobsPanel, &JobsPanel::resubmitRequested, this, [this](const QJsonObject &jobSpec) {
+        const auto spec = Job::JobSpec::fromJson(QJsonDocument(jobSpec).toJson(QJsonDocument::Compact));
+        if (!spec) {
+            showJobsMessage(tr("Cannot resubmit: the job's JobSpec does not read: %1").arg(spec.error().message));
+            return;
+        }
+        openWizard(*spec);
+    });
     connect(m_profileCombo, &QComboBox::activated, this, [this](int index) {
         const QString name = m_profileCombo->itemData(index).toString();
         if (name.isEmpty() || name == m_manager->store().activeProfile()) {
@@ -123,6 +146,8 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
 
 MainWindow::~MainWindow()
 {
+    // The wizard first: a submission under way still uses the session's clients.
+    delete m_wizard;
     // The panels let go of the session's parts before the session tears them down.
     m_jobsPanel->setSession(nullptr);
     m_session->close();
@@ -260,6 +285,62 @@ void MainWindow::refreshStatus()
         }
     }
     m_ui->centralWidget->setVisible(!connected);
+}
+
+SubmitWizard *MainWindow::wizard() const
+{
+    return m_wizard;
+}
+
+SubmitWizard *MainWindow::openWizard(const Job::JobSpec &spec)
+{
+    if (m_wizard) {
+        // One submission at a time: the open wizard keeps what was typed into it.
+        m_wizard->raise();
+        m_wizard->activateWindow();
+        showJobsMessage(tr("A job is being prepared in the open wizard; submit or cancel it first."));
+        return m_wizard;
+    }
+    m_wizard = new SubmitWizard(m_session, spec, this);
+    m_wizard->setAttribute(Qt::WA_DeleteOnClose);
+    connect(m_wizard, &SubmitWizard::submitted, this, [this](const QString &jobId) {
+        showJobsMessage(tr("Job %1 submitted").arg(jobId));
+        m_jobsPanel->selectJob(jobId);
+        if (auto *jobs = findChild<QDockWidget *>(QStringLiteral("jobsDock"))) jobs->raise();
+    });
+    m_wizard->show();
+    return m_wizard;
+}
+
+SubmitWizard *MainWindow::openWizardAt(const QString &path)
+{
+    const auto spec = SubmitWizard::specForPath(path);
+    if (!spec) {
+        showStartupProblem(spec.error().message);
+        return nullptr;
+    }
+    return openWizard(*spec);
+}
+
+SubmitWizard *MainWindow::newJob()
+{
+    Job::JobSpec spec = SubmitWizard::specForFolder(QDir::currentPath());
+    spec.name.clear();
+    return openWizard(spec);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() == 1 && urls.first().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() != 1 || !urls.first().isLocalFile()) return;
+    event->acceptProposedAction();
+    openWizardAt(urls.first().toLocalFile());
 }
 
 void MainWindow::showJobsMessage(const QString &text)

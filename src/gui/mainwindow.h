@@ -10,6 +10,7 @@
 // job trackers. Panels take the Session and follow its signals; a profile change opens it again.
 
 #include "core/config/effectiveconfig.h"
+#include "core/job/jobspec.h"
 
 #include <QMainWindow>
 #include <QPointer>
@@ -45,6 +46,7 @@ namespace Starforge::Gui {
 class JobsPanel;
 class UserPrompts;
 class ProfilesDialog;
+class SubmitWizard;
 
 class MainWindow final : public QMainWindow
 {
@@ -63,6 +65,23 @@ public:
     JobsPanel *jobsPanel() const { return m_jobsPanel; }
     // The live jobs' tracker while connected (null before the session has started it).
     Job::JobTracker *jobTracker() const;
+    // The submission wizard while it is open.
+    SubmitWizard *wizard() const;
+
+public Q_SLOTS:
+    // Opens the submission wizard (or brings the open one forward) prefilled with spec: File ›
+    // New Job, a JobSpec opened or dropped, `starforge JOBSPEC`, a Resubmit of an archived job.
+    // On success the wizard closes and the Jobs panel selects the new job.
+    SubmitWizard *openWizard(const Starforge::Job::JobSpec &spec);
+    // The same for a path: a JobSpec file, or a code folder (its jobspec.json if it has one).
+    // A path that cannot be read is reported, and nothing opens.
+    SubmitWizard *openWizardAt(const QString &path);
+    // File › New Job: the wizard for the last folder used, or an empty one.
+    SubmitWizard *newJob();
+
+protected:
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
 
 private:
     void createDocks();
@@ -90,6 +109,7 @@ private:
     QPointer<Kube::ExecCredentialProvider> m_followedCredentials;   // whose sign-in prompts open a dialog
     JobsPanel *m_jobsPanel = nullptr;
     bool m_jobsDockWidened = false;
+    QPointer<SubmitWizard> m_wizard;
 };
 
 } // namespace Starforge::Gui

@@ -301,6 +301,15 @@ private Q_SLOTS:
         QTRY_VERIFY(QGuiApplication::clipboard()->text().contains(QStringLiteral("\"kind\": \"RayJob\"")));
         QVERIFY(QGuiApplication::clipboard()->text().contains(QStringLiteral("\"name\": \"gui-gvjb22\"")));
         QTRY_VERIFY(!full.findChild<QMenu *>(QStringLiteral("jobsContextMenu")));
+        // Resubmit reads the job's JobSpec with the core's parser: this test job's annotation
+        // has only a name, so nothing opens and the status bar says why.
+        QContextMenuEvent again(QContextMenuEvent::Mouse, archivedRow, view->viewport()->mapToGlobal(archivedRow));
+        QApplication::sendEvent(view->viewport(), &again);
+        QTRY_VERIFY((archivedMenu = full.findChild<QMenu *>(QStringLiteral("jobsContextMenu"))) && archivedMenu->isVisible());
+        QTest::keyClick(archivedMenu, Qt::Key_U);   // Res&ubmit…
+        QTRY_VERIFY2(full.statusBar()->currentMessage().startsWith(QStringLiteral("Cannot resubmit: the job's JobSpec does not read:")),
+                     qPrintable(full.statusBar()->currentMessage()));
+        QVERIFY(!full.wizard());
 
         // Delete (the Delete key on the selected row): asks, then the archive goes and its row too.
         full.activateWindow();

@@ -10,6 +10,7 @@
 #include "gui/userprompts.h"
 
 #include <QApplication>
+#include <QFileInfo>
 #include <QCommandLineParser>
 #include <QMessageBox>
 #include <QLocale>
@@ -47,7 +48,15 @@ int main(int argc, char *argv[])
     parser.addOption(sandbox);
     parser.addOption(config);
     parser.addOption(profiles);
+    parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A JobSpec file or a code folder to open in the submission wizard."),
+                                 QStringLiteral("[JOBSPEC | FOLDER]"));
     parser.process(app);
+    if (parser.positionalArguments().size() > 1) {
+        QTextStream(stderr) << "starforge: give one JobSpec or folder, not " << parser.positionalArguments().size() << Qt::endl;
+        return 2;
+    }
+    // Relative to where the app was started, before anything changes the current folder.
+    const QString jobArgument = parser.positionalArguments().isEmpty() ? QString() : QFileInfo(parser.positionalArguments().first()).absoluteFilePath();
 
     quitOnTerminationSignals(app);
     QTextStream err(stderr);
@@ -71,7 +80,9 @@ int main(int argc, char *argv[])
     const auto openWindow = [&](const QProcessEnvironment &environment) {
         window = std::make_unique<Gui::MainWindow>(&manager, &prompts, environment);
         window->show();
-        if (!onSandbox && (parser.isSet(profiles) || store.profileNames().isEmpty())) {
+        if (!jobArgument.isEmpty()) {
+            window->openWizardAt(jobArgument);
+        } else if (!onSandbox && (parser.isSet(profiles) || store.profileNames().isEmpty())) {
             window->showProfilesDialog(); // a first start has nothing else to do
         }
         manager.moveMigratedSecrets(*loaded, window.get(), [w = window.get()](Result<void> moved) {

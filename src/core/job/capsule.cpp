@@ -126,6 +126,7 @@ struct ScanState
     std::vector<Entry> files;
     QStringList skipped;
     const std::atomic_bool *cancelled = nullptr;
+    QList<CapsuleTreeEntry> *listing = nullptr;   // listCapsuleTree(): every path, with its fate
 };
 
 QByteArray joinPath(const QByteArray &dir, const QByteArray &name)
@@ -173,8 +174,14 @@ Result<void> scanDir(ScanState &state, const QByteArray &relDir)
             return Error::io(QStringLiteral("Cannot read %1: %2.").arg(display(rel), QString::fromLocal8Bit(std::strerror(err))));
         }
         const bool isDir = S_ISDIR(st.st_mode);
-        if (isDir && IgnoreRules::isVersionControlDir(name)) continue;
-        if (state.rules.isExcluded(rel, isDir)) continue;
+        if (isDir && IgnoreRules::isVersionControlDir(name)) {
+            if (state.listing) state.listing->append({QString::fromUtf8(rel), true, 0, QStringLiteral("version control data (never packed)")});
+            continue;
+        }
+        if (state.rules.isExcluded(rel, isDir)) {
+            if (state.listing) state.listing->append({QString::fromUtf8(rel), isDir, isDir ? 0 : qint64(st.st_size), state.rules.excludedBy(rel, isDir)});
+            continue;
+        }
         if (abs == state.outputPath) continue;  // a rebuild over an earlier capsule inside the tree
         if (!isUtf8(rel)) {
             return Error::invalid(QStringLiteral("The name \"%1\" is not valid UTF-8, and zip readers would garble it. "
@@ -191,6 +198,7 @@ Result<void> scanDir(ScanState &state, const QByteArray &relDir)
             }
         }
         if (isDir) {
+            if (state.listing) state.listing->append({QString::fromUtf8(rel), true, 0, QString()});
             if (Result<void> r = scanDir(state, rel); !r) return r;
             continue;
         }
@@ -233,6 +241,7 @@ Result<void> scanDir(ScanState &state, const QByteArray &relDir)
             state.skipped.append(QStringLiteral("%1: %2, not packed").arg(display(rel), QLatin1String(kind)));
             continue;
         }
+        if (state.listing) state.listing->append({QString::fromUtf8(rel), false, qint64(st.st_size), QString()});
         Entry entry;
         entry.relative = rel;
         entry.sourcePath = source;
@@ -598,6 +607,24 @@ void CapsuleBuilder::start(const CapsuleOptions &options)
 void CapsuleBuilder::cancel()
 {
     if (m_shared) m_shared->cancelled = true;
+}
+
+Result<CapsuleListing> listCapsuleTree(const CapsuleOptions &options)
+{
+    CapsuleListing listing;
+    ScanState scan;
+    scan.listing = &listing.entries;
+    CapsuleOptions walked = options;
+    // Nothing is written; the walk only needs a name outside the tree to skip.
+    if (walked.outputPath.isEmpty()) walked.outputPath = QDir::temp().filePath(QStringLiteral("starforge-listing.zip"));
+    if (Result<void> done = walkTree(walked, nullptr, [](CapsuleProgress::Stage, qint64, qint64, qint64, qint64) {}, scan); !done) {
+        return done.error();
+    }
+    for (const Entry &e : scan.files) listing.bytes += e.size;
+    listing.bytes += options.runnerPexPath.isEmpty() ? options.runnerPex.size() : QFileInfo(options.runnerPexPath).size();
+    listing.fileCount = static_cast<int>(scan.files.size()) + 3;   // + jobspec.json, runner.pex, manifest.json
+    listing.skipped = scan.skipped;
+    return listing;
 }
 
 QString temporaryCapsuleFolderTemplate()

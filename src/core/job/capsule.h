@@ -80,6 +80,30 @@ struct CapsuleResult
     QByteArray manifestSha256() const;
 };
 
+// One path of a code folder as a Capsule build walks it: packed, or left out and why.
+struct CapsuleTreeEntry
+{
+    QString path;                 // relative to the code folder, `/` separators
+    bool isDir = false;
+    qint64 size = 0;              // files only
+    QString excludedBy;           // the pattern that leaves it out (IgnoreRules::excludedBy); empty: packed
+};
+
+struct CapsuleListing
+{
+    QList<CapsuleTreeEntry> entries;  // in walk order: sorted, a folder before what it holds;
+                                      // an excluded folder is listed, its contents are not
+    int fileCount = 0;            // files the Capsule would hold: the packed ones plus
+                                  // jobspec.json, runner.pex and manifest.json
+    qint64 bytes = 0;             // the packed files' and runner.pex's bytes, before compression
+    QStringList skipped;          // sockets, FIFOs and devices, as CapsuleResult::skipped
+};
+
+// What a build with these options would pack and leave out, from the same walk (excludes,
+// .gitignore files, links, odd files; the same errors), without hashing or writing anything.
+// The wizard's file tree and Capsule estimate come from it.
+Result<CapsuleListing> listCapsuleTree(const CapsuleOptions &options);
+
 struct CapsuleProgress
 {
     enum class Stage { Scanning, Hashing, Writing };

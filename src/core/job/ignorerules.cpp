@@ -134,10 +134,11 @@ void IgnoreRules::addPattern(const QByteArray &rawLine, const QByteArray &baseDi
     if (line.startsWith('/')) line.remove(0, 1);
     if (line.isEmpty()) return;
     rule.pattern = line;
+    rule.text = rawLine.trimmed();
     m_layers[static_cast<int>(layer)].append(rule);
 }
 
-int IgnoreRules::verdict(const QList<Rule> &rules, const QByteArray &path, bool isDir)
+int IgnoreRules::verdict(const QList<Rule> &rules, const QByteArray &path, bool isDir, const Rule **matched)
 {
     for (qsizetype i = rules.size() - 1; i >= 0; --i) {
         const Rule &rule = rules[i];
@@ -148,7 +149,10 @@ int IgnoreRules::verdict(const QList<Rule> &rules, const QByteArray &path, bool 
             below = path.mid(rule.baseDir.size() + 1);
         }
         const QByteArray subject = rule.anchored ? below : below.mid(below.lastIndexOf('/') + 1);
-        if (globMatch(rule.pattern, subject)) return rule.negated ? -1 : 1;
+        if (globMatch(rule.pattern, subject)) {
+            if (matched) *matched = &rule;
+            return rule.negated ? -1 : 1;
+        }
     }
     return 0;
 }
@@ -160,6 +164,25 @@ bool IgnoreRules::isExcluded(const QByteArray &relativePath, bool isDir) const
         if (v != 0) return v > 0;
     }
     return false;
+}
+
+QString IgnoreRules::excludedBy(const QByteArray &relativePath, bool isDir) const
+{
+    for (int layer = 2; layer >= 0; --layer) {
+        const Rule *rule = nullptr;
+        const int v = verdict(m_layers[layer], relativePath, isDir, &rule);
+        if (v < 0) return {};
+        if (v == 0) continue;
+        const QString text = QString::fromUtf8(rule->text);
+        switch (static_cast<Layer>(layer)) {
+        case Layer::User: return QStringLiteral("%1 (exclude pattern)").arg(text);
+        case Layer::GitIgnore:
+            return rule->baseDir.isEmpty() ? QStringLiteral("%1 (.gitignore)").arg(text)
+                                           : QStringLiteral("%1 (.gitignore in %2/)").arg(text, QString::fromUtf8(rule->baseDir));
+        case Layer::Default: return QStringLiteral("%1 (default)").arg(text);
+        }
+    }
+    return {};
 }
 
 bool IgnoreRules::globMatch(const QByteArray &pattern, const QByteArray &path)

@@ -11,6 +11,7 @@
 #include <QByteArray>
 #include <QByteArrayList>
 #include <QList>
+#include <QString>
 
 namespace Starforge::Job {
 
@@ -33,6 +34,10 @@ public:
     // Whether relativePath (no leading or trailing `/`) is excluded. The caller does not descend
     // into an excluded folder, so, as in git, a file under it cannot be re-included.
     bool isExcluded(const QByteArray &relativePath, bool isDir) const;
+    // The pattern that excludes relativePath, as a person reads it ("*.ipynb (exclude pattern)",
+    // "*.log (.gitignore in logs/)", "__pycache__/ (default)"); empty when it is packed. The
+    // same decision as isExcluded(): the wizard's file tree shows why a file stays out.
+    QString excludedBy(const QByteArray &relativePath, bool isDir) const;
 
     // A glob in gitignore's dialect against a path: `*` and `?` stop at `/`, `**` between
     // slashes crosses them. Public for the tests.
@@ -46,9 +51,10 @@ private:
         bool negated = false;
         bool dirOnly = false;
         bool anchored = false;  // matched against the whole path below baseDir, not the name
+        QByteArray text;     // the line as written, for excludedBy()
     };
-    // +1 excluded, -1 re-included, 0 no pattern matched.
-    static int verdict(const QList<Rule> &rules, const QByteArray &path, bool isDir);
+    // +1 excluded, -1 re-included, 0 no pattern matched; matched: the deciding rule.
+    static int verdict(const QList<Rule> &rules, const QByteArray &path, bool isDir, const Rule **matched = nullptr);
 
     QList<Rule> m_layers[3];
 };
