@@ -118,6 +118,13 @@ private Q_SLOTS:
         QVERIFY(panel.messageText().contains(QStringLiteral("connected to a cluster")));
         panel.setSession(nullptr);
         QVERIFY(!panel.isShowingHeatmap());
+        // The dock opens 360 px wide beside the jobs: the panel must not ask for more.
+        panel.setTracker(nullptr);
+        QVERIFY2(panel.minimumSizeHint().width() <= 360, qPrintable(QString::number(panel.minimumSizeHint().width())));
+        Cluster::CapacityTracker tracker;
+        panel.setTracker(&tracker);
+        QVERIFY(panel.isShowingHeatmap());
+        QVERIFY2(panel.minimumSizeHint().width() <= 360, qPrintable(QString::number(panel.minimumSizeHint().width())));
     }
 
     // Every cell is hit where it is drawn, at 1, 50 and 5,000 nodes; bands wrap to the width.

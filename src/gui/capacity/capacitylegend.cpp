@@ -4,11 +4,14 @@
 
 #include <QPainter>
 
+#include <algorithm>
+
 namespace Starforge::Gui {
 
 namespace {
 
-constexpr int RampWidth = 120;
+constexpr int RampWidth = 120;   // at most; at least MinRampWidth when the dock is narrow
+constexpr int MinRampWidth = 40;
 constexpr int Swatch = 12;
 
 } // namespace
@@ -24,17 +27,25 @@ CapacityLegend::CapacityLegend(QWidget *parent)
     setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
 }
 
+// Everything but the ramp: the labels, the two swatches and the gaps paintEvent leaves.
+static int fixedWidth(const QWidget *legend)
+{
+    const QFontMetrics fm = legend->fontMetrics();
+    int width = 2 + 8 + 2 * (Swatch + 4) + 4;
+    for (const QString &text : {CapacityLegend::tr("GPUs in use"), QStringLiteral("0%"), QStringLiteral("100%"), CapacityLegend::tr("blocked"),
+                                CapacityLegend::tr("no GPUs")})
+        width += fm.horizontalAdvance(text) + 6;
+    return width;
+}
+
 QSize CapacityLegend::sizeHint() const
 {
-    const QFontMetrics fm = fontMetrics();
-    const int text = fm.horizontalAdvance(tr("GPUs in use")) + fm.horizontalAdvance(QStringLiteral(" 0% ")) + fm.horizontalAdvance(QStringLiteral(" 100%"))
-        + fm.horizontalAdvance(tr("blocked")) + fm.horizontalAdvance(tr("no GPUs"));
-    return {text + RampWidth + 4 * Swatch + 40, std::max(fm.height(), Swatch) + 6};
+    return {fixedWidth(this) + RampWidth, std::max(fontMetrics().height(), Swatch) + 6};
 }
 
 QSize CapacityLegend::minimumSizeHint() const
 {
-    return sizeHint();
+    return {fixedWidth(this) + MinRampWidth, std::max(fontMetrics().height(), Swatch) + 6};
 }
 
 void CapacityLegend::paintEvent(QPaintEvent *)
@@ -51,11 +62,11 @@ void CapacityLegend::paintEvent(QPaintEvent *)
     };
     label(tr("GPUs in use"));
     label(QStringLiteral("0%"));
-    const QRect ramp(x, mid - Swatch / 2, RampWidth, Swatch);
+    const QRect ramp(x, mid - Swatch / 2, std::clamp(width() - fixedWidth(this), MinRampWidth, RampWidth), Swatch);
     QLinearGradient gradient(ramp.topLeft(), ramp.topRight());
     for (size_t i = 0; i < ViridisStops.size(); ++i) gradient.setColorAt(double(i) / double(ViridisStops.size() - 1), QColor::fromRgb(ViridisStops[i]));
     painter.fillRect(ramp, gradient);
-    x += RampWidth + 4;
+    x += ramp.width() + 4;
     label(QStringLiteral("100%"));
     x += 8;
     const QRect blocked(x, mid - Swatch / 2, Swatch, Swatch);
