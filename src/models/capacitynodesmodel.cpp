@@ -46,7 +46,7 @@ void CapacityNodesModel::setTracker(CapacityTracker *tracker)
     const Cluster::CapacityModel &model = tracker->model();
     for (const QString &series : model.seriesNames()) {
         for (const QString &name : model.nodesOf(series))
-            rows << Row{series, name};
+            rows << Row { series, name };
     }
     if (rows.isEmpty())
         return;
@@ -82,7 +82,7 @@ int CapacityNodesModel::rowOf(const QString &node) const
     const auto series = m_seriesOf.constFind(node);
     if (series == m_seriesOf.constEnd())
         return -1;
-    const int at = positionOf(Row{*series, node});
+    const int at = positionOf(Row { *series, node });
     return at < m_rows.size() && m_rows.at(at).name == node ? at : -1;
 }
 
@@ -115,7 +115,7 @@ void CapacityNodesModel::onNodeChanged(const QString &name)
     }
     if (!entry || series.isEmpty())
         return;
-    const Row added{series, name};
+    const Row added { series, name };
     const int at = positionOf(added);
     beginInsertRows({}, at, at);
     m_rows.insert(at, added);
@@ -193,29 +193,44 @@ QVariant CapacityNodesModel::data(const QModelIndex &index, int role) const
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
-        case NameColumn: return e->name;
-        case SeriesColumn: return e->series;
-        case UsedColumn: return e->used;
-        case AllocatableColumn: return e->allocatable;
-        case PodsColumn: return e->pods;
-        case StatusColumn: return e->schedulable() ? tr("schedulable") : blockReasonText(*e);
+        case NameColumn:
+            return e->name;
+        case SeriesColumn:
+            return e->series;
+        case UsedColumn:
+            return e->used;
+        case AllocatableColumn:
+            return e->allocatable;
+        case PodsColumn:
+            return e->pods;
+        case StatusColumn:
+            return e->schedulable() ? tr("schedulable") : blockReasonText(*e);
         }
         return {};
     case Qt::ToolTipRole:
         return toolTipText(m_tracker->model(), e->name);
     case Qt::AccessibleTextRole:
-        return e->schedulable() ? tr("%1: %2 of %3 GPUs in use").arg(e->name).arg(e->used).arg(e->allocatable)
-                                : tr("%1: %2 of %3 GPUs in use, blocked: %4").arg(e->name).arg(e->used).arg(e->allocatable).arg(blockReasonText(*e));
-    case NameRole: return e->name;
-    case SeriesRole: return e->series;
-    case UsedRole: return e->used;
-    case AllocatableRole: return e->allocatable;
-    case FreeRole: return e->free();
-    case PodsRole: return e->pods;
+        return e->schedulable()
+            ? tr("%1: %2 of %3 GPUs in use").arg(e->name).arg(e->used).arg(e->allocatable)
+            : tr("%1: %2 of %3 GPUs in use, blocked: %4").arg(e->name).arg(e->used).arg(e->allocatable).arg(blockReasonText(*e));
+    case NameRole:
+        return e->name;
+    case SeriesRole:
+        return e->series;
+    case UsedRole:
+        return e->used;
+    case AllocatableRole:
+        return e->allocatable;
+    case FreeRole:
+        return e->free();
+    case PodsRole:
+        return e->pods;
     case LoadRole:
         return e->allocatable > 0 ? std::clamp(double(e->used) / e->allocatable, 0.0, 1.0) : (e->used > 0 ? 1.0 : -1.0);
-    case BlockedRole: return !e->schedulable();
-    case BlockReasonRole: return blockReasonText(*e);
+    case BlockedRole:
+        return !e->schedulable();
+    case BlockReasonRole:
+        return blockReasonText(*e);
     case PodListRole: {
         QStringList out;
         for (const Cluster::NodePod &pod : m_tracker->model().podsOn(e->name))
@@ -231,12 +246,18 @@ QVariant CapacityNodesModel::headerData(int section, Qt::Orientation orientation
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case NameColumn: return tr("Node");
-    case SeriesColumn: return tr("Series");
-    case UsedColumn: return tr("GPUs used");
-    case AllocatableColumn: return tr("GPUs");
-    case PodsColumn: return tr("Pods");
-    case StatusColumn: return tr("Status");
+    case NameColumn:
+        return tr("Node");
+    case SeriesColumn:
+        return tr("Series");
+    case UsedColumn:
+        return tr("GPUs used");
+    case AllocatableColumn:
+        return tr("GPUs");
+    case PodsColumn:
+        return tr("Pods");
+    case StatusColumn:
+        return tr("Status");
     }
     return {};
 }

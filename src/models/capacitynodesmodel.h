@@ -19,7 +19,7 @@ namespace Starforge::Cluster {
 class CapacityTracker;
 class CapacityModel;
 struct NodeEntry;
-}
+} // namespace Starforge::Cluster
 
 namespace Starforge::Models {
 
@@ -31,16 +31,16 @@ public:
     Q_ENUM(Column)
 
     enum Role {
-        NameRole = Qt::UserRole + 1,   // QString
-        SeriesRole,                    // QString
-        UsedRole,                      // qint64: GPUs requested by the pods on it
-        AllocatableRole,               // int
-        FreeRole,                      // int: free GPUs (0 on a blocked node)
-        PodsRole,                      // int: pods counted on it
-        LoadRole,                      // double: used / allocatable, clamped to [0, 1]; -1 without GPUs
-        BlockedRole,                   // bool: cordoned, not ready or tainted
-        BlockReasonRole,               // QString: "cordoned", "not ready (KubeletNotReady)", "tainted (k=v:NoSchedule)"
-        PodListRole,                   // QStringList: "namespace/name (N GPUs)", most GPUs first
+        NameRole = Qt::UserRole + 1, // QString
+        SeriesRole, // QString
+        UsedRole, // qint64: GPUs requested by the pods on it
+        AllocatableRole, // int
+        FreeRole, // int: free GPUs (0 on a blocked node)
+        PodsRole, // int: pods counted on it
+        LoadRole, // double: used / allocatable, clamped to [0, 1]; -1 without GPUs
+        BlockedRole, // bool: cordoned, not ready or tainted
+        BlockReasonRole, // QString: "cordoned", "not ready (KubeletNotReady)", "tainted (k=v:NoSchedule)"
+        PodListRole, // QStringList: "namespace/name (N GPUs)", most GPUs first
     };
     Q_ENUM(Role)
 
@@ -77,12 +77,12 @@ private:
 
     void onNodeChanged(const QString &name);
     void removeAll();
-    int positionOf(const Row &row) const;   // lower bound
+    int positionOf(const Row &row) const; // lower bound
     const Cluster::NodeEntry *entryAt(int row) const;
 
     QPointer<Cluster::CapacityTracker> m_tracker;
     QList<Row> m_rows;
-    QHash<QString, QString> m_seriesOf;   // node -> the series its row is under
+    QHash<QString, QString> m_seriesOf; // node -> the series its row is under
 };
 
 } // namespace Starforge::Models

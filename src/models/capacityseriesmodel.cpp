@@ -73,7 +73,7 @@ int CapacitySeriesModel::rowOf(const QString &series) const
 void CapacitySeriesModel::onSeriesChanged(const QString &series)
 {
     if (series.isEmpty())
-        return;   // unlabelled nodes are in no series
+        return; // unlabelled nodes are in no series
     const int row = rowOf(series);
     const bool shown = present(series);
     if (row >= 0 && shown) {
@@ -115,14 +115,22 @@ QVariant CapacitySeriesModel::data(const QModelIndex &index, int role) const
         return QVariant::fromValue(s);
     const auto value = [&]() -> qint64 {
         switch (index.column()) {
-        case NodesColumn: return s.nodes;
-        case CapacityColumn: return s.capacity;
-        case UsedColumn: return s.used;
-        case FreeColumn: return s.free;
-        case BlockedColumn: return s.blocked;
-        case LargestFreeColumn: return s.largestFree;
-        case PendingColumn: return s.pendingGpus;
-        case FitsNowColumn: return qint64(s.fitNowNodes) * s.fitNowGpusPerNode;
+        case NodesColumn:
+            return s.nodes;
+        case CapacityColumn:
+            return s.capacity;
+        case UsedColumn:
+            return s.used;
+        case FreeColumn:
+            return s.free;
+        case BlockedColumn:
+            return s.blocked;
+        case LargestFreeColumn:
+            return s.largestFree;
+        case PendingColumn:
+            return s.pendingGpus;
+        case FitsNowColumn:
+            return qint64(s.fitNowNodes) * s.fitNowGpusPerNode;
         }
         return 0;
     };
@@ -131,28 +139,40 @@ QVariant CapacitySeriesModel::data(const QModelIndex &index, int role) const
         return index.column() == SeriesColumn ? QVariant(name) : QVariant(value());
     case Qt::DisplayRole:
         switch (index.column()) {
-        case SeriesColumn: return name;
+        case SeriesColumn:
+            return name;
         case NodesColumn:
             return s.blockedNodes > 0 ? tr("%1 (%2 blocked)").arg(s.nodes).arg(s.blockedNodes) : QString::number(s.nodes);
         case PendingColumn:
-            if (s.pendingPods == 0) return QStringLiteral("0");
+            if (s.pendingPods == 0)
+                return QStringLiteral("0");
             return s.pendingPods == 1 ? tr("%1 (1 pod)").arg(s.pendingGpus) : tr("%1 (%2 pods)").arg(s.pendingGpus).arg(s.pendingPods);
         case FitsNowColumn:
             return s.fitNowNodes > 0 ? tr("%1 × %2").arg(s.fitNowNodes).arg(s.fitNowGpusPerNode) : tr("none");
-        default: return QString::number(value());
+        default:
+            return QString::number(value());
         }
     case Qt::ToolTipRole:
         switch (index.column()) {
-        case NodesColumn: return tr("Nodes labelled %1; blocked: cordoned, not ready or tainted").arg(name);
-        case CapacityColumn: return tr("Allocatable GPUs of all its nodes");
-        case UsedColumn: return tr("GPUs requested by the pods bound to its nodes");
-        case FreeColumn: return tr("Unused GPUs on schedulable nodes");
-        case BlockedColumn: return tr("Unused GPUs on cordoned, not ready or tainted nodes");
-        case LargestFreeColumn: return tr("The most free GPUs on one schedulable node");
-        case PendingColumn: return tr("GPUs asked by Pending pods that wait for %1 (not yet bound to a node)").arg(name);
+        case NodesColumn:
+            return tr("Nodes labelled %1; blocked: cordoned, not ready or tainted").arg(name);
+        case CapacityColumn:
+            return tr("Allocatable GPUs of all its nodes");
+        case UsedColumn:
+            return tr("GPUs requested by the pods bound to its nodes");
+        case FreeColumn:
+            return tr("Unused GPUs on schedulable nodes");
+        case BlockedColumn:
+            return tr("Unused GPUs on cordoned, not ready or tainted nodes");
+        case LargestFreeColumn:
+            return tr("The most free GPUs on one schedulable node");
+        case PendingColumn:
+            return tr("GPUs asked by Pending pods that wait for %1 (not yet bound to a node)").arg(name);
         case FitsNowColumn:
             return s.fitNowNodes > 0 ? tr("The largest job that fits now: %1 × %2 GPUs (nodes × GPUs per node), %3 GPUs in all")
-                                           .arg(s.fitNowNodes).arg(s.fitNowGpusPerNode).arg(qint64(s.fitNowNodes) * s.fitNowGpusPerNode)
+                                           .arg(s.fitNowNodes)
+                                           .arg(s.fitNowGpusPerNode)
+                                           .arg(qint64(s.fitNowNodes) * s.fitNowGpusPerNode)
                                      : tr("No job fits now: no schedulable node has a free GPU");
         }
         return {};
@@ -167,15 +187,24 @@ QVariant CapacitySeriesModel::headerData(int section, Qt::Orientation orientatio
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case SeriesColumn: return tr("Series");
-    case NodesColumn: return tr("Nodes");
-    case CapacityColumn: return tr("GPUs");
-    case UsedColumn: return tr("Used");
-    case FreeColumn: return tr("Free");
-    case BlockedColumn: return tr("Blocked");
-    case LargestFreeColumn: return tr("Largest free");
-    case PendingColumn: return tr("Pending");
-    case FitsNowColumn: return tr("Fits now");
+    case SeriesColumn:
+        return tr("Series");
+    case NodesColumn:
+        return tr("Nodes");
+    case CapacityColumn:
+        return tr("GPUs");
+    case UsedColumn:
+        return tr("Used");
+    case FreeColumn:
+        return tr("Free");
+    case BlockedColumn:
+        return tr("Blocked");
+    case LargestFreeColumn:
+        return tr("Largest free");
+    case PendingColumn:
+        return tr("Pending");
+    case FitsNowColumn:
+        return tr("Fits now");
     }
     return {};
 }

@@ -36,9 +36,9 @@ public:
     Q_ENUM(Column)
 
     enum Role {
-        SeriesRole = Qt::UserRole + 1,   // QString
-        SummaryRole,                     // Cluster::SeriesSummary
-        ValueRole,                       // per column, the number (qint64) behind the text
+        SeriesRole = Qt::UserRole + 1, // QString
+        SummaryRole, // Cluster::SeriesSummary
+        ValueRole, // per column, the number (qint64) behind the text
     };
     Q_ENUM(Role)
 
@@ -67,7 +67,7 @@ private:
     bool present(const QString &series) const;
 
     QPointer<Cluster::CapacityTracker> m_tracker;
-    QStringList m_series;   // sorted
+    QStringList m_series; // sorted
 };
 
 } // namespace Starforge::Models

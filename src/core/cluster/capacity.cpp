@@ -290,7 +290,7 @@ void CapacityModel::removeNode(const QString &name)
 
 void CapacityModel::addUse(const QString &key, const PodUse &use)
 {
-    m_nodePods[use.node].insert(key);
+    m_nodePods[use.node].append(key);
     const auto it = m_nodes.find(use.node);
     if (it == m_nodes.end()) {
         auto &pending = m_unknownNodeUse[use.node];
@@ -307,7 +307,7 @@ void CapacityModel::addUse(const QString &key, const PodUse &use)
 void CapacityModel::removeUse(const QString &key, const PodUse &use)
 {
     if (const auto members = m_nodePods.find(use.node); members != m_nodePods.end()) {
-        members->remove(key);
+        members->removeOne(key);
         if (members->isEmpty()) m_nodePods.erase(members);
     }
     const auto it = m_nodes.find(use.node);

@@ -283,7 +283,9 @@ private:
     QHash<QString, NodeEntry> m_nodes;
     QHash<QString, Kube::Node> m_nodeViews;            // to re-judge on new tolerations
     QHash<QString, PodUse> m_pods;                     // "ns/name" -> where and how much
-    QHash<QString, QSet<QString>> m_nodePods;          // node -> "ns/name" of the pods counted on it
+    // node -> "ns/name" of the pods counted on it. A list, not a set: ten pods a node, and a
+    // QSet's first allocation (48 slots) cost 5 MB more at 5,000 nodes (scripts/bench-app.sh).
+    QHash<QString, QList<QString>> m_nodePods;
     QHash<QString, Demand> m_pending;                  // "ns/name" -> the series it waits for
     QHash<QString, QPair<qint64, int>> m_demand;       // series -> (GPUs, pods) pending
     QHash<QString, QPair<qint64, int>> m_unknownNodeUse;  // node -> (gpus, pods) before it appears

@@ -50,17 +50,22 @@ public:
     QString text(QAccessible::Text t) const override
     {
         const QModelIndex i = index();
-        if (!i.isValid()) return {};
+        if (!i.isValid())
+            return {};
         switch (t) {
-        case QAccessible::Name: return i.data(Qt::AccessibleTextRole).toString();
-        case QAccessible::Description: return i.data(Qt::ToolTipRole).toString();
-        default: return {};
+        case QAccessible::Name:
+            return i.data(Qt::AccessibleTextRole).toString();
+        case QAccessible::Description:
+            return i.data(Qt::ToolTipRole).toString();
+        default:
+            return {};
         }
     }
-    void setText(QAccessible::Text, const QString &) override {}
+    void setText(QAccessible::Text, const QString &) override { }
     QRect rect() const override
     {
-        if (!isValid()) return {};
+        if (!isValid())
+            return {};
         const QRect r = m_view->visualRect(index());
         return QRect(m_view->viewport()->mapToGlobal(r.topLeft()), r.size());
     }
@@ -96,7 +101,8 @@ public:
     }
     ~HeatmapAccessible() override
     {
-        for (const QAccessible::Id id : std::as_const(m_cells)) QAccessible::deleteAccessibleInterface(id);
+        for (const QAccessible::Id id : std::as_const(m_cells))
+            QAccessible::deleteAccessibleInterface(id);
     }
 
     CapacityHeatmapView *view() const { return static_cast<CapacityHeatmapView *>(widget()); }
@@ -105,10 +111,12 @@ public:
     QAccessibleInterface *child(int index) const override
     {
         const int row = view()->shownRowAt(index);
-        if (row < 0) return nullptr;
+        if (row < 0)
+            return nullptr;
         const QString node = view()->nodesModel()->nodeAt(row);
         if (const auto id = m_cells.constFind(node); id != m_cells.constEnd()) {
-            if (QAccessibleInterface *cached = QAccessible::accessibleInterface(*id)) return cached;
+            if (QAccessibleInterface *cached = QAccessible::accessibleInterface(*id))
+                return cached;
         }
         auto *cell = new HeatmapCellAccessible(view(), node);
         m_cells.insert(node, QAccessible::registerAccessibleInterface(cell));
@@ -132,7 +140,8 @@ public:
     }
     QString text(QAccessible::Text t) const override
     {
-        if (t == QAccessible::Name && view()->accessibleName().isEmpty()) return CapacityHeatmapView::tr("GPU capacity heatmap");
+        if (t == QAccessible::Name && view()->accessibleName().isEmpty())
+            return CapacityHeatmapView::tr("GPU capacity heatmap");
         return QAccessibleWidget::text(t);
     }
 
@@ -177,7 +186,8 @@ CapacityHeatmapView::~CapacityHeatmapView() = default;
 
 void CapacityHeatmapView::setModel(QAbstractItemModel *model)
 {
-    if (QAbstractItemView::model()) disconnect(QAbstractItemView::model(), nullptr, this, nullptr);
+    if (QAbstractItemView::model())
+        disconnect(QAbstractItemView::model(), nullptr, this, nullptr);
     QAbstractItemView::setModel(model);
     m_nodes = qobject_cast<CapacityNodesModel *>(model);
     if (model) {
@@ -189,7 +199,7 @@ void CapacityHeatmapView::setModel(QAbstractItemModel *model)
 
 const QList<int> &CapacityHeatmapView::zoomLevels()
 {
-    static const QList<int> levels{2, 3, 4, 6, 8, 12, 16, 24, 32, 48};
+    static const QList<int> levels { 2, 3, 4, 6, 8, 12, 16, 24, 32, 48 };
     return levels;
 }
 
@@ -198,14 +208,17 @@ void CapacityHeatmapView::setCellSize(int pixels)
     const QList<int> &levels = zoomLevels();
     int snapped = levels.first();
     for (const int level : levels) {
-        if (std::abs(level - pixels) < std::abs(snapped - pixels)) snapped = level;
+        if (std::abs(level - pixels) < std::abs(snapped - pixels))
+            snapped = level;
     }
-    if (snapped == m_cellSize) return;
+    if (snapped == m_cellSize)
+        return;
     m_cellSize = snapped;
     m_layoutDirty = true;
     updateGeometries();
     viewport()->update();
-    if (currentIndex().isValid()) scrollTo(currentIndex());
+    if (currentIndex().isValid())
+        scrollTo(currentIndex());
     Q_EMIT zoomChanged(m_cellSize);
 }
 
@@ -213,30 +226,35 @@ void CapacityHeatmapView::zoomIn()
 {
     const QList<int> &levels = zoomLevels();
     const auto next = std::upper_bound(levels.cbegin(), levels.cend(), m_cellSize);
-    if (next != levels.cend()) setCellSize(*next);
+    if (next != levels.cend())
+        setCellSize(*next);
 }
 
 void CapacityHeatmapView::zoomOut()
 {
     const QList<int> &levels = zoomLevels();
     const auto at = std::lower_bound(levels.cbegin(), levels.cend(), m_cellSize);
-    if (at != levels.cbegin()) setCellSize(*(at - 1));
+    if (at != levels.cbegin())
+        setCellSize(*(at - 1));
 }
 
 void CapacityHeatmapView::zoomToFit()
 {
-    if (viewport()->height() < 4 * Margin) return;   // not laid out yet: nothing to fit
+    if (viewport()->height() < 4 * Margin)
+        return; // not laid out yet: nothing to fit
     const QList<int> &levels = zoomLevels();
     for (auto level = levels.crbegin(); level != levels.crend(); ++level) {
         setCellSize(*level);
         ensureLayout();
-        if (m_contentHeight <= viewport()->height()) return;
+        if (m_contentHeight <= viewport()->height())
+            return;
     }
 }
 
 void CapacityHeatmapView::setSeriesFilter(const QString &series)
 {
-    if (series == m_filter) return;
+    if (series == m_filter)
+        return;
     m_filter = series;
     m_layoutDirty = true;
     updateGeometries();
@@ -274,7 +292,8 @@ void CapacityHeatmapView::invalidateLayout()
 
 void CapacityHeatmapView::ensureLayout() const
 {
-    if (m_layoutDirty) relayout();
+    if (m_layoutDirty)
+        relayout();
 }
 
 void CapacityHeatmapView::relayout() const
@@ -291,7 +310,9 @@ void CapacityHeatmapView::relayout() const
     while (row < rows) {
         const QString series = m_nodes ? m_nodes->seriesAt(row) : m->index(row, 0).data(CapacityNodesModel::SeriesRole).toString();
         int end = row + 1;
-        while (end < rows && (m_nodes ? m_nodes->seriesAt(end) : m->index(end, 0).data(CapacityNodesModel::SeriesRole).toString()) == series) ++end;
+        while (end < rows
+               && (m_nodes ? m_nodes->seriesAt(end) : m->index(end, 0).data(CapacityNodesModel::SeriesRole).toString()) == series)
+            ++end;
         if (m_filter.isEmpty() || series == m_filter) {
             Band band;
             band.series = series;
@@ -320,7 +341,8 @@ QStringList CapacityHeatmapView::shownSeries() const
 {
     ensureLayout();
     QStringList out;
-    for (const Band &band : std::as_const(m_bands)) out << band.series;
+    for (const Band &band : std::as_const(m_bands))
+        out << band.series;
     return out;
 }
 
@@ -333,9 +355,11 @@ int CapacityHeatmapView::shownCellCount() const
 int CapacityHeatmapView::shownRowAt(int position) const
 {
     ensureLayout();
-    if (position < 0) return -1;
+    if (position < 0)
+        return -1;
     const auto band = std::upper_bound(m_bands.cbegin(), m_bands.cend(), position, [](int p, const Band &b) { return p < b.position; });
-    if (band == m_bands.cbegin()) return -1;
+    if (band == m_bands.cbegin())
+        return -1;
     const Band &b = *(band - 1);
     return position - b.position < b.count ? b.first + (position - b.position) : -1;
 }
@@ -344,7 +368,8 @@ int CapacityHeatmapView::bandIndexOfRow(int row) const
 {
     ensureLayout();
     const auto band = std::upper_bound(m_bands.cbegin(), m_bands.cend(), row, [](int r, const Band &b) { return r < b.first; });
-    if (band == m_bands.cbegin()) return -1;
+    if (band == m_bands.cbegin())
+        return -1;
     const qsizetype i = (band - m_bands.cbegin()) - 1;
     const Band &b = m_bands.at(i);
     return row < b.first + b.count ? int(i) : -1;
@@ -366,16 +391,19 @@ QRect CapacityHeatmapView::bandHeaderRect(const QString &series) const
 {
     ensureLayout();
     for (const Band &band : std::as_const(m_bands)) {
-        if (band.series == series) return QRect(Margin, band.top - verticalOffset(), viewport()->width() - 2 * Margin, headerHeight());
+        if (band.series == series)
+            return QRect(Margin, band.top - verticalOffset(), viewport()->width() - 2 * Margin, headerHeight());
     }
     return {};
 }
 
 QRect CapacityHeatmapView::visualRect(const QModelIndex &index) const
 {
-    if (!index.isValid()) return {};
+    if (!index.isValid())
+        return {};
     const int band = bandIndexOfRow(index.row());
-    if (band < 0) return {};
+    if (band < 0)
+        return {};
     return cellRect(m_bands.at(band), index.row() - m_bands.at(band).first).translated(0, -verticalOffset());
 }
 
@@ -384,24 +412,29 @@ QModelIndex CapacityHeatmapView::indexAt(const QPoint &point) const
     ensureLayout();
     const int y = point.y() + verticalOffset();
     const auto band = std::upper_bound(m_bands.cbegin(), m_bands.cend(), y, [](int v, const Band &b) { return v < b.top; });
-    if (band == m_bands.cbegin()) return {};
+    if (band == m_bands.cbegin())
+        return {};
     const Band &b = *(band - 1);
     const int p = pitch();
     const int dy = y - b.top - headerHeight();
     const int dx = point.x() - Margin;
-    if (dy < 0 || dx < 0 || y >= b.top + b.height) return {};
+    if (dy < 0 || dx < 0 || y >= b.top + b.height)
+        return {};
     const int column = dx / p;
-    if (column >= m_columns) return {};
+    if (column >= m_columns)
+        return {};
     // The gap between cells belongs to the cell before it: small cells stay easy to hit.
     const int offset = (dy / p) * m_columns + column;
-    if (offset >= b.count) return {};
+    if (offset >= b.count)
+        return {};
     return model()->index(b.first + offset, 0);
 }
 
 void CapacityHeatmapView::scrollTo(const QModelIndex &index, ScrollHint hint)
 {
     const QRect r = visualRect(index);
-    if (!r.isValid()) return;
+    if (!r.isValid())
+        return;
     QScrollBar *bar = verticalScrollBar();
     const int viewHeight = viewport()->height();
     if (hint == PositionAtTop || (hint == EnsureVisible && r.top() < 0)) {
@@ -418,10 +451,12 @@ QModelIndex CapacityHeatmapView::moveCursor(CursorAction cursorAction, Qt::Keybo
 {
     ensureLayout();
     const int total = shownCellCount();
-    if (total == 0) return {};
+    if (total == 0)
+        return {};
     const QModelIndex current = currentIndex();
     int position = current.isValid() ? positionOfRow(current.row()) : -1;
-    if (position < 0) return model()->index(shownRowAt(0), 0);
+    if (position < 0)
+        return model()->index(shownRowAt(0), 0);
     const int band = bandIndexOfRow(current.row());
     const Band &b = m_bands.at(band);
     const int offset = position - b.position;
@@ -431,29 +466,49 @@ QModelIndex CapacityHeatmapView::moveCursor(CursorAction cursorAction, Qt::Keybo
         // Within the band by whole lines; past its end into the next band's line at the same
         // column (or its last node), before its start into the previous band's last line.
         int target = offset + lines * m_columns;
-        if (target >= 0 && target < b.count) return b.position + target;
+        if (target >= 0 && target < b.count)
+            return b.position + target;
         if (lines > 0) {
-            if (target < ((b.count + m_columns - 1) / m_columns) * m_columns) return b.position + b.count - 1;   // the last, shorter line
-            if (band + 1 >= m_bands.size()) return position;
+            if (target < ((b.count + m_columns - 1) / m_columns) * m_columns)
+                return b.position + b.count - 1; // the last, shorter line
+            if (band + 1 >= m_bands.size())
+                return position;
             const Band &next = m_bands.at(band + 1);
             return next.position + std::min(column, next.count - 1);
         }
-        if (band == 0) return position;
+        if (band == 0)
+            return position;
         const Band &previous = m_bands.at(band - 1);
         const int lastLine = (previous.count - 1) / m_columns;
         return previous.position + std::min(lastLine * m_columns + column, previous.count - 1);
     };
     switch (cursorAction) {
     case MoveLeft:
-    case MovePrevious: position = std::max(0, position - 1); break;
+    case MovePrevious:
+        position = std::max(0, position - 1);
+        break;
     case MoveRight:
-    case MoveNext: position = std::min(total - 1, position + 1); break;
-    case MoveUp: position = lineMove(-1); break;
-    case MoveDown: position = lineMove(1); break;
-    case MovePageUp: position = std::max(0, position - linesPerPage * m_columns); break;
-    case MovePageDown: position = std::min(total - 1, position + linesPerPage * m_columns); break;
-    case MoveHome: position = 0; break;
-    case MoveEnd: position = total - 1; break;
+    case MoveNext:
+        position = std::min(total - 1, position + 1);
+        break;
+    case MoveUp:
+        position = lineMove(-1);
+        break;
+    case MoveDown:
+        position = lineMove(1);
+        break;
+    case MovePageUp:
+        position = std::max(0, position - linesPerPage * m_columns);
+        break;
+    case MovePageDown:
+        position = std::min(total - 1, position + linesPerPage * m_columns);
+        break;
+    case MoveHome:
+        position = 0;
+        break;
+    case MoveEnd:
+        position = total - 1;
+        break;
     }
     return model()->index(shownRowAt(position), 0);
 }
@@ -486,7 +541,8 @@ void CapacityHeatmapView::setSelection(const QRect &rect, QItemSelectionModel::S
 QRegion CapacityHeatmapView::visualRegionForSelection(const QItemSelection &selection) const
 {
     QRegion region;
-    for (const QModelIndex &index : selection.indexes()) region += visualRect(index).adjusted(-2, -2, 2, 2);
+    for (const QModelIndex &index : selection.indexes())
+        region += visualRect(index).adjusted(-2, -2, 2, 2);
     return region;
 }
 
@@ -526,7 +582,8 @@ void CapacityHeatmapView::paintEvent(QPaintEvent *event)
     const QItemSelectionModel *selection = selectionModel();
     for (const Band &band : std::as_const(m_bands)) {
         const int top = band.top - offset;
-        if (top > area.bottom() || top + band.height < area.top()) continue;
+        if (top > area.bottom() || top + band.height < area.top())
+            continue;
         // The band's header: the series and its nodes.
         painter.setPen(text);
         QFont bold = font();
@@ -554,7 +611,9 @@ void CapacityHeatmapView::paintEvent(QPaintEvent *event)
                 if (numbers) {
                     painter.setPen(light ? Qt::black : Qt::white);
                     painter.drawText(r, Qt::AlignCenter,
-                                     QStringLiteral("%1/%2").arg(index.data(CapacityNodesModel::UsedRole).toLongLong()).arg(index.data(CapacityNodesModel::AllocatableRole).toInt()));
+                                     QStringLiteral("%1/%2")
+                                         .arg(index.data(CapacityNodesModel::UsedRole).toLongLong())
+                                         .arg(index.data(CapacityNodesModel::AllocatableRole).toInt()));
                 }
                 if (selection && selection->isSelected(index)) {
                     painter.setPen(QPen(palette().color(QPalette::Highlight), 2));
@@ -580,8 +639,10 @@ void CapacityHeatmapView::wheelEvent(QWheelEvent *event)
 {
     if (event->modifiers() & Qt::ControlModifier) {
         Q_EMIT zoomedByUser();
-        if (event->angleDelta().y() > 0) zoomIn();
-        else if (event->angleDelta().y() < 0) zoomOut();
+        if (event->angleDelta().y() > 0)
+            zoomIn();
+        else if (event->angleDelta().y() < 0)
+            zoomOut();
         event->accept();
         return;
     }
@@ -624,7 +685,8 @@ void CapacityHeatmapView::dataChanged(const QModelIndex &topLeft, const QModelIn
     // A node's numbers: only its cell is repainted (the layout depends on rows, not numbers).
     if (topLeft.isValid() && topLeft.row() == bottomRight.row()) {
         const QRect r = visualRect(topLeft);
-        if (r.isValid()) viewport()->update(r.adjusted(-2, -2, 2, 2));
+        if (r.isValid())
+            viewport()->update(r.adjusted(-2, -2, 2, 2));
         return;
     }
     QAbstractItemView::dataChanged(topLeft, bottomRight, roles);

@@ -39,7 +39,7 @@ public:
 
     static const QList<int> &zoomLevels();
     int cellSize() const { return m_cellSize; }
-    void setCellSize(int pixels);   // snapped to the nearest zoom level
+    void setCellSize(int pixels); // snapped to the nearest zoom level
     void zoomIn();
     void zoomOut();
     // The largest zoom level at which every shown band fits the view's height.
@@ -48,8 +48,8 @@ public:
     // The shown series, top to bottom, and the model rows of their cells, in cell order.
     QStringList shownSeries() const;
     int shownCellCount() const;
-    int shownRowAt(int position) const;     // -1 out of range
-    int positionOfRow(int row) const;       // -1 when not shown
+    int shownRowAt(int position) const; // -1 out of range
+    int positionOfRow(int row) const; // -1 when not shown
     // Cells per line at the current width and zoom.
     int columns() const;
     // The band header's rectangle of a series (viewport coordinates); empty when not shown.
@@ -84,11 +84,11 @@ private:
     struct Band
     {
         QString series;
-        int first = 0;      // model row of its first node
+        int first = 0; // model row of its first node
         int count = 0;
-        int top = 0;        // content coordinates
+        int top = 0; // content coordinates
         int height = 0;
-        int position = 0;   // cell position of its first node among the shown cells
+        int position = 0; // cell position of its first node among the shown cells
     };
 
     void invalidateLayout();
@@ -97,7 +97,7 @@ private:
     int pitch() const;
     int headerHeight() const;
     int bandIndexOfRow(int row) const;
-    QRect cellRect(const Band &band, int offset) const;   // content coordinates
+    QRect cellRect(const Band &band, int offset) const; // content coordinates
 
     Models::CapacityNodesModel *m_nodes = nullptr;
     QString m_filter;

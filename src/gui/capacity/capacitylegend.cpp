@@ -10,7 +10,7 @@ namespace Starforge::Gui {
 
 namespace {
 
-constexpr int RampWidth = 120;   // at most; at least MinRampWidth when the dock is narrow
+constexpr int RampWidth = 120; // at most; at least MinRampWidth when the dock is narrow
 constexpr int MinRampWidth = 40;
 constexpr int Swatch = 12;
 
@@ -32,20 +32,20 @@ static int fixedWidth(const QWidget *legend)
 {
     const QFontMetrics fm = legend->fontMetrics();
     int width = 2 + 8 + 2 * (Swatch + 4) + 4;
-    for (const QString &text : {CapacityLegend::tr("GPUs in use"), QStringLiteral("0%"), QStringLiteral("100%"), CapacityLegend::tr("blocked"),
-                                CapacityLegend::tr("no GPUs")})
+    for (const QString &text : { CapacityLegend::tr("GPUs in use"), QStringLiteral("0%"), QStringLiteral("100%"),
+                                 CapacityLegend::tr("blocked"), CapacityLegend::tr("no GPUs") })
         width += fm.horizontalAdvance(text) + 6;
     return width;
 }
 
 QSize CapacityLegend::sizeHint() const
 {
-    return {fixedWidth(this) + RampWidth, std::max(fontMetrics().height(), Swatch) + 6};
+    return { fixedWidth(this) + RampWidth, std::max(fontMetrics().height(), Swatch) + 6 };
 }
 
 QSize CapacityLegend::minimumSizeHint() const
 {
-    return {fixedWidth(this) + MinRampWidth, std::max(fontMetrics().height(), Swatch) + 6};
+    return { fixedWidth(this) + MinRampWidth, std::max(fontMetrics().height(), Swatch) + 6 };
 }
 
 void CapacityLegend::paintEvent(QPaintEvent *)
@@ -64,7 +64,8 @@ void CapacityLegend::paintEvent(QPaintEvent *)
     label(QStringLiteral("0%"));
     const QRect ramp(x, mid - Swatch / 2, std::clamp(width() - fixedWidth(this), MinRampWidth, RampWidth), Swatch);
     QLinearGradient gradient(ramp.topLeft(), ramp.topRight());
-    for (size_t i = 0; i < ViridisStops.size(); ++i) gradient.setColorAt(double(i) / double(ViridisStops.size() - 1), QColor::fromRgb(ViridisStops[i]));
+    for (size_t i = 0; i < ViridisStops.size(); ++i)
+        gradient.setColorAt(double(i) / double(ViridisStops.size() - 1), QColor::fromRgb(ViridisStops[i]));
     painter.fillRect(ramp, gradient);
     x += ramp.width() + 4;
     label(QStringLiteral("100%"));

@@ -58,17 +58,20 @@ CapacityPanel::CapacityPanel(QWidget *parent)
     m_filter->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_filter->addItem(tr("All series"), QString());
 
-    const auto setUpButton = [this](QToolButton *button, const QString &name, const QString &text, const QString &accessible, const QString &tip) {
-        button->setObjectName(name);
-        button->setText(text);
-        button->setAccessibleName(accessible);
-        button->setToolTip(tip);
-        button->setAutoRaise(true);
-        button->setFocusPolicy(Qt::StrongFocus);
-    };
-    setUpButton(m_zoomOut, QStringLiteral("capacityZoomOut"), QStringLiteral("−"), tr("Zoom out"), tr("Smaller cells (- or Ctrl+wheel down)"));
+    const auto setUpButton
+        = [this](QToolButton *button, const QString &name, const QString &text, const QString &accessible, const QString &tip) {
+              button->setObjectName(name);
+              button->setText(text);
+              button->setAccessibleName(accessible);
+              button->setToolTip(tip);
+              button->setAutoRaise(true);
+              button->setFocusPolicy(Qt::StrongFocus);
+          };
+    setUpButton(m_zoomOut, QStringLiteral("capacityZoomOut"), QStringLiteral("−"), tr("Zoom out"),
+                tr("Smaller cells (- or Ctrl+wheel down)"));
     setUpButton(m_zoomIn, QStringLiteral("capacityZoomIn"), QStringLiteral("+"), tr("Zoom in"), tr("Larger cells (+ or Ctrl+wheel up)"));
-    setUpButton(m_zoomFit, QStringLiteral("capacityZoomFit"), tr("Fit"), tr("Fit all nodes"), tr("The largest cells at which every node shows"));
+    setUpButton(m_zoomFit, QStringLiteral("capacityZoomFit"), tr("Fit"), tr("Fit all nodes"),
+                tr("The largest cells at which every node shows"));
     m_zoomText->setObjectName(QStringLiteral("capacityZoomText"));
     m_zoomText->setStyleSheet(QStringLiteral("color: palette(mid);"));
 
@@ -119,7 +122,7 @@ CapacityPanel::CapacityPanel(QWidget *parent)
     splitter->setStretchFactor(0, 0);
     splitter->setStretchFactor(1, 1);
     splitter->setStretchFactor(2, 0);
-    splitter->setSizes({110, 300, 110});
+    splitter->setSizes({ 110, 300, 110 });
 
     auto *page = new QWidget(this);
     auto *pageLayout = new QVBoxLayout(page);
@@ -158,18 +161,24 @@ CapacityPanel::CapacityPanel(QWidget *parent)
     // A series row chosen in the table shows that series' band.
     connect(m_seriesTable, &QAbstractItemView::activated, this, [this](const QModelIndex &index) {
         const int at = m_filter->findData(index.data(CapacitySeriesModel::SeriesRole).toString());
-        if (at >= 0) m_filter->setCurrentIndex(at);
+        if (at >= 0)
+            m_filter->setCurrentIndex(at);
     });
-    for (auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved}) {
+    for (auto signal : { &QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved }) {
         connect(m_series, signal, this, &CapacityPanel::refreshFilter);
         connect(m_nodes, signal, this, &CapacityPanel::refreshPods);
     }
     connect(m_nodes, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex &topLeft) {
-        if (!m_podsNode.isEmpty() && m_nodes->nodeAt(topLeft.row()) == m_podsNode) refreshPods();
+        if (!m_podsNode.isEmpty() && m_nodes->nodeAt(topLeft.row()) == m_podsNode)
+            refreshPods();
     });
     // The first fill of a large cluster: show every node until the person picks a zoom.
     connect(m_nodes, &QAbstractItemModel::rowsInserted, this, [this] {
-        if (!m_zoomChosen) QTimer::singleShot(0, this, [this] { if (!m_zoomChosen) m_view->zoomToFit(); });
+        if (!m_zoomChosen)
+            QTimer::singleShot(0, this, [this] {
+                if (!m_zoomChosen)
+                    m_view->zoomToFit();
+            });
     });
 
     updateZoomText();
@@ -180,7 +189,8 @@ CapacityPanel::~CapacityPanel() = default;
 
 void CapacityPanel::setSession(Session *session)
 {
-    if (m_session) disconnect(m_session, nullptr, this, nullptr);
+    if (m_session)
+        disconnect(m_session, nullptr, this, nullptr);
     m_session = session;
     if (m_session) {
         connect(m_session, &Session::partsChanged, this, &CapacityPanel::syncWithSession);
@@ -196,7 +206,8 @@ void CapacityPanel::syncWithSession()
 {
     Cluster::CapacityTracker *tracker = m_session ? m_session->capacity() : nullptr;
     if (tracker) {
-        if (m_nodes->tracker() != tracker) setTracker(tracker);
+        if (m_nodes->tracker() != tracker)
+            setTracker(tracker);
         return;
     }
     QString text = tr("The capacity heatmap appears once the window is connected to a cluster.");
@@ -208,7 +219,8 @@ void CapacityPanel::syncWithSession()
             text = tr("Connecting…");
         }
     }
-    if (m_nodes->tracker() || m_message->text() != text || isShowingHeatmap()) setMessage(text);
+    if (m_nodes->tracker() || m_message->text() != text || isShowingHeatmap())
+        setMessage(text);
 }
 
 void CapacityPanel::setMessage(const QString &text)
@@ -224,7 +236,8 @@ void CapacityPanel::setTracker(Cluster::CapacityTracker *tracker)
     m_series->setTracker(tracker);
     m_podsNode.clear();
     refreshPods();
-    if (tracker) m_stack->setCurrentIndex(1);
+    if (tracker)
+        m_stack->setCurrentIndex(1);
 }
 
 QString CapacityPanel::messageText() const
@@ -241,11 +254,14 @@ void CapacityPanel::refreshFilter()
 {
     const QString chosen = m_filter->currentData().toString();
     const QSignalBlocker blocker(m_filter);
-    while (m_filter->count() > 1) m_filter->removeItem(1);
-    for (const QString &series : m_series->seriesNames()) m_filter->addItem(series, series);
+    while (m_filter->count() > 1)
+        m_filter->removeItem(1);
+    for (const QString &series : m_series->seriesNames())
+        m_filter->addItem(series, series);
     const int at = m_filter->findData(chosen);
     m_filter->setCurrentIndex(at >= 0 ? at : 0);
-    if (at < 0) m_view->setSeriesFilter(QString());
+    if (at < 0)
+        m_view->setSeriesFilter(QString());
 }
 
 void CapacityPanel::showPods(const QModelIndex &index)

@@ -24,7 +24,7 @@ class CapacityTracker;
 namespace Starforge::Models {
 class CapacityNodesModel;
 class CapacitySeriesModel;
-}
+} // namespace Starforge::Models
 
 namespace Starforge::Gui {
 
@@ -80,7 +80,7 @@ private:
     QListWidget *m_pods;
     Session *m_session = nullptr;
     QString m_podsNode;
-    bool m_zoomChosen = false;   // the person zoomed: no automatic fit any more
+    bool m_zoomChosen = false; // the person zoomed: no automatic fit any more
 };
 
 } // namespace Starforge::Gui

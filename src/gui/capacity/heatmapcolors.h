@@ -13,8 +13,7 @@
 namespace Starforge::Gui {
 
 inline constexpr std::array<QRgb, 11> ViridisStops = {
-    0xff440154, 0xff482475, 0xff414487, 0xff355f8d, 0xff2a788e, 0xff21918c,
-    0xff22a884, 0xff44bf70, 0xff7ad151, 0xffbddf26, 0xfffde725,
+    0xff440154, 0xff482475, 0xff414487, 0xff355f8d, 0xff2a788e, 0xff21918c, 0xff22a884, 0xff44bf70, 0xff7ad151, 0xffbddf26, 0xfffde725,
 };
 
 inline constexpr QRgb NoGpuColor = 0xffd0d0d0;
@@ -22,7 +21,8 @@ inline constexpr QRgb NoGpuColor = 0xffd0d0d0;
 // The ramp's colour at t in [0, 1] (clamped); t < 0 means "no GPUs".
 inline QColor heatColor(double t)
 {
-    if (t < 0) return QColor::fromRgb(NoGpuColor);
+    if (t < 0)
+        return QColor::fromRgb(NoGpuColor);
     t = std::clamp(t, 0.0, 1.0);
     const double at = t * double(ViridisStops.size() - 1);
     const int i = std::min(int(at), int(ViridisStops.size()) - 2);
