@@ -128,6 +128,63 @@ next_page
 wizard_shot wizard-review 6
 kill "$app" 2>/dev/null || true
 wait "$app" 2>/dev/null || true
+# The GPU Capacity dock on a sandbox of 84 nodes in three GPU series: pods bound to nodes with
+# 0 to 8 GPUs each (in two namespaces), two nodes cordoned and one tainted (hatched), and pods
+# waiting for more than an h200 node has (the series' pending demand). Written with kubectl on
+# the sandbox's kubeconfig (JSON bodies: kubectl create NAMESPACE would send protobuf); the
+# window connects through an imported profile.
+build/bin/starforge-sandbox --connection-file "$scratch/capacity/connection.json" \
+    --fleet h200:40x8,h100:24x8,a100:16x4,cpu:4x0 2>"$scratch/capacity-sandbox.log" &
+sandbox=$!
+wait_for 60 "the capacity sandbox" test -s "$scratch/capacity/connection.json"
+kc="kubectl --kubeconfig $scratch/capacity/connection.json.kubeconfig"
+$kc get nodes -o json >"$scratch/nodes.json"
+python3 - "$scratch/nodes.json" "$scratch/pods.json" <<'PY'
+import json, sys
+nodes = json.load(open(sys.argv[1]))["items"]
+image = "nvcr.io/nvidia/nemo-rl:v0.7.0"
+def pod(name, ns, gpus, node=None, series=None):
+    spec = {"restartPolicy": "Never", "containers": [{"name": "main", "image": image, "command": ["sleep", "3600"],
+            "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}
+    if node: spec["nodeName"] = node
+    if series: spec["nodeSelector"] = {"starforge/gpu-series": series}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": spec}
+# A day's mix: busy blocks, half-used nodes, idle ones.
+pattern = [8, 8, 8, 6, 4, 8, 2, 0, 8, 5, 1, 0, 8, 7, 3, 8, 0, 4, 8, 6]
+items = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-vision"}}]
+for i, n in enumerate(sorted(nodes, key=lambda n: n["metadata"]["name"])):
+    gpus = int(n["status"].get("allocatable", {}).get("nvidia.com/gpu", "0"))
+    want = min(gpus, pattern[(i * 7) % len(pattern)] * gpus // 8)
+    name = n["metadata"]["name"]
+    if want >= 2 and i % 3 == 0:
+        items.append(pod(name + "-train", "starforge", want // 2, node=name))
+        items.append(pod(name + "-eval", "team-vision", want - want // 2, node=name))
+    elif want > 0:
+        items.append(pod(name + "-grpo", "starforge" if i % 2 else "team-vision", want, node=name))
+items.append(pod("llama-405b-worker-0", "starforge", 16, series="h200"))
+items.append(pod("llama-405b-worker-1", "starforge", 16, series="h200"))
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[2], "w"))
+PY
+# --validate=false: the sandbox serves no OpenAPI document for kubectl to validate against.
+$kc create --validate=false -f "$scratch/pods.json" >/dev/null
+nodes=$($kc get nodes -o name | sort)
+$kc cordon "$(echo "$nodes" | grep h100 | sed -n 3p)" >/dev/null
+$kc cordon "$(echo "$nodes" | grep h200 | sed -n 12p)" >/dev/null
+$kc taint nodes "$(echo "$nodes" | grep a100 | sed -n 5p)" dedicated=infra:NoSchedule >/dev/null
+# The profile takes every setting the sandbox wrote (object storage too, so the window's other
+# panels have what they need and its status line stays short); the secrets go in with --stdin.
+forge() { python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["forge"]; print(f[sys.argv[2]] if len(sys.argv) > 2 else
+    " ".join("%s=%s" % kv for kv in f.items() if kv[0] not in ("FORGE_K8S_TOKEN", "FORGE_S3_ACCESS_KEY", "FORGE_S3_SECRET_KEY")))' \
+    "$scratch/capacity/connection.json" "$@"; }
+# shellcheck disable=SC2046
+$cli profile set capacity $(forge) >/dev/null
+for secret in FORGE_K8S_TOKEN FORGE_S3_ACCESS_KEY FORGE_S3_SECRET_KEY; do
+    forge "$secret" | tr -d '\n' | $cli profile set capacity "$secret" --stdin >/dev/null
+done
+$cli profile use capacity >/dev/null
+shoot capacity-heatmap 8
+kill "$sandbox" 2>/dev/null || true
+wait "$sandbox" 2>/dev/null || true
 
 # Signing in with an exec plugin that needs a person (a device-code login, as cloud CLIs run
 # one): the sign-in dialog shows the plugin's words live. The sandbox's own plugin plays that

@@ -6,6 +6,7 @@
 #include "core/session/session.h"
 #include "core/kube/execcredentialprovider.h"
 #include "core/kube/kubeclient.h"
+#include "gui/capacity/capacitypanel.h"
 #include "gui/jobspanel.h"
 #include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
@@ -181,7 +182,11 @@ void MainWindow::createDocks()
     delete jobs->widget();
     m_jobsPanel = new JobsPanel(m_prompts, jobs);
     jobs->setWidget(m_jobsPanel);
-    auto *capacity = addPanelDock(QStringLiteral("capacityDock"), tr("GPU Capacity"), tr("The capacity heatmap is not in this version yet."), Qt::RightDockWidgetArea);
+    auto *capacity = addPanelDock(QStringLiteral("capacityDock"), tr("GPU Capacity"), QString(), Qt::RightDockWidgetArea);
+    delete capacity->widget();
+    auto *capacityPanel = new CapacityPanel(capacity);
+    capacityPanel->setSession(m_session);
+    capacity->setWidget(capacityPanel);
     auto *playground = addPanelDock(QStringLiteral("playgroundDock"), tr("Playground"), tr("The playground is not in this version yet."), Qt::RightDockWidgetArea);
     auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"),
                                 tr("The event timeline is not in this version yet. Double-click a job in the Jobs panel for its message, "

@@ -74,7 +74,7 @@ QJsonObject parse(const char *json)
 QList<QJsonObject> podShapes()
 {
     return {
-        parse(R"({"metadata":{"name":"plain","namespace":"ml","uid":"u1"},"spec":{"nodeName":"n1","containers":[)"
+        parse(R"({"metadata":{"name":"plain","namespace":"ml","uid":"u1"},"spec":{"nodeSelector":{"starforge/gpu-series":"h200","n":3},"nodeName":"n1","containers":[)"
                  R"({"name":"a","resources":{"limits":{"nvidia.com/gpu":"2"}}},)"
                  R"({"name":"b","resources":{"requests":{"nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"4"}}}]},)"
                  R"("status":{"phase":"Running"}})"),
@@ -313,6 +313,90 @@ private Q_SLOTS:
         QCOMPARE(model.fit(FitRequest{{PoolRequest{QStringLiteral("train"), QStringLiteral("h100"), 3, 8}}}).fit, Fit::NeverFits);
     }
 
+    // Pending demand (pods waiting for a series), the pods counted on a node, and the largest
+    // job that fits now, each against numbers worked out by hand.
+    void pendingDemandPodsOnANodeAndTheLargestJob()
+    {
+        CapacityModel model;
+        for (const Kube::Node &n : {node(QStringLiteral("a"), QStringLiteral("h200"), 8), node(QStringLiteral("b"), QStringLiteral("h200"), 8),
+                                    node(QStringLiteral("c"), QStringLiteral("h200"), 8), node(QStringLiteral("d"), QStringLiteral("h200"), 8)})
+            model.setNode(n);
+        const auto waiting = [](const QString &name, const QString &series, int gpus) {
+            Kube::Pod p = pod(name, QString(), gpus, QStringLiteral("Pending"));
+            p.series = series;
+            return p;
+        };
+        // Free a 8, b 6, c 2, d 0 (c also runs a pod without GPUs).
+        model.setPod(pod(QStringLiteral("p-b"), QStringLiteral("b"), 2));
+        model.setPod(pod(QStringLiteral("p-c"), QStringLiteral("c"), 6));
+        model.setPod(pod(QStringLiteral("cpu-c"), QStringLiteral("c"), 0));
+        model.setPod(pod(QStringLiteral("p-d"), QStringLiteral("d"), 8, QStringLiteral("Running"), QStringLiteral("other")));
+        // Largest job now: 8 GPUs x 1 node = 8; 6 x 2 (a, b) = 12; 2 x 3 = 6: 2 nodes x 6.
+        SeriesSummary h200 = model.series(QStringLiteral("h200"));
+        QCOMPARE(h200.fitNowNodes, 2);
+        QCOMPARE(h200.fitNowGpusPerNode, 6);
+        QCOMPARE(model.fit(FitRequest{{PoolRequest{QStringLiteral("x"), QStringLiteral("h200"), 2, 6}}}).fit, Fit::FitsNow);
+        QCOMPARE(model.fit(FitRequest{{PoolRequest{QStringLiteral("x"), QStringLiteral("h200"), 3, 6}}}).fit, Fit::FitsWhenFree);
+
+        // Pods of a node: most GPUs first, then namespace and name.
+        const QList<NodePod> onC = model.podsOn(QStringLiteral("c"));
+        QCOMPARE(onC.size(), 2);
+        QCOMPARE(onC.at(0).name, QStringLiteral("p-c"));
+        QCOMPARE(onC.at(0).gpus, 6);
+        QCOMPARE(onC.at(1).name, QStringLiteral("cpu-c"));
+        QCOMPARE(model.podsOn(QStringLiteral("d")).at(0).ns, QStringLiteral("other"));
+        QVERIFY(model.podsOn(QStringLiteral("a")).isEmpty());
+
+        // Two pods wait for h200 (4 + 8), one for a series with no nodes, one asks no GPUs, one
+        // names no series: demand h200 = 12 GPUs in 2 pods; b200 = 16 in 1.
+        model.setPod(waiting(QStringLiteral("w1"), QStringLiteral("h200"), 4));
+        model.setPod(waiting(QStringLiteral("w2"), QStringLiteral("h200"), 8));
+        model.setPod(waiting(QStringLiteral("w3"), QStringLiteral("b200"), 16));
+        model.setPod(waiting(QStringLiteral("none"), QStringLiteral("h200"), 0));
+        model.setPod(waiting(QStringLiteral("anywhere"), QString(), 8));
+        h200 = model.series(QStringLiteral("h200"));
+        QCOMPARE(h200.pendingGpus, 12);
+        QCOMPARE(h200.pendingPods, 2);
+        QCOMPARE(model.series(QStringLiteral("b200")).pendingGpus, 16);
+        QCOMPARE(model.series(QStringLiteral("b200")).nodes, 0);
+        // The same pod again moves nothing; asking more moves the demand.
+        QVERIFY(!model.setPod(waiting(QStringLiteral("w1"), QStringLiteral("h200"), 4)).demandMoved);
+        const auto more = model.setPod(waiting(QStringLiteral("w1"), QStringLiteral("h200"), 6));
+        QVERIFY(more.demandMoved);
+        QCOMPARE(more.demandFrom, QStringLiteral("h200"));
+        QCOMPARE(more.demandTo, QStringLiteral("h200"));
+        QCOMPARE(model.series(QStringLiteral("h200")).pendingGpus, 14);
+        // w1 is bound to a: it leaves the demand and uses a's GPUs; free a 2, b 6, c 2, d 0:
+        // largest job 1 x 6 = 6 against 3 x 2 = 6: the tie goes to more GPUs per node.
+        Kube::Pod bound = pod(QStringLiteral("w1"), QStringLiteral("a"), 6, QStringLiteral("Pending"));
+        bound.series = QStringLiteral("h200");
+        const auto placed = model.setPod(bound);
+        QVERIFY(placed.demandMoved && placed.moved);
+        QCOMPARE(placed.to, QStringLiteral("a"));
+        h200 = model.series(QStringLiteral("h200"));
+        QCOMPARE(h200.pendingGpus, 8);
+        QCOMPARE(h200.pendingPods, 1);
+        QCOMPARE(h200.used, 2 + 6 + 8 + 6);
+        QCOMPARE(h200.fitNowNodes, 1);
+        QCOMPARE(h200.fitNowGpusPerNode, 6);
+        // Deleting the waiting pods ends the demand.
+        QCOMPARE(model.removePod(QStringLiteral("ml"), QStringLiteral("w2")).demandFrom, QStringLiteral("h200"));
+        model.removePod(QStringLiteral("ml"), QStringLiteral("w3"));
+        QCOMPARE(model.series(QStringLiteral("h200")).pendingPods, 0);
+        QCOMPARE(model.series(QStringLiteral("b200")).pendingGpus, 0);
+        // A full node: nothing fits now (0 x 0).
+        CapacityModel full;
+        full.setNode(node(QStringLiteral("f"), QStringLiteral("a100"), 4));
+        full.setPod(pod(QStringLiteral("all"), QStringLiteral("f"), 4));
+        QCOMPARE(full.series(QStringLiteral("a100")).fitNowNodes, 0);
+        QCOMPARE(full.series(QStringLiteral("a100")).fitNowGpusPerNode, 0);
+        // A node that goes keeps its pods listed for when it comes back.
+        full.removeNode(QStringLiteral("f"));
+        QCOMPARE(full.podsOn(QStringLiteral("f")).size(), 1);
+        full.removePod(QStringLiteral("ml"), QStringLiteral("all"));
+        QVERIFY(full.podsOn(QStringLiteral("f")).isEmpty());
+    }
+
     void podsOnNodesNotYetSeen()
     {
         CapacityModel model;
@@ -430,6 +514,7 @@ private Q_SLOTS:
                 const QString what = QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
                 QVERIFY2(read->name == expected.name && read->ns == expected.ns && read->uid == expected.uid, qPrintable(what));
                 QVERIFY2(read->phase == expected.phase && read->nodeName == expected.nodeName, qPrintable(what));
+                QVERIFY2(read->nodeSelector == expected.nodeSelector, qPrintable(what));
                 QVERIFY2(read->gpuRequests == expected.gpuRequests,
                          qPrintable(QStringLiteral("%1: %2 != %3").arg(what).arg(read->gpuRequests).arg(expected.gpuRequests)));
             }
@@ -684,6 +769,19 @@ private Q_SLOTS:
         QCOMPARE(http->send("PATCH", QStringLiteral("/api/v1/nodes/") + target, R"({"spec":{"unschedulable":true}})", "application/merge-patch+json").status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(tracker.model().node(target)->block, Block::Cordoned, 10000);
         QCOMPARE(tracker.model().series(QStringLiteral("h200")).blocked, idle);
+
+        // A pod asking more than any h200 node has waits: the series' pending demand.
+        QSignalSpy demand(&tracker, &CapacityTracker::demandChanged);
+        makePod(QStringLiteral("waiting"), QStringLiteral("h200"), 16, QStringLiteral("sleep 30"));
+        QTRY_COMPARE_WITH_TIMEOUT(tracker.model().series(QStringLiteral("h200")).pendingGpus, 16, 10000);
+        QCOMPARE(tracker.model().series(QStringLiteral("h200")).pendingPods, 1);
+        QCOMPARE(demand.first().first().toString(), QStringLiteral("h200"));
+        QCOMPARE(http->send("DELETE", QStringLiteral("/api/v1/namespaces/starforge/pods/waiting")).status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(tracker.model().series(QStringLiteral("h200")).pendingGpus, 0, 10000);
+        // The pods the tracker counts on a node are the ones bound to it.
+        const QString busy = tracker.model().nodesOf(QStringLiteral("h100")).first();
+        QCOMPARE(tracker.model().podsOn(busy).size(), 1);
+        QCOMPARE(tracker.model().podsOn(busy).first().name, QStringLiteral("eight"));
 
         // Deleting the pods frees their GPUs.
         QCOMPARE(http->send("DELETE", QStringLiteral("/api/v1/namespaces/starforge/pods/four")).status, 200);

@@ -22,6 +22,13 @@ bool holdsResources(const Kube::Pod &pod)
     return !pod.nodeName.isEmpty() && pod.phase != QLatin1String("Succeeded") && pod.phase != QLatin1String("Failed");
 }
 
+// Unbound, waiting, asking for GPUs of a known series: pending demand.
+bool waitsForSeries(const Kube::Pod &pod)
+{
+    return pod.nodeName.isEmpty() && (pod.phase.isEmpty() || pod.phase == QLatin1String("Pending")) && pod.gpuRequests > 0
+        && !pod.series.isEmpty();
+}
+
 void decrement(std::map<int, int> &counts, int key)
 {
     const auto it = counts.find(key);
@@ -281,8 +288,9 @@ void CapacityModel::removeNode(const QString &name)
     m_nodeViews.remove(name);
 }
 
-void CapacityModel::addUse(const PodUse &use)
+void CapacityModel::addUse(const QString &key, const PodUse &use)
 {
+    m_nodePods[use.node].append(key);
     const auto it = m_nodes.find(use.node);
     if (it == m_nodes.end()) {
         auto &pending = m_unknownNodeUse[use.node];
@@ -296,8 +304,12 @@ void CapacityModel::addUse(const PodUse &use)
     addContribution(*it);
 }
 
-void CapacityModel::removeUse(const PodUse &use)
+void CapacityModel::removeUse(const QString &key, const PodUse &use)
 {
+    if (const auto members = m_nodePods.find(use.node); members != m_nodePods.end()) {
+        members->removeOne(key);
+        if (members->isEmpty()) m_nodePods.erase(members);
+    }
     const auto it = m_nodes.find(use.node);
     if (it == m_nodes.end()) {
         const auto pending = m_unknownNodeUse.find(use.node);
@@ -320,6 +332,25 @@ CapacityModel::PodMove CapacityModel::setPod(const Kube::Pod &pod)
 {
     PodMove move;
     const QString key = pod.ns + u'/' + pod.name;
+    const bool waits = waitsForSeries(pod);
+    if (const auto demand = m_pending.constFind(key); demand != m_pending.constEnd()) {
+        if (!waits || demand->series != pod.series || demand->gpus != pod.gpuRequests) {
+            move.demandMoved = true;
+            move.demandFrom = demand->series;
+            auto &total = m_demand[demand->series];
+            total.first -= demand->gpus;
+            if (--total.second <= 0) m_demand.remove(demand->series);
+            m_pending.erase(demand);
+        }
+    }
+    if (waits && !m_pending.contains(key)) {
+        move.demandMoved = true;
+        move.demandTo = pod.series;
+        m_pending.insert(key, Demand{pod.series, pod.gpuRequests});
+        auto &total = m_demand[pod.series];
+        total.first += pod.gpuRequests;
+        total.second += 1;
+    }
     const auto old = m_pods.constFind(key);
     const bool holds = holdsResources(pod);
     if (old != m_pods.constEnd()) {
@@ -328,12 +359,12 @@ CapacityModel::PodMove CapacityModel::setPod(const Kube::Pod &pod)
         }
         move.moved = true;
         move.from = old->node;
-        removeUse(*old);
+        removeUse(key, *old);
         m_pods.erase(old);
     }
     if (holds) {
         const PodUse use{sharedNodeName(pod.nodeName), pod.gpuRequests};
-        addUse(use);
+        addUse(key, use);
         m_pods.insert(key, use);
         move.moved = true;
         move.to = use.node;
@@ -341,14 +372,14 @@ CapacityModel::PodMove CapacityModel::setPod(const Kube::Pod &pod)
     return move;
 }
 
-void CapacityModel::removePod(const QString &ns, const QString &name)
+CapacityModel::PodMove CapacityModel::removePod(const QString &ns, const QString &name)
 {
-    const auto it = m_pods.constFind(ns + u'/' + name);
-    if (it == m_pods.constEnd()) {
-        return;
-    }
-    removeUse(*it);
-    m_pods.erase(it);
+    // A pod that is gone is one that neither holds nor waits.
+    Kube::Pod gone;
+    gone.ns = ns;
+    gone.name = name;
+    gone.phase = QStringLiteral("Succeeded");
+    return setPod(gone);
 }
 
 QString CapacityModel::podNode(const QString &ns, const QString &name) const
@@ -356,11 +387,33 @@ QString CapacityModel::podNode(const QString &ns, const QString &name) const
     return m_pods.value(ns + u'/' + name).node;
 }
 
+QList<NodePod> CapacityModel::podsOn(const QString &node) const
+{
+    QList<NodePod> out;
+    const auto members = m_nodePods.constFind(node);
+    if (members == m_nodePods.constEnd()) {
+        return out;
+    }
+    out.reserve(members->size());
+    for (const QString &key : *members) {
+        const qsizetype slash = key.indexOf(u'/');
+        out << NodePod{key.left(slash), key.mid(slash + 1), m_pods.value(key).gpus};
+    }
+    std::sort(out.begin(), out.end(), [](const NodePod &a, const NodePod &b) {
+        if (a.gpus != b.gpus) return a.gpus > b.gpus;
+        return a.ns != b.ns ? a.ns < b.ns : a.name < b.name;
+    });
+    return out;
+}
+
 void CapacityModel::clear()
 {
     m_nodes.clear();
     m_nodeViews.clear();
     m_pods.clear();
+    m_nodePods.clear();
+    m_pending.clear();
+    m_demand.clear();
     m_unknownNodeUse.clear();
     m_series.clear();
     m_seriesNodes.clear();
@@ -400,10 +453,21 @@ QStringList CapacityModel::seriesNames() const
     return out;
 }
 
+QStringList CapacityModel::pendingSeries() const
+{
+    QStringList out = m_demand.keys();
+    out.sort();
+    return out;
+}
+
 SeriesSummary CapacityModel::series(const QString &series) const
 {
     SeriesSummary s;
     s.series = series;
+    if (const auto demand = m_demand.constFind(series); demand != m_demand.constEnd()) {
+        s.pendingGpus = demand->first;
+        s.pendingPods = demand->second;
+    }
     const auto it = m_series.constFind(series);
     if (it == m_series.constEnd()) {
         return s;
@@ -417,6 +481,17 @@ SeriesSummary CapacityModel::series(const QString &series) const
     s.blocked = it->blocked;
     s.largestFree = it->freeCounts.empty() ? 0 : it->freeCounts.rbegin()->first;
     s.largestAllocatable = it->allocatableCounts.empty() ? 0 : it->allocatableCounts.rbegin()->first;
+    // Most free first: `nodes` counts the schedulable nodes with at least `free` free GPUs.
+    int nodes = 0;
+    qint64 best = 0;
+    for (auto count = it->freeCounts.crbegin(); count != it->freeCounts.crend() && count->first > 0; ++count) {
+        nodes += count->second;
+        if (qint64(nodes) * count->first > best) {
+            best = qint64(nodes) * count->first;
+            s.fitNowNodes = nodes;
+            s.fitNowGpusPerNode = count->first;
+        }
+    }
     return s;
 }
 
@@ -649,7 +724,15 @@ void CapacityTracker::onNodeGone(const QVariant &value)
 void CapacityTracker::onPodRead(const QVariant &value)
 {
     if (const Kube::Pod *pod = viewIn<Kube::Pod>(value)) {
-        applyPod(*pod);
+        // Only a pod that names the series label needs its own copy to say which it waits for.
+        const QJsonValue series = pod->nodeSelector.value(m_seriesLabel);
+        if (series.isString()) {
+            Kube::Pod view = *pod;
+            view.series = series.toString();
+            applyPod(view);
+        } else {
+            applyPod(*pod);
+        }
     }
 }
 
@@ -702,14 +785,25 @@ void CapacityTracker::removeNodeNamed(const QString &name)
 
 void CapacityTracker::podAdded(const QJsonObject &pod)
 {
-    applyPod(Kube::Pod::fromJson(pod));
+    Kube::Pod view = Kube::Pod::fromJson(pod);
+    view.series = view.nodeSelector.value(m_seriesLabel).toString();
+    applyPod(view);
 }
 
 void CapacityTracker::applyPod(const Kube::Pod &view)
 {
     // One lookup per pod: fifty thousand of them arrive on the GUI thread at connect.
-    const CapacityModel::PodMove move = m_model.setPod(view);
+    announce(m_model.setPod(view));
+}
+
+void CapacityTracker::announce(const CapacityModel::PodMove &move)
+{
+    if (move.demandMoved) {
+        if (!move.demandFrom.isEmpty()) Q_EMIT demandChanged(move.demandFrom);
+        if (!move.demandTo.isEmpty() && move.demandTo != move.demandFrom) Q_EMIT demandChanged(move.demandTo);
+    }
     if (!move.moved) {
+        if (move.demandMoved) scheduleChanged();
         return;
     }
     if (const NodeEntry *e = move.from.isEmpty() ? nullptr : m_model.node(move.from)) {
@@ -729,15 +823,7 @@ void CapacityTracker::podDeleted(const QJsonObject &pod)
 
 void CapacityTracker::removePodNamed(const QString &ns, const QString &name)
 {
-    const QString node = m_model.podNode(ns, name);
-    if (node.isEmpty()) {
-        return;
-    }
-    m_model.removePod(ns, name);
-    if (const NodeEntry *e = m_model.node(node)) {
-        Q_EMIT nodeChanged(node, e->series);
-    }
-    scheduleChanged();
+    announce(m_model.removePod(ns, name));
 }
 
 void CapacityTracker::scheduleChanged()

@@ -28,6 +28,14 @@
 // capacity = used + free + blocked, unless a node is overcommitted (used > allocatable, which
 // a node that shrank can show); free and blocked never go below zero.
 //
+// Pending demand of a series: the GPUs asked by pods that wait for it, that is pods not bound to
+// a node yet (no spec.nodeName), in phase Pending, asking for GPUs, whose spec.nodeSelector
+// names the series with the GPU series label (the RayJob builder pins every pool that way).
+//
+// Largest job that fits now, per series: the one-pool job {nodes x gpusPerNode} with the most
+// GPUs that fit() would answer FitsNow for on an otherwise empty request: the g with the
+// largest g x (schedulable nodes with at least g free GPUs); ties go to more GPUs per node.
+//
 // Fit: each of a pool's nodes is one pod of gpusPerNode GPUs on its own node of the pool's
 // series; no two pods of the job (of one pool or of different pools) share a node. Pools are
 // placed largest gpusPerNode first, each pod on the schedulable node with the fewest free GPUs
@@ -134,6 +142,18 @@ struct SeriesSummary
     qint64 blocked = 0;
     int largestFree = 0;              // the most free GPUs on one schedulable node
     int largestAllocatable = 0;       // the largest schedulable node
+    qint64 pendingGpus = 0;           // GPUs asked by Pending pods waiting for this series
+    int pendingPods = 0;              // those pods
+    int fitNowNodes = 0;              // the largest job that fits now: fitNowNodes nodes
+    int fitNowGpusPerNode = 0;        //   of fitNowGpusPerNode GPUs each (0 x 0: none)
+};
+
+// A pod that holds GPUs (or other resources) on a node.
+struct NodePod
+{
+    QString ns;
+    QString name;
+    int gpus = 0;
 };
 
 struct PoolRequest
@@ -189,15 +209,19 @@ public:
     // Add or replace a pod, keyed "namespace/name". A pod that holds no resources (unbound,
     // terminal) is kept out. Pods on nodes not (yet) known are counted once the node appears.
     // Says whether its use moved: the node it was counted on before and the one now (empty:
-    // none), and moved false for a change the numbers do not see.
+    // none), and moved false for a change the numbers do not see. The same for its pending
+    // demand (Pod::series): demandMoved, and the series it counted for before and now.
     struct PodMove
     {
         bool moved = false;
         QString from;
         QString to;
+        bool demandMoved = false;
+        QString demandFrom;
+        QString demandTo;
     };
     PodMove setPod(const Kube::Pod &pod);
-    void removePod(const QString &ns, const QString &name);
+    PodMove removePod(const QString &ns, const QString &name);
     // The node a pod's GPUs are counted on; empty when the model holds no such pod.
     QString podNode(const QString &ns, const QString &name) const;
     void clear();
@@ -209,11 +233,15 @@ public:
     qsizetype nodeCount() const { return m_nodes.size(); }
     qsizetype podCount() const { return m_pods.size(); }
     const NodeEntry *node(const QString &name) const;
+    // The pods counted on a node (known or not yet), most GPUs first, then by namespace and name.
+    QList<NodePod> podsOn(const QString &node) const;
     // Node names of a series, sorted.
     QStringList nodesOf(const QString &series) const;
     // Every labelled series, sorted (unlabelled nodes are left out; CPU-only nodes with a
     // label are a series of capacity 0).
     QStringList seriesNames() const;
+    // Series that pods wait for (pending demand), known nodes or not, sorted.
+    QStringList pendingSeries() const;
     SeriesSummary series(const QString &series) const;
     QList<SeriesSummary> allSeries() const;
     // GPUs requested by pods bound to nodes the model does not know.
@@ -243,13 +271,23 @@ private:
     QString sharedNodeName(const QString &name) const;
     void addContribution(const NodeEntry &entry);
     void removeContribution(const NodeEntry &entry);
-    void addUse(const PodUse &use);
-    void removeUse(const PodUse &use);
+    void addUse(const QString &key, const PodUse &use);
+    void removeUse(const QString &key, const PodUse &use);
+    struct Demand
+    {
+        QString series;
+        int gpus = 0;
+    };
 
     QList<Toleration> m_tolerations;
     QHash<QString, NodeEntry> m_nodes;
     QHash<QString, Kube::Node> m_nodeViews;            // to re-judge on new tolerations
     QHash<QString, PodUse> m_pods;                     // "ns/name" -> where and how much
+    // node -> "ns/name" of the pods counted on it. A list, not a set: ten pods a node, and a
+    // QSet's first allocation (48 slots) cost 5 MB more at 5,000 nodes (scripts/bench-app.sh).
+    QHash<QString, QList<QString>> m_nodePods;
+    QHash<QString, Demand> m_pending;                  // "ns/name" -> the series it waits for
+    QHash<QString, QPair<qint64, int>> m_demand;       // series -> (GPUs, pods) pending
     QHash<QString, QPair<qint64, int>> m_unknownNodeUse;  // node -> (gpus, pods) before it appears
     QHash<QString, SeriesTotals> m_series;
     QHash<QString, QSet<QString>> m_seriesNodes;
@@ -284,8 +322,10 @@ public:
     static QVariant readPod(QByteArrayView json);
 
 Q_SIGNALS:
-    // A node's entry changed (its usage, blocking, or it came or went).
+    // A node's entry changed (its usage, its pods, blocking, or it came or went).
     void nodeChanged(const QString &name, const QString &series);
+    // A series' pending demand changed (a pod waiting for it came, went, or was bound).
+    void demandChanged(const QString &series);
     // Coalesced: emitted once per event-loop turn after any change.
     void changed();
     void synced();
@@ -298,6 +338,7 @@ private:
     void applyNode(const Kube::Node &view);
     void removeNodeNamed(const QString &name);
     void applyPod(const Kube::Pod &view);
+    void announce(const CapacityModel::PodMove &move);
     void removePodNamed(const QString &ns, const QString &name);
     void scheduleChanged();
 

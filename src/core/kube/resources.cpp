@@ -180,6 +180,10 @@ Pod Pod::fromJson(const QJsonObject &pod)
     p.uid = text(meta, "uid");
     p.labels = obj(meta, "labels");
     p.nodeName = text(obj(pod, "spec"), "nodeName");
+    const QJsonObject selector = obj(obj(pod, "spec"), "nodeSelector");
+    for (auto it = selector.constBegin(); it != selector.constEnd(); ++it) {
+        if (it.value().isString()) p.nodeSelector.insert(it.key(), it.value());
+    }
     const QJsonObject status = obj(pod, "status");
     p.phase = text(status, "phase");
     p.conditions = readConditions(status);

@@ -86,10 +86,15 @@ struct Pod
     QList<ContainerState> containers;
     QList<ContainerState> initContainers;
     int gpuRequests = 0;   // nvidia.com/gpu by kubectl's request rules
+    QJsonObject nodeSelector;   // spec.nodeSelector (string values)
+    // The value of the configured GPU series label in nodeSelector: the series a pod that is
+    // not bound yet waits for. Set by the reader that knows the label (CapacityTracker), as
+    // Node::series is.
+    QString series;
 
     static Pod fromJson(const QJsonObject &pod);
     // What the capacity numbers read of a pod, from its JSON text: name, ns, uid, phase,
-    // nodeName and gpuRequests as fromJson reads them; labels, conditions and container states
+    // nodeName, nodeSelector and gpuRequests as fromJson reads them; labels, conditions and container states
     // stay empty. About fifteen times cheaper than parsing the pod into a QJsonObject and calling
     // fromJson (bench_capacity), for the 50,000 pods of a large cluster's list. nullopt when the
     // text is not an object.

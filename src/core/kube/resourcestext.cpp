@@ -141,8 +141,9 @@ ContainerGpu containerGpu(Text::od::value &value)
 }
 
 // podRequests(pod)["nvidia.com/gpu"] from spec's containers, initContainers and overhead, and
-// spec.nodeName on the way (spec is read once, its keys in any order).
-qint64 gpuRequestsOf(Text::od::value &specValue, QString *nodeName)
+// spec.nodeName and spec.nodeSelector's string values on the way (spec is read once, its keys
+// in any order).
+qint64 gpuRequestsOf(Text::od::value &specValue, QString *nodeName, QJsonObject *nodeSelector)
 {
     Text::od::object spec;
     if (specValue.get_object().get(spec) != simdjson::SUCCESS) {
@@ -185,6 +186,22 @@ qint64 gpuRequestsOf(Text::od::value &specValue, QString *nodeName)
             overhead = gpuMilliOf(field.value());
         } else if (key == "nodeName") {
             *nodeName = Text::toQString(Text::stringOf(field.value()));
+        } else if (key == "nodeSelector") {
+            Text::od::object selector;
+            if (field.value().get_object().get(selector) != simdjson::SUCCESS) {
+                continue;
+            }
+            for (auto term : selector) {
+                Text::od::field f;
+                std::string_view name;
+                if (std::move(term).get(f) != simdjson::SUCCESS || f.unescaped_key().get(name) != simdjson::SUCCESS) {
+                    break;
+                }
+                std::string_view value;
+                if (f.value().get_string().get(value) == simdjson::SUCCESS) {
+                    nodeSelector->insert(Text::toQString(name), Text::toQString(value));
+                }
+            }
         }
     }
     // JSON keys come in any order: sidecars and init containers are only known at the end.
@@ -334,7 +351,8 @@ std::optional<Pod> Pod::usageFromJsonText(QByteArrayView json)
         }
         if (key == "spec") {
             p.nodeName.clear();
-            p.gpuRequests = wholeUnits(gpuRequestsOf(field.value(), &p.nodeName));
+            p.nodeSelector = QJsonObject();
+            p.gpuRequests = wholeUnits(gpuRequestsOf(field.value(), &p.nodeName, &p.nodeSelector));
             continue;
         }
         const bool metadata = key == "metadata";
