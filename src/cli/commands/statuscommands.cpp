@@ -13,12 +13,11 @@
 #include "core/job/jobactions.h"
 #include "core/job/jobrecord.h"
 #include "core/job/progress.h"
+#include "core/job/progressfollower.h"
 #include "core/s3/s3client.h"
 
-#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QTemporaryFile>
 
 namespace Starforge::Cli {
 
@@ -51,32 +50,6 @@ QJsonObject progressJson(const Job::JobProgress &p)
                        {QStringLiteral("metrics"), latest}};
 }
 
-// An archived driver log read line by line from a temporary file (it may be gigabytes), into
-// the progress it records; done runs once.
-void archivedProgress(S3::S3Client *s3, const Job::JobRecord &record, QObject *context, std::function<void(std::optional<Job::JobProgress>)> done)
-{
-    const Job::ArchivedLog *driver = Job::pickArchivedLog(record, QString(), QString());
-    if (!driver) {
-        done(std::nullopt);
-        return;
-    }
-    auto file = std::make_shared<QTemporaryFile>(QDir::tempPath() + QStringLiteral("/starforge-log-XXXXXX.log"));
-    if (!file->open()) {
-        done(std::nullopt);
-        return;
-    }
-    file->close();
-    s3->downloadObject(driver->key, file->fileName(), context, [file, done](Result<qint64> written) {
-        if (!written || !file->open()) {
-            done(std::nullopt);
-            return;
-        }
-        Job::JobProgress progress;
-        while (!file->atEnd()) progress.feed(file->readLine(1024 * 1024));
-        done(progress);
-    });
-}
-
 class StatusCommand final : public JobCommand
 {
 public:
@@ -102,7 +75,7 @@ public:
                             fail(record.error());
                             return;
                         }
-                        archivedProgress(s3, *record, this, [this, json, r = *record](std::optional<Job::JobProgress> progress) {
+                        Job::readArchivedProgress(s3, *record, this, [this, json, r = *record](std::optional<Job::JobProgress> progress) {
                             printArchived(r, progress, json);
                         });
                     });

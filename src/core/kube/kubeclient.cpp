@@ -374,8 +374,15 @@ QNetworkReply *KubeClient::sendNow(const ApiRequest &request, const QObject *con
     guardBody(reply, request.maxBodyBytes < 0 ? m_config.maxBodyBytes : request.maxBodyBytes, request.sink);
     const QString what = request.what.isEmpty() ? QString::fromLatin1(request.method) + QLatin1Char(' ') + request.path
                                                 : request.what;
-    connect(context, &QObject::destroyed, reply, &QNetworkReply::abort);
-    connect(reply, &QNetworkReply::finished, context, [this, reply, what, request, context, renewed, done = std::move(done)]() {
+    auto answered = std::make_shared<QMetaObject::Connection>();
+    // A context deleted first aborts the request without an answer: abort() emits finished at
+    // once, while the context is inside its destructor (QObject emits destroyed before it
+    // drops its connections), so the answer's connection goes first.
+    connect(context, &QObject::destroyed, reply, [reply, answered] {
+        QObject::disconnect(*answered);
+        reply->abort();
+    });
+    *answered = connect(reply, &QNetworkReply::finished, context, [this, reply, what, request, context, renewed, done = std::move(done)]() {
         ApiResult result = collect(reply, what);
         if (result.status == 401 && m_exec && !renewed) {
             // The credential ran out (or was revoked): renew it once and ask again.

@@ -1,6 +1,7 @@
 #include "core/session/session.h"
 
 #include "core/cluster/capacity.h"
+#include "core/job/progressfollower.h"
 #include "core/job/tracker.h"
 #include "core/kube/execcredentialprovider.h"
 #include "core/kube/informer.h"
@@ -130,10 +131,11 @@ void Session::teardown()
     m_reconnectTimer.stop();
     delete m_livenessRequest.data();
     // Nothing a part says while it is deleted (an informer stopping) may reach this session.
-    for (QObject *part : std::initializer_list<QObject *>{m_jobs.get(), m_capacity.get(), m_events.get(), m_pods.get(), m_nodes.get(),
+    for (QObject *part : std::initializer_list<QObject *>{m_progress.get(), m_jobs.get(), m_capacity.get(), m_events.get(), m_pods.get(), m_nodes.get(),
                                                           m_rayJobs.get(), m_probe.get(), m_permissionCheck.get()}) {
         if (part) disconnect(part, nullptr, this, nullptr);
     }
+    m_progress.reset();
     m_jobs.reset();
     m_cleanup.reset();
     m_capacity.reset();
@@ -405,6 +407,12 @@ void Session::startParts()
     if (m_jobs) {
         connect(m_jobs.get(), &Job::JobTracker::synced, this, &Session::maybeReady);
         m_jobs->start();
+        if (m_options.followProgress) {
+            Job::ProgressFollowerOptions progress;
+            progress.ns = m_settings.ns;
+            m_progress = std::make_unique<Job::ProgressFollower>(m_kube.get(), m_jobs.get(), progress, this);
+            m_progress->start();
+        }
     }
     if (m_options.followJobs && m_options.cleanUpAtStart && !m_cleanupStarted) {
         m_cleanupStarted = true;

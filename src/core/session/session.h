@@ -19,7 +19,8 @@
 // answers (a restarted sandbox has a new CA and tokens), backing off between attempts.
 //
 // Teardown runs in one written order (teardown()), never by the order members are declared:
-// the job tracker, the capacity tracker, the informers, the checks, then the clients.
+// the progress follower, the job tracker, the capacity tracker, the informers, the checks, then
+// the clients.
 
 #include "core/config/effectiveconfig.h"
 #include "core/job/ownership.h"
@@ -57,6 +58,7 @@ class CapacityTracker;
 }
 namespace Starforge::Job {
 class JobTracker;
+class ProgressFollower;
 }
 
 namespace Starforge {
@@ -73,6 +75,9 @@ struct SessionOptions
     std::optional<QVersionNumber> operatorVersion;
     bool probeOperator = true;
     bool followJobs = true;         // RayJob informer and JobTracker (the tracker needs the bucket)
+    // Running jobs' driver logs followed for their training progress (ProgressFollower, over
+    // the JobTracker): the GUI's Progress column and job detail plot.
+    bool followProgress = false;
     QString onlyJobId;              // the RayJob informer and the tracker follow this job alone
     bool followCapacity = true;     // node and pod informers and the CapacityTracker
     bool followEvents = true;       // the namespace's events
@@ -170,6 +175,7 @@ public:
     Kube::Informer *podInformer() const { return m_pods.get(); }
     Cluster::CapacityTracker *capacity() const { return m_capacity.get(); }
     Job::JobTracker *jobs() const { return m_jobs.get(); }
+    Job::ProgressFollower *progress() const { return m_progress.get(); }
 
     // Seconds since the cluster last answered while Lost; 0 otherwise.
     qint64 lostForSeconds() const;
@@ -247,6 +253,7 @@ private:
     std::unique_ptr<Kube::Informer> m_pods;
     std::unique_ptr<Cluster::CapacityTracker> m_capacity;
     std::unique_ptr<Job::JobTracker> m_jobs;
+    std::unique_ptr<Job::ProgressFollower> m_progress;
     std::unique_ptr<StartupCleanup> m_cleanup;
     bool m_cleanupStarted = false;   // once per Session, not per reconnect
 
