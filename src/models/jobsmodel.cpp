@@ -1,6 +1,7 @@
 #include "models/jobsmodel.h"
 
 #include "core/job/history.h"
+#include "core/job/progressfollower.h"
 #include "core/job/tracker.h"
 #include "core/s3/s3client.h"
 
@@ -103,6 +104,23 @@ void JobsModel::setTracker(Job::JobTracker *tracker)
     connect(tracker, &QObject::destroyed, this, [this] { removeIf([](const Row &row) { return !row.record.archived; }); });
     for (const Job::JobRecord &record : tracker->jobs())
         onLive(record);
+}
+
+void JobsModel::setProgressSource(Job::ProgressFollower *progress)
+{
+    if (progress == m_progress)
+        return;
+    if (m_progress)
+        disconnect(m_progress, nullptr, this, nullptr);
+    m_progress = progress;
+    if (progress) {
+        connect(progress, &Job::ProgressFollower::progressChanged, this, [this](const QString &id) {
+            if (const int row = rowOf(id); row >= 0)
+                Q_EMIT dataChanged(index(row, ProgressColumn), index(row, ProgressColumn), { Qt::DisplayRole, Qt::ToolTipRole, SortRole });
+        });
+    }
+    if (!m_rows.isEmpty())
+        Q_EMIT dataChanged(index(0, ProgressColumn), index(int(m_rows.size()) - 1, ProgressColumn), { Qt::DisplayRole, Qt::ToolTipRole, SortRole });
 }
 
 Job::JobTracker *JobsModel::tracker() const
@@ -328,6 +346,11 @@ qint64 JobsModel::gpusAsked(const QJsonObject &jobSpec)
     return total;
 }
 
+const Job::JobProgress *JobsModel::progressOf(const QString &jobId) const
+{
+    return m_progress ? m_progress->progress(jobId) : nullptr;
+}
+
 int JobsModel::rowOf(const QString &jobId) const
 {
     for (int i = 0; i < m_rows.size(); ++i) {
@@ -399,6 +422,10 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
             if (!r.started.isValid())
                 return QString();
             return durationText(std::max<qint64>(0, r.started.secsTo(r.ended.isValid() ? r.ended : m_now())));
+        case ProgressColumn:
+            if (const Job::JobProgress *p = progressOf(r.id))
+                return p->summary();
+            return QString();
         case EndedColumn: {
             if (!r.ended.isValid())
                 return QString();
@@ -438,6 +465,10 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
             if (r.started.isValid())
                 return tr("Ray started it %1").arg(fullTime(r.started));
             return Job::isTerminal(r.state) ? tr("It ended without running") : tr("Not started yet");
+        case ProgressColumn:
+            if (const Job::JobProgress *p = progressOf(r.id))
+                return p->details();
+            return QString();
         case EndedColumn:
             if (!r.ended.isValid())
                 return QString();
@@ -482,6 +513,14 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
             return gpusAsked(r.jobSpec);
         case DurationColumn:
             return r.started.isValid() ? r.started.secsTo(r.ended.isValid() ? r.ended : m_now()) : qint64(-1);
+        case ProgressColumn: {
+            // How far along, as a fraction of the steps asked for (epochs counted in).
+            const Job::JobProgress *p = progressOf(r.id);
+            if (!p || p->totalSteps() <= 0)
+                return -1.0;
+            const double epochs = std::max(1, p->totalEpochs());
+            return (std::max(0, p->epoch() - 1) + double(p->step()) / p->totalSteps()) / epochs;
+        }
         case StateColumn:
             return r.displayState();
         default:
@@ -512,6 +551,8 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
             return tr("Submitted");
         case DurationColumn:
             return tr("Duration");
+        case ProgressColumn:
+            return tr("Progress");
         case EndedColumn:
             return tr("Ended");
         case MessageColumn:
@@ -536,6 +577,8 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
             return tr("How long ago the job was submitted");
         case DurationColumn:
             return tr("How long Ray has run the job, or ran it");
+        case ProgressColumn:
+            return tr("How far training has come, from the driver's log (runner progress lines), followed while the job runs");
         case EndedColumn:
             return tr("When the job ended");
         case MessageColumn:

@@ -25,6 +25,8 @@
 
 namespace Starforge::Job {
 class JobTracker;
+class ProgressFollower;
+class JobProgress;
 }
 namespace Starforge::S3 {
 class S3Client;
@@ -36,7 +38,7 @@ class JobsModel final : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { IdColumn, NameColumn, OwnerColumn, StateColumn, PoolsColumn, SubmittedColumn, DurationColumn, EndedColumn, MessageColumn, ColumnCount };
+    enum Column { IdColumn, NameColumn, OwnerColumn, StateColumn, PoolsColumn, SubmittedColumn, DurationColumn, ProgressColumn, EndedColumn, MessageColumn, ColumnCount };
     Q_ENUM(Column)
 
     enum Role {
@@ -58,6 +60,8 @@ public:
     // rows stay. The tracker must outlive its use here or be unset first.
     void setTracker(Job::JobTracker *tracker);
     Job::JobTracker *tracker() const;
+    // Where the Progress column's "step 120/500" comes from (nullptr: none, the column is empty).
+    void setProgressSource(Job::ProgressFollower *progress);
 
     // The bucket the history is read from (nullptr: none, and the archived rows go). Does not
     // read by itself: call refreshHistory().
@@ -117,9 +121,11 @@ private:
     int insertPosition(const Job::JobRecord &record) const;
     void setHistoryLoading(bool loading);
     void refreshAges();
+    const Job::JobProgress *progressOf(const QString &jobId) const;
 
     QList<Row> m_rows;
     QPointer<Job::JobTracker> m_tracker;
+    QPointer<Job::ProgressFollower> m_progress;
     QPointer<S3::S3Client> m_s3;
     std::unique_ptr<QObject> m_historyRead; // context of the read in flight; deleting it aborts
     QSet<QString> m_archivedDuringRead; // archived by the tracker after that read began

@@ -23,19 +23,6 @@ namespace Starforge::Cli {
 
 namespace {
 
-// The training progress `status` shows: "epoch 1/2, step 2/3, Loss 0.5, Avg Reward 0.1, last
-// checkpoint step 2"; empty before the first step.
-QString progressText(const Job::JobProgress &p)
-{
-    if (p.summary().isEmpty()) return {};
-    QStringList parts{p.summary()};
-    for (const char *metric : {"Loss", "Avg Reward", "Accuracy", "Total step time"}) {
-        if (const auto v = p.latest(QLatin1String(metric))) parts << QStringLiteral("%1 %2").arg(QLatin1String(metric)).arg(*v, 0, 'g', 4);
-    }
-    if (p.lastCheckpoint() > 0) parts << QStringLiteral("last checkpoint step %1").arg(p.lastCheckpoint());
-    return parts.join(QStringLiteral(", "));
-}
-
 QJsonObject progressJson(const Job::JobProgress &p)
 {
     QJsonObject latest;
@@ -91,7 +78,7 @@ public:
 private:
     void printArchived(const Job::JobRecord &r, const std::optional<Job::JobProgress> &progress, bool json)
     {
-        const QString progressLine = progress ? progressText(*progress) : QString();
+        const QString progressLine = progress ? progress->details() : QString();
         if (json) {
             QJsonObject out = r.toJson();
             if (!progressLine.isEmpty()) out.insert(QStringLiteral("progress"), progressJson(*progress));
@@ -120,7 +107,7 @@ private:
         // From the tail of the driver's log the snapshot carries: the last step banner there
         // has the step and the total.
         const Job::JobProgress progress = Job::JobProgress::fromLog(snap.submitterLog.toUtf8());
-        const QString progressLine = progressText(progress);
+        const QString progressLine = progress.details();
         QJsonArray pods;
         QList<QStringList> podRows;
         for (const QJsonObject &pod : snap.pods) {

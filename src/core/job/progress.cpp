@@ -120,4 +120,15 @@ QString JobProgress::summary() const
     return m_totalEpochs > 1 ? QStringLiteral("epoch %1/%2, %3").arg(m_epoch).arg(m_totalEpochs).arg(steps) : steps;
 }
 
+QString JobProgress::details() const
+{
+    if (summary().isEmpty()) return {};
+    QStringList parts{summary()};
+    for (const char *metric : {"Loss", "Avg Reward", "Accuracy", "Total step time"}) {
+        if (const auto v = latest(QLatin1String(metric))) parts << QStringLiteral("%1 %2").arg(QLatin1String(metric)).arg(*v, 0, 'g', 4);
+    }
+    if (m_lastCheckpoint > 0) parts << QStringLiteral("last checkpoint step %1").arg(m_lastCheckpoint);
+    return parts.join(QStringLiteral(", "));
+}
+
 } // namespace Starforge::Job

@@ -58,6 +58,9 @@ public:
 
     // "step 120/500", "epoch 1/2, step 3/10", or empty before the first banner.
     QString summary() const;
+    // The summary with the latest metrics and checkpoint: "step 2/3, Loss 0.5, Avg Reward 0.1,
+    // last checkpoint step 2"; empty before the first banner.
+    QString details() const;
 
 private:
     int m_step = 0;
