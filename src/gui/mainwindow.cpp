@@ -7,7 +7,8 @@
 #include "core/kube/execcredentialprovider.h"
 #include "core/kube/kubeclient.h"
 #include "gui/capacity/capacitypanel.h"
-#include "gui/jobspanel.h"
+#include "gui/jobs/jobdetailpanel.h"
+#include "gui/jobs/jobspanel.h"
 #include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
@@ -17,6 +18,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QTextBrowser>
 #include <QJsonDocument>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -36,6 +38,7 @@ Starforge::SessionOptions guiSessionOptions()
 {
     Starforge::SessionOptions options;
     options.personPresent = true;
+    options.followProgress = true;   // the Jobs panel's Progress column and the Job dock's plot
     return options;
 }
 
@@ -120,6 +123,16 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     });
     m_jobsPanel->setSession(m_session);
     connect(m_jobsPanel, &JobsPanel::statusMessage, this, &MainWindow::showJobsMessage);
+    // The Job dock follows the selection; Details brings it forward with the keyboard in it.
+    m_jobDetail->setSession(m_session);
+    m_jobDetail->setJobsModel(m_jobsPanel->model());
+    connect(m_jobsPanel, &JobsPanel::selectedJobChanged, m_jobDetail, &JobDetailPanel::showJob);
+    connect(m_jobsPanel, &JobsPanel::detailsRequested, this, [this](const QString &id) {
+        m_jobDetail->showJob(id);
+        m_jobDetailDock->show();
+        m_jobDetailDock->raise();
+        m_jobDetail->summaryView()->setFocus(Qt::OtherFocusReason);
+    });
     // Resubmit: the job's JobSpec as it was submitted (from its RayJob's annotation or its
     // archive), read by the same parser as a file, into the wizard.
     connect(m_jobsPanel, &JobsPanel::resubmitRequested, this, [this](const QJsonObject &jobSpec) {
@@ -188,9 +201,13 @@ void MainWindow::createDocks()
     capacityPanel->setSession(m_session);
     capacity->setWidget(capacityPanel);
     auto *playground = addPanelDock(QStringLiteral("playgroundDock"), tr("Playground"), tr("The playground is not in this version yet."), Qt::RightDockWidgetArea);
+    m_jobDetailDock = addPanelDock(QStringLiteral("jobDetailDock"), tr("Job"), QString(), Qt::BottomDockWidgetArea);
+    delete m_jobDetailDock->widget();
+    m_jobDetail = new JobDetailPanel(m_jobDetailDock);
+    m_jobDetailDock->setWidget(m_jobDetail);
     auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"),
-                                tr("The event timeline is not in this version yet. Double-click a job in the Jobs panel for its message, "
-                                   "cause and what its archive keeps."),
+                                tr("The event timeline is not in this version yet. Double-click a job in the Jobs panel for its spec, status, "
+                                   "pods and progress in the Job tab."),
                                 Qt::BottomDockWidgetArea);
     auto *logs = addPanelDock(QStringLiteral("logsDock"), tr("Logs"),
                               tr("The log viewer is not in this version yet. An ended job's logs are archived under jobs/<id>/logs/ in the "
@@ -198,10 +215,11 @@ void MainWindow::createDocks()
                               Qt::BottomDockWidgetArea);
     tabifyDockWidget(capacity, playground);
     capacity->raise();
+    tabifyDockWidget(m_jobDetailDock, events);
     tabifyDockWidget(events, logs);
-    events->raise();
+    m_jobDetailDock->raise();
     resizeDocks({jobs, capacity}, {560, 360}, Qt::Horizontal);
-    resizeDocks({events}, {220}, Qt::Vertical);
+    resizeDocks({m_jobDetailDock}, {240}, Qt::Vertical);
 }
 
 void MainWindow::refreshProfiles()

@@ -43,6 +43,7 @@ class ExecCredentialProvider;
 
 namespace Starforge::Gui {
 
+class JobDetailPanel;
 class JobsPanel;
 class UserPrompts;
 class ProfilesDialog;
@@ -63,6 +64,7 @@ public:
     QString connectionStateText() const;
     Session *session() const { return m_session; }
     JobsPanel *jobsPanel() const { return m_jobsPanel; }
+    JobDetailPanel *jobDetailPanel() const { return m_jobDetail; }
     // The live jobs' tracker while connected (null before the session has started it).
     Job::JobTracker *jobTracker() const;
     // The submission wizard while it is open.
@@ -108,6 +110,8 @@ private:
     Session *m_session;
     QPointer<Kube::ExecCredentialProvider> m_followedCredentials;   // whose sign-in prompts open a dialog
     JobsPanel *m_jobsPanel = nullptr;
+    JobDetailPanel *m_jobDetail = nullptr;
+    QDockWidget *m_jobDetailDock = nullptr;
     bool m_jobsDockWidened = false;
     QPointer<SubmitWizard> m_wizard;
 };

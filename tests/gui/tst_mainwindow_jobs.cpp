@@ -1,6 +1,6 @@
 // The Jobs dock on the sandbox: the main window connects, lists a RayJob submitted to the
 // cluster as it runs, and its Stop button (after the confirmation) archives the job as Stopped.
-// Also: the filter box and state filter, the details dialog, Refresh history, and the sentence
+// Also: the filter box and state filter, Details (the Job dock), Refresh history, and the sentence
 // the panel shows when the profile has no bucket settings.
 
 #include "core/config/embeddedsandbox.h"
@@ -8,9 +8,10 @@
 #include "core/job/rayjobbuilder.h"
 #include "core/job/tracker.h"
 #include "core/session/session.h"
-#include "gui/jobdetailsdialog.h"
-#include "gui/jobspanel.h"
+#include "gui/jobs/jobdetailpanel.h"
+#include "gui/jobs/jobspanel.h"
 #include "gui/mainwindow.h"
+#include "models/jobpodsmodel.h"
 #include "models/jobsmodel.h"
 #include "support/memorysecretstore.h"
 #include "support/sandboxfixture.h"
@@ -254,7 +255,7 @@ private Q_SLOTS:
         for (QAction *a : menu->actions()) {
             if (!a->isSeparator()) offered << a->text();
         }
-        QCOMPARE(offered, (QStringList{QStringLiteral("&Stop"), QStringLiteral("&Details…"), QStringLiteral("&Copy job id"), QStringLiteral("Copy Ray&Job"),
+        QCOMPARE(offered, (QStringList{QStringLiteral("&Stop"), QStringLiteral("&Details"), QStringLiteral("&Copy job id"), QStringLiteral("Copy Ray&Job"),
                                        QStringLiteral("Res&ubmit…"), QStringLiteral("Open e&vents"), QStringLiteral("Open &logs"), QStringLiteral("D&elete…"),
                                        QStringLiteral("&Refresh history")}));
         // One accelerator per item, so each is one key away.
@@ -266,16 +267,21 @@ private Q_SLOTS:
         QTRY_COMPARE(QGuiApplication::clipboard()->text(), newer);
         QTRY_VERIFY(!full.findChild<QMenu *>(QStringLiteral("jobsContextMenu")));
 
-        // Details on double-click.
+        // Details on double-click: the Job dock comes forward with the archived job's record,
+        // and its pods as objects.json kept them.
         const QRect cell = view->visualRect(view->model()->index(rowOf(view, id), JobsModel::IdColumn));
         // A view emits doubleClicked for the index the first click pressed.
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, cell.center());
         QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, cell.center());
-        QTRY_VERIFY(full.findChild<Gui::JobDetailsDialog *>(QStringLiteral("jobDetailsDialog")));
-        auto *details = full.findChild<Gui::JobDetailsDialog *>(QStringLiteral("jobDetailsDialog"));
-        const QString text = details->findChild<QTextBrowser *>(QStringLiteral("jobDetailsText"))->toPlainText();
-        QVERIFY2(text.contains(QStringLiteral("StoppedByUser")) && text.contains(QStringLiteral("jobs/gvjb22/")), qPrintable(text));
-        details->close();
+        Gui::JobDetailPanel *details = full.jobDetailPanel();
+        QTRY_COMPARE(details->jobId(), id);
+        QTRY_VERIFY(details->isVisible());
+        QTRY_COMPARE(full.focusWidget(), details->summaryView());
+        QTRY_VERIFY2(details->summaryView()->toPlainText().contains(QStringLiteral("StoppedByUser"))
+                         && details->summaryView()->toPlainText().contains(QStringLiteral("jobs/gvjb22/")),
+                     qPrintable(details->summaryView()->toPlainText()));
+        QTRY_VERIFY_WITH_TIMEOUT(details->podsModel()->rowCount() >= 2, 10000);
+        QVERIFY(!details->diagnosisBanner()->isVisible());
 
         // Refresh history: the archived job is listed once.
         QVERIFY(refresh->isEnabled());

@@ -14,7 +14,7 @@
 #include "core/config/profilemanager.h"
 #include "core/job/tracker.h"
 #include "core/session/session.h"
-#include "gui/jobspanel.h"
+#include "gui/jobs/jobspanel.h"
 #include "gui/mainwindow.h"
 #include "gui/wizard/resourcespage.h"
 #include "gui/wizard/reviewpage.h"

@@ -1,11 +1,10 @@
-#include "gui/jobspanel.h"
+#include "gui/jobs/jobspanel.h"
 
 #include "core/job/jobactions.h"
 #include "core/job/tracker.h"
 #include "core/s3/s3client.h"
 #include "core/session/session.h"
-#include "gui/jobdetailsdialog.h"
-#include "gui/jobsfiltermodel.h"
+#include "gui/jobs/jobsfiltermodel.h"
 #include "gui/userprompts.h"
 #include "models/jobsmodel.h"
 
@@ -45,7 +44,7 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     , m_summary(new QLabel(this))
     , m_stopAction(new QAction(style()->standardIcon(QStyle::SP_BrowserStop), tr("&Stop"), this))
     , m_refreshAction(new QAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("&Refresh history"), this))
-    , m_detailsAction(new QAction(tr("&Details…"), this))
+    , m_detailsAction(new QAction(tr("&Details"), this))
     , m_copyIdAction(new QAction(tr("&Copy job id"), this))
     , m_deleteAction(new QAction(style()->standardIcon(QStyle::SP_TrashIcon), tr("D&elete…"), this))
     , m_resubmitAction(new QAction(tr("Res&ubmit…"), this))
@@ -70,6 +69,9 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     m_refreshAction->setShortcut(QKeySequence::Refresh);
     m_refreshAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     m_detailsAction->setObjectName(QStringLiteral("jobDetailsAction"));
+    m_detailsAction->setToolTip(tr("Show the selected job in the Job dock: spec, status, pods and training progress"));
+    m_detailsAction->setShortcut(QKeySequence(Qt::Key_Return));
+    m_detailsAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     m_copyIdAction->setObjectName(QStringLiteral("copyJobIdAction"));
     m_deleteAction->setObjectName(QStringLiteral("deleteJobAction"));
     m_deleteAction->setShortcut(QKeySequence::Delete);
@@ -87,6 +89,7 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     }
     addAction(m_refreshAction);
     addAction(m_deleteAction);
+    addAction(m_detailsAction);
 
     auto *toolBar = new QToolBar(this);
     toolBar->setObjectName(QStringLiteral("jobsToolBar"));
@@ -222,6 +225,7 @@ void JobsPanel::setSession(Session *session)
         connect(m_session, &Session::partsChanged, this, &JobsPanel::syncWithSession);
         connect(m_session, &Session::partsAboutToBeRemoved, this, [this] {
             m_model->setTracker(nullptr);
+            m_model->setProgressSource(nullptr);
             m_model->setHistoryStore(nullptr);
         });
         connect(m_session, &Session::stateChanged, this, &JobsPanel::syncWithSession);
@@ -263,6 +267,7 @@ void JobsPanel::syncWithSession()
         return;
     }
     if (m_model->historyStore() != s3) setHistoryStore(s3);
+    m_model->setProgressSource(m_session->progress());
     Job::JobTracker *tracker = m_session->jobs();
     if (m_model->tracker() != tracker) {
         setTracker(tracker);
@@ -504,8 +509,7 @@ void JobsPanel::showDetails(const QModelIndex &proxyIndex)
 {
     if (!proxyIndex.isValid())
         return;
-    auto *dialog = new JobDetailsDialog(proxyIndex.data(JobsModel::RecordRole).value<Job::JobRecord>(), this);
-    dialog->show();
+    Q_EMIT detailsRequested(proxyIndex.data(JobsModel::JobIdRole).toString());
 }
 
 void JobsPanel::showContextMenu(const QPoint &pos)

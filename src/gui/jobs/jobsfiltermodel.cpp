@@ -1,4 +1,4 @@
-#include "gui/jobsfiltermodel.h"
+#include "gui/jobs/jobsfiltermodel.h"
 
 #include "models/jobsmodel.h"
 

@@ -2,8 +2,8 @@
 
 // The Jobs dock: the current and archived jobs of the connected cluster (JobsModel through
 // JobsFilterModel) in a table, with a filter box, a state filter, Stop (live jobs, after a
-// confirmation) and Refresh history in a toolbar and a context menu, and a job's details on
-// double-click. It follows a core Session: the session's bucket gives the history and its
+// confirmation) and Refresh history in a toolbar and a context menu; Details (double-click,
+// Return) asks for the Job dock. It follows a core Session: the session's bucket gives the history and its
 // JobTracker the live jobs, taken again whenever the session rebuilds them. Until it has a
 // bucket to read (not connected, no S3 settings) it shows a sentence saying why instead.
 
@@ -82,6 +82,8 @@ Q_SIGNALS:
     void statusMessage(const QString &text);
     // The job the panels that follow one job (timeline, logs) show; empty: none selected.
     void selectedJobChanged(const QString &jobId);
+    // Details (double-click, Return, the context menu): show the Job dock for this job.
+    void detailsRequested(const QString &jobId);
     // Resubmit: the selected job's JobSpec, for the submission wizard to open.
     void resubmitRequested(const QJsonObject &jobSpec);
 
