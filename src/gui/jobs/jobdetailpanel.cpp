@@ -199,10 +199,7 @@ void JobDetailPanel::setSession(Session *session)
 void JobDetailPanel::takeSessionParts()
 {
     if (m_session && m_session->progress()) {
-        connect(m_session->progress(), &Job::ProgressFollower::progressChanged, this, [this](const QString &id) {
-            if (id == m_jobId)
-                showProgress();
-        }, Qt::UniqueConnection);
+        connect(m_session->progress(), &Job::ProgressFollower::progressChanged, this, &JobDetailPanel::onProgressChanged, Qt::UniqueConnection);
     }
     m_snapshot.reset();
     m_archiveRead = false;
@@ -287,7 +284,10 @@ void JobDetailPanel::render()
     if (!r.archived && (r.state == Job::JobState::Pending || r.state == Job::JobState::Submitting) && m_snapshot && m_snapshot->rayJob && m_session) {
         const Cluster::CapacityModel *capacity = m_session->capacity() ? &m_session->capacity()->model() : nullptr;
         const Cluster::Diagnosis d = Cluster::diagnose(m_snapshot->diagnosisInput(capacity, m_session->settings().gpuNodeLabel));
-        if (d.cause != Cluster::Cause::Unknown || !d.message.isEmpty())
+        // No known cause in the first minute is the cluster not having said yet (the scheduler's
+        // first attempt, an image still pulling): nothing to show. Later it is worth saying.
+        const bool early = r.created.isValid() && r.created.secsTo(QDateTime::currentDateTimeUtc()) < 60;
+        if (d.cause != Cluster::Cause::Unknown || (!early && !d.message.isEmpty()))
             why = tr("Why it is pending — %1: %2").arg(d.causeId(), d.message);
     } else if (r.state == Job::JobState::Failed && !r.cause.isEmpty()) {
         why = tr("Why it failed — %1: %2").arg(r.cause, r.message);
@@ -452,6 +452,12 @@ void JobDetailPanel::takeSnapshot(const Job::JobSnapshot &snapshot, bool live)
     m_snapshot = snapshot;
     m_pods->setPods(snapshot.pods);
     render();
+}
+
+void JobDetailPanel::onProgressChanged(const QString &jobId)
+{
+    if (jobId == m_jobId)
+        showProgress();
 }
 
 void JobDetailPanel::showProgress()

@@ -82,6 +82,7 @@ private:
     void readArchive(const Job::JobRecord &record);
     void takeSnapshot(const Job::JobSnapshot &snapshot, bool live);
     void showProgress();
+    void onProgressChanged(const QString &jobId);
     void setArchivedProgress(const Job::JobRecord &record);
 
     QPointer<Session> m_session;
