@@ -97,7 +97,18 @@ example=$(sub examples/grpo-math/jobspec.json)
 sleep 1   # creation times have whole seconds: a second apart, the picture's order is certain
 stuck=$(sub "$jobs_dir/grpo-math-b200.json")
 wait_for 120 "job $example to run" running "$example"
-sleep 3
+# The Job dock on the stuck job (its diagnosis banner), then on the running one (its pods and
+# progress plot), chosen as a person would from the keyboard: Ctrl+1 is the Jobs table, the
+# stuck job is its first row and the running one the second.
+window=$(xdotool search --onlyvisible --name 'Starforge' | tail -n 1)
+xdotool windowfocus --sync "$window" key --clearmodifiers ctrl+1
+sleep 0.5
+xdotool key --clearmodifiers Down
+sleep 4
+import -window root "$out/job-detail-pending.png"
+echo "wrote $out/job-detail-pending.png"
+xdotool key --clearmodifiers Down
+sleep 8
 import -window root "$out/jobs-panel.png"
 kill "$app" 2>/dev/null || true
 wait "$app" 2>/dev/null || true

@@ -6,6 +6,7 @@
 #include "core/session/session.h"
 #include "core/kube/execcredentialprovider.h"
 #include "core/kube/kubeclient.h"
+#include "gui/capacity/capacityheatmapview.h"
 #include "gui/capacity/capacitypanel.h"
 #include "gui/jobs/jobdetailpanel.h"
 #include "gui/jobs/jobspanel.h"
@@ -18,6 +19,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QTableView>
 #include <QTextBrowser>
 #include <QJsonDocument>
 #include <QDragEnterEvent>
@@ -220,6 +222,25 @@ void MainWindow::createDocks()
     m_jobDetailDock->raise();
     resizeDocks({jobs, capacity}, {560, 360}, Qt::Horizontal);
     resizeDocks({m_jobDetailDock}, {240}, Qt::Vertical);
+
+    // Keyboard paths into the panels: View › Go to …, Ctrl+1 to Ctrl+6, each bringing its dock
+    // forward with the keyboard in its main view.
+    m_jobsPanel->setFocusProxy(m_jobsPanel->view());
+    capacityPanel->setFocusProxy(capacityPanel->view());
+    m_jobDetail->setFocusProxy(m_jobDetail->summaryView());
+    m_ui->viewMenu->addSeparator();
+    int n = 0;
+    for (QDockWidget *dock : {jobs, m_jobDetailDock, capacity, events, logs, playground}) {
+        auto *go = new QAction(tr("Go to %1").arg(dock->windowTitle()), this);
+        go->setObjectName(dock->objectName() + QStringLiteral("GoAction"));
+        go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + n++)));
+        connect(go, &QAction::triggered, dock, [dock] {
+            dock->show();
+            dock->raise();
+            dock->widget()->setFocus(Qt::ShortcutFocusReason);
+        });
+        m_ui->viewMenu->addAction(go);
+    }
 }
 
 void MainWindow::refreshProfiles()

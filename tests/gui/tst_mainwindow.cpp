@@ -11,6 +11,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QTemporaryDir>
 #include <QToolBar>
@@ -42,7 +43,7 @@ private Q_SLOTS:
             menus.append(a->text());
         }
         QCOMPARE(menus, (QStringList{QStringLiteral("&File"), QStringLiteral("&View"), QStringLiteral("&Help")}));
-        for (const char *dock : {"jobsDock", "capacityDock", "eventsDock", "logsDock", "playgroundDock"}) {
+        for (const char *dock : {"jobsDock", "jobDetailDock", "capacityDock", "eventsDock", "logsDock", "playgroundDock"}) {
             QVERIFY2(window.findChild<QDockWidget *>(QString::fromLatin1(dock)), dock);
         }
         auto *profileStatus = window.findChild<QLabel *>(QStringLiteral("profileStatus"));
@@ -108,6 +109,29 @@ private Q_SLOTS:
         QCOMPARE(window.findChildren<Gui::ProfilesDialog *>().size(), 1);
         dialog->close();
         QTRY_VERIFY(window.findChildren<Gui::ProfilesDialog *>().isEmpty());
+
+        // Each panel is a key away: View › Go to …, Ctrl+1 to Ctrl+6, raising a tabbed dock.
+        QStringList goTo;
+        for (QAction *a : window.findChild<QMenu *>(QStringLiteral("viewMenu"))->actions()) {
+            if (a->text().startsWith(QStringLiteral("Go to"))) goTo << a->text() + u' ' + a->shortcut().toString();
+        }
+        QCOMPARE(goTo, (QStringList{QStringLiteral("Go to Jobs Ctrl+1"), QStringLiteral("Go to Job Ctrl+2"), QStringLiteral("Go to GPU Capacity Ctrl+3"),
+                                    QStringLiteral("Go to Events Ctrl+4"), QStringLiteral("Go to Logs Ctrl+5"), QStringLiteral("Go to Playground Ctrl+6")}));
+        auto *jobDock = window.findChild<QDockWidget *>(QStringLiteral("jobDetailDock"));
+        auto *eventsDock = window.findChild<QDockWidget *>(QStringLiteral("eventsDock"));
+        auto *playgroundDock = window.findChild<QDockWidget *>(QStringLiteral("playgroundDock"));
+        window.activateWindow();
+        QTRY_VERIFY(window.isActiveWindow());
+        QVERIFY(!jobDock->visibleRegion().isEmpty() && eventsDock->visibleRegion().isEmpty());
+        QTest::keyClick(&window, Qt::Key_4, Qt::ControlModifier);
+        QTRY_VERIFY(!eventsDock->visibleRegion().isEmpty());
+        QVERIFY(jobDock->visibleRegion().isEmpty());
+        QTest::keyClick(&window, Qt::Key_6, Qt::ControlModifier);
+        QTRY_VERIFY(!playgroundDock->visibleRegion().isEmpty());
+        // A closed dock comes back.
+        jobDock->close();
+        QTest::keyClick(&window, Qt::Key_2, Qt::ControlModifier);
+        QTRY_VERIFY(jobDock->isVisible() && !jobDock->visibleRegion().isEmpty());
     }
 };
 
