@@ -16,8 +16,6 @@
 // gnome-keyring, dbus; kubectl for the peer). Prints a table; asserts nothing.
 //   build/bin/bench_start [--starts 5] [--nodes 5000] [--idle 20]
 
-#include "peer.h"
-
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -32,13 +30,14 @@
 #include <QTemporaryDir>
 #include <QThread>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <vector>
+
+#include "peer.h"
 
 using namespace Starforge;
 
@@ -48,7 +47,8 @@ constexpr int StartTimeoutMs = 60000;
 
 double median(QList<double> v)
 {
-    if (v.isEmpty()) return 0;
+    if (v.isEmpty())
+        return 0;
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v.at(v.size() / 2) : (v.at(v.size() / 2 - 1) + v.at(v.size() / 2)) / 2;
 }
@@ -65,20 +65,24 @@ double waitForText(QProcess &p, const QByteArray &needle, const QElapsedTimer &s
     QElapsedTimer waited;
     waited.start();
     while (!seen->contains(needle)) {
-        if (waited.elapsed() > timeoutMs) return -1;
+        if (waited.elapsed() > timeoutMs)
+            return -1;
         if (p.state() == QProcess::NotRunning) {
             *seen += p.readAll();
-            if (!seen->contains(needle)) return -1;
+            if (!seen->contains(needle))
+                return -1;
             break;
         }
-        if (p.waitForReadyRead(20)) *seen += p.readAll();
+        if (p.waitForReadyRead(20))
+            *seen += p.readAll();
     }
     return static_cast<double>(since.nsecsElapsed()) / 1e6;
 }
 
 void stop(QProcess &p)
 {
-    if (p.state() == QProcess::NotRunning) return;
+    if (p.state() == QProcess::NotRunning)
+        return;
     p.terminate();
     if (!p.waitForFinished(15000)) {
         p.kill();
@@ -97,12 +101,16 @@ Memory memoryOf(qint64 pid)
 {
     Memory m;
     QFile status(QStringLiteral("/proc/%1/status").arg(pid));
-    if (!status.open(QIODevice::ReadOnly)) return m;
+    if (!status.open(QIODevice::ReadOnly))
+        return m;
     for (const QByteArray &line : status.readAll().split('\n')) {
         const QList<QByteArray> f = line.simplified().split(' ');
-        if (f.size() < 2) continue;
-        if (f.at(0) == "VmRSS:") m.rssMb = f.at(1).toLongLong() / 1024;
-        if (f.at(0) == "VmHWM:") m.peakMb = f.at(1).toLongLong() / 1024;
+        if (f.size() < 2)
+            continue;
+        if (f.at(0) == "VmRSS:")
+            m.rssMb = f.at(1).toLongLong() / 1024;
+        if (f.at(0) == "VmHWM:")
+            m.peakMb = f.at(1).toLongLong() / 1024;
     }
     return m;
 }
@@ -113,14 +121,16 @@ QProcessEnvironment appEnvironment(const QString &profiles)
 {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (const QString &key : env.keys()) {
-        if (key.startsWith(QLatin1String("FORGE_"))) env.remove(key);
+        if (key.startsWith(QLatin1String("FORGE_")))
+            env.remove(key);
     }
     env.remove(QStringLiteral("KUBECONFIG"));
     env.remove(QStringLiteral("STARFORGE_PROFILE"));
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("xcb"));
     env.insert(QStringLiteral("STARFORGE_CONFIG_FILE"), profiles);
-    env.insert(QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("starforge.*.debug=false;starforge.*.info=false;"
-                                                                  "starforge.gui.info=true;starforge.core.session.info=true"));
+    env.insert(QStringLiteral("QT_LOGGING_RULES"),
+               QStringLiteral("starforge.*.debug=false;starforge.*.info=false;"
+                              "starforge.gui.info=true;starforge.core.session.info=true"));
     return env;
 }
 
@@ -130,7 +140,8 @@ QString run(const QString &program, const QStringList &args, const QProcessEnvir
     QProcess p;
     p.setProcessEnvironment(env);
     p.start(program, args);
-    if (p.waitForStarted(10000) && !input.isEmpty()) p.write(input);
+    if (p.waitForStarted(10000) && !input.isEmpty())
+        p.write(input);
     p.closeWriteChannel();
     const bool finished = p.waitForFinished(60000);
     return Bench::processFailure(QFileInfo(program).fileName(), p, finished);
@@ -140,11 +151,14 @@ QString run(const QString &program, const QStringList &args, const QProcessEnvir
 int runInside(const QStringList &args)
 {
     const QByteArray wrapper = QByteArrayLiteral(SF_SOURCE_DIR "/scripts/lib/with-secret-service.sh");
-    std::vector<QByteArray> argv{"xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "sh", wrapper,
-                                 QCoreApplication::applicationFilePath().toLocal8Bit()};
-    for (const QString &a : args.mid(1)) argv.push_back(a.toLocal8Bit());
+    std::vector<QByteArray> argv {
+        "xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "sh", wrapper, QCoreApplication::applicationFilePath().toLocal8Bit()
+    };
+    for (const QString &a : args.mid(1))
+        argv.push_back(a.toLocal8Bit());
     std::vector<char *> raw;
-    for (QByteArray &a : argv) raw.push_back(a.data());
+    for (QByteArray &a : argv)
+        raw.push_back(a.data());
     raw.push_back(nullptr);
     qputenv("STARFORGE_BENCH_INNER", "1");
     std::fflush(stdout);
@@ -161,15 +175,16 @@ int main(int argc, char *argv[])
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("The app's start time and connected memory, with kubectl as the peer."));
     parser.addHelpOption();
-    const QCommandLineOption startsOption(QStringLiteral("starts"), QStringLiteral("Starts (and kubectl runs) to time."), QStringLiteral("n"),
-                                          QStringLiteral("5"));
+    const QCommandLineOption startsOption(QStringLiteral("starts"), QStringLiteral("Starts (and kubectl runs) to time."),
+                                          QStringLiteral("n"), QStringLiteral("5"));
     const QCommandLineOption nodesOption(QStringLiteral("nodes"), QStringLiteral("Nodes of the scale sandbox (ten pods each)."),
                                          QStringLiteral("n"), QStringLiteral("5000"));
     const QCommandLineOption idleOption(QStringLiteral("idle"), QStringLiteral("Seconds connected before the memory is read."),
                                         QStringLiteral("s"), QStringLiteral("20"));
-    parser.addOptions({startsOption, nodesOption, idleOption});
+    parser.addOptions({ startsOption, nodesOption, idleOption });
     parser.process(app);
-    if (qEnvironmentVariableIsEmpty("STARFORGE_BENCH_INNER")) return runInside(app.arguments());
+    if (qEnvironmentVariableIsEmpty("STARFORGE_BENCH_INNER"))
+        return runInside(app.arguments());
 
     const int starts = std::max(1, parser.value(startsOption).toInt());
     const int nodes = std::max(1, parser.value(nodesOption).toInt());
@@ -206,7 +221,7 @@ int main(int argc, char *argv[])
     sandbox.setStandardOutputFile(QProcess::nullDevice());
     sandbox.setStandardErrorFile(dir.filePath(QStringLiteral("sandbox.log")));
     sandbox.start(bin + QStringLiteral("/starforge-sandbox"),
-                  {QStringLiteral("--connection-file"), connection, QStringLiteral("--fleet"), QStringLiteral("scale:%1").arg(nodes)});
+                  { QStringLiteral("--connection-file"), connection, QStringLiteral("--fleet"), QStringLiteral("scale:%1").arg(nodes) });
     QElapsedTimer sandboxWait;
     sandboxWait.start();
     while (!QFile::exists(connection) && sandbox.state() != QProcess::NotRunning && sandboxWait.elapsed() < 300000) {
@@ -226,11 +241,12 @@ int main(int argc, char *argv[])
     Bench::PeerFigure peerFirstWorst = peerFirst;
     Bench::PeerFigure peerEnd = peerFirst;
     if (!kubectl.isEmpty()) {
-        const QStringList args{QStringLiteral("--kubeconfig"), kubeconfig, QStringLiteral("--cache-dir"), dir.filePath(QStringLiteral("kubectl-cache")),
-                               QStringLiteral("get"), QStringLiteral("nodes")};
+        const QStringList args { QStringLiteral("--kubeconfig"), kubeconfig,
+                                 QStringLiteral("--cache-dir"),  dir.filePath(QStringLiteral("kubectl-cache")),
+                                 QStringLiteral("get"),          QStringLiteral("nodes") };
         QList<double> first;
         QList<double> end;
-        QString failure = run(kubectl, args, QProcessEnvironment::systemEnvironment());   // warms the discovery cache
+        QString failure = run(kubectl, args, QProcessEnvironment::systemEnvironment()); // warms the discovery cache
         for (int i = 0; failure.isEmpty() && i < starts; ++i) {
             QProcess k;
             k.setReadChannel(QProcess::StandardOutput);
@@ -242,7 +258,8 @@ int main(int argc, char *argv[])
             const bool finished = k.waitForFinished(StartTimeoutMs);
             const double endMs = static_cast<double>(since.nsecsElapsed()) / 1e6;
             failure = Bench::processFailure(QStringLiteral("kubectl get nodes"), k, finished);
-            if (failure.isEmpty() && firstMs < 0) failure = QStringLiteral("kubectl get nodes printed nothing");
+            if (failure.isEmpty() && firstMs < 0)
+                failure = QStringLiteral("kubectl get nodes printed nothing");
             first << firstMs;
             end << endMs;
         }
@@ -259,24 +276,29 @@ int main(int argc, char *argv[])
     QFile connectionFile(connection);
     if (!connectionFile.open(QIODevice::ReadOnly)) {
         std::fprintf(stderr, "bench_start: cannot read %s\n", qPrintable(connection));
+        stop(sandbox);
         return 1;
     }
     const QJsonObject forge = QJsonDocument::fromJson(connectionFile.readAll()).object().value(QLatin1String("forge")).toObject();
     const QString profiles = dir.filePath(QStringLiteral("scale.ini"));
-    QProcessEnvironment cliEnv = appEnvironment(profiles);
-    const QStringList secretKeys{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("FORGE_S3_ACCESS_KEY"), QStringLiteral("FORGE_S3_SECRET_KEY")};
-    QStringList setArgs{QStringLiteral("profile"), QStringLiteral("set"), QStringLiteral("scale")};
+    const QProcessEnvironment cliEnv = appEnvironment(profiles);
+    const QStringList secretKeys { QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("FORGE_S3_ACCESS_KEY"),
+                                   QStringLiteral("FORGE_S3_SECRET_KEY") };
+    QStringList setArgs { QStringLiteral("profile"), QStringLiteral("set"), QStringLiteral("scale") };
     for (auto it = forge.begin(); it != forge.end(); ++it) {
-        if (!secretKeys.contains(it.key())) setArgs << it.key() + u'=' + it.value().toString();
+        if (!secretKeys.contains(it.key()))
+            setArgs << it.key() + u'=' + it.value().toString();
     }
     QString failure = run(cli, setArgs, cliEnv);
     for (const QString &key : secretKeys) {
         if (failure.isEmpty() && forge.contains(key)) {
-            failure = run(cli, {QStringLiteral("profile"), QStringLiteral("set"), QStringLiteral("scale"), key, QStringLiteral("--stdin")}, cliEnv,
-                          forge.value(key).toString().toUtf8());
+            failure
+                = run(cli, { QStringLiteral("profile"), QStringLiteral("set"), QStringLiteral("scale"), key, QStringLiteral("--stdin") },
+                      cliEnv, forge.value(key).toString().toUtf8());
         }
     }
-    if (failure.isEmpty()) failure = run(cli, {QStringLiteral("profile"), QStringLiteral("use"), QStringLiteral("scale")}, cliEnv);
+    if (failure.isEmpty())
+        failure = run(cli, { QStringLiteral("profile"), QStringLiteral("use"), QStringLiteral("scale") }, cliEnv);
     if (!failure.isEmpty()) {
         std::fprintf(stderr, "bench_start: the profile could not be made: %s\n", qPrintable(failure));
         stop(sandbox);
@@ -300,7 +322,8 @@ int main(int argc, char *argv[])
     QElapsedTimer idle;
     idle.start();
     while (idle.elapsed() < idleS * 1000LL && connected.state() != QProcess::NotRunning) {
-        if (connected.waitForReadyRead(100)) err += connected.readAll();   // the pipe never fills
+        if (connected.waitForReadyRead(100))
+            err += connected.readAll(); // the pipe never fills
     }
     const Memory memory = memoryOf(connected.processId());
     const bool crashed = connected.state() == QProcess::NotRunning;
@@ -311,8 +334,7 @@ int main(int argc, char *argv[])
         return 1;
     }
 
-    const Bench::PeerFigure memoryPeer =
-        Bench::PeerFigure::missing(QStringLiteral("kubectl keeps nothing resident between commands"));
+    const Bench::PeerFigure memoryPeer = Bench::PeerFigure::missing(QStringLiteral("kubectl keeps nothing resident between commands"));
     const QLocale en(QLocale::English);
     const QString fleet = QStringLiteral("%1 nodes / %2 pods").arg(en.toString(nodes), en.toString(nodes * 10));
     std::printf("bench_start: %d starts, starforge-sandbox --fleet scale:%d (%s), idle %d s; %s, %d cores; Qt %s; kubectl %s\n\n", starts,
@@ -325,8 +347,9 @@ int main(int argc, char *argv[])
                 qPrintable(peerFirstWorst.text(0, QStringLiteral(" ms"))), qPrintable(peerFirst.ratio(median(startMs), true)));
     // Not the same work, so no ratio: Connected is the connection check; the informers list
     // the nodes and pods after it.
-    std::printf("| start to session Connected, scale:%d sandbox | %.0f ms | `get nodes` to its last line (%s nodes listed): median %s | – | – |\n",
-                nodes, connectedMs, qPrintable(en.toString(nodes)), qPrintable(peerEnd.text(0, QStringLiteral(" ms"))));
+    std::printf(
+        "| start to session Connected, scale:%d sandbox | %.0f ms | `get nodes` to its last line (%s nodes listed): median %s | – | – |\n",
+        nodes, connectedMs, qPrintable(en.toString(nodes)), qPrintable(peerEnd.text(0, QStringLiteral(" ms"))));
     std::printf("| resident memory, connected to the scale:%d sandbox (%s), idle %d s | %lld MB (peak %lld MB) | %s | %s | < 150 MB |\n",
                 nodes, qPrintable(fleet), idleS, memory.rssMb, memory.peakMb, qPrintable(memoryPeer.text(0)),
                 qPrintable(memoryPeer.ratio(static_cast<double>(memory.rssMb), true)));

@@ -7,13 +7,13 @@ on the xcb platform with Qt's AT-SPI bridge on, finds the app on the AT-SPI desk
 and checks:
   - the main window's frame, its menu bar, and the File menu's New Job... and Open JobSpec...;
   - every control in the main window (buttons, check boxes, combo boxes, text fields, tables,
-    lists, tabs, ...) has a non-empty accessible name; the ones without are listed by role and
-    path;
-  - the GPU capacity heatmap exposes one child per GPU node of the sandbox, named after the node
-    with its GPU counts (waiting for the capacity to arrive);
+    lists, tabs, ...) has a non-empty accessible name or a named label (a combo box: a label);
+    the ones without are listed by role and path, and the tree is printed;
+  - the GPU capacity heatmap exposes one child per GPU node of the sandbox (read with kubectl),
+    named after the node with its GPU counts (waiting for the capacity to arrive);
   - the submission wizard, opened through the New Job... menu item's AT-SPI action, names its
     controls too.
-Usage: atspi_tree.py BIN_DIR
+Usage: atspi_tree.py BIN_DIR    (ATSPI_TREE_DUMP=1 prints the main window's tree)
 """
 
 import json
@@ -30,7 +30,7 @@ import time
 DEADLINE_S = 50          # the whole run, the app's start included (about 2 s when idle); CTest's is 90 s
 START = time.monotonic()
 
-# The roles a person operates, which must each have a name (pyatspi role names, see below).
+# The roles a person operates, which must each have a name (as pyatspi's getRoleName() gives them).
 CONTROL_ROLES = {
     "push button", "toggle button", "check box", "radio button", "combo box", "text", "entry",
     "password text", "spin button", "slider", "table", "tree table", "tree", "list",
@@ -167,9 +167,9 @@ def unnamed_controls(found):
             continue
         shown = "showing" if acc.getState().contains(pyatspi.STATE_SHOWING) else "not showing"
         if r == "combo box":
-            # On Linux Qt gives a combo box its current text as its name (QAccessibleComboBox):
-            # what it is for comes from its label, through the labelled-by relation, whatever
-            # setAccessibleName says. A combo box needs a buddy label.
+            # On Linux Qt 6.4 gives a combo box its current text as its name, whatever
+            # setAccessibleName says: what it is for comes from its label, through the
+            # labelled-by relation. A combo box needs a buddy label.
             if not labels_of(acc):
                 offenders.append("%s (%s) named only by its current text %r, labelled by nothing, at %s" % (r, shown, acc.name, where))
         elif not (acc.name or "").strip() and not labels_of(acc):
