@@ -10,10 +10,13 @@ STARFORGE_RUN_PACKAGES="qt6-qpa-plugins gnome-keyring libsecret-1-0 dbus dbus-x1
 # For the tests: a private Secret Service, a virtual X server for screenshots (xdotool presses
 # the wizard's keys there), clang and its
 # libFuzzer runtime for the fuzz targets (scripts/fuzz.sh), a single-node Ceph radosgw for the
-# S3 client's tests (scripts/lib/with-radosgw.sh), boto3 for bench_s3_multipart, and zip/unzip
-# for tst_capsule and bench_capsule.
+# S3 client's tests (scripts/lib/with-radosgw.sh), boto3 for bench_s3_multipart, zip/unzip
+# for tst_capsule and bench_capsule, and for atspi_tree (what a screen reader sees of the app on
+# the real AT-SPI bus): the bus launcher and registry (at-spi2-core) and pyatspi with its
+# introspection data, in the system python3.
 STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils xdotool curl procps clang libclang-rt-14-dev
-    radosgw ceph-mon ceph-osd ceph-common python3-boto3 zip unzip"
+    radosgw ceph-mon ceph-osd ceph-common python3-boto3 zip unzip
+    at-spi2-core gir1.2-atspi-2.0 python3-pyatspi"
 
 # install_packages PKG...: installs the packages that are not installed yet.
 install_packages() {

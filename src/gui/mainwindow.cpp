@@ -29,6 +29,7 @@
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QStatusBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -68,10 +69,19 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     m_profileCombo->setMinimumContentsLength(16);
     m_profileCombo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_profileCombo->setToolTip(tr("The connection profile the window works with"));
+    m_profileCombo->setAccessibleName(tr("Connection profile"));
+    // On Linux a combo box's accessible name is its current text; what it is for comes from its
+    // buddy label (AT-SPI's labelled-by relation).
     auto *profileLabel = new QLabel(tr("Profile: "), this);
+    profileLabel->setObjectName(QStringLiteral("profileComboLabel"));
+    profileLabel->setBuddy(m_profileCombo);
     m_ui->mainToolBar->addWidget(profileLabel);
     m_ui->mainToolBar->addWidget(m_profileCombo);
     m_ui->mainToolBar->addAction(m_ui->profilesAction);
+    // Qt's overflow button, shown when the window is too narrow for the toolbar, is an icon alone.
+    if (auto *more = m_ui->mainToolBar->findChild<QToolButton *>(QStringLiteral("qt_toolbar_ext_button"))) {
+        more->setAccessibleName(tr("More tools"));
+    }
 
     m_profileStatus->setObjectName(QStringLiteral("profileStatus"));
     m_connectionStatus->setObjectName(QStringLiteral("connectionStatus"));

@@ -284,7 +284,7 @@ private:
     QHash<QString, Kube::Node> m_nodeViews;            // to re-judge on new tolerations
     QHash<QString, PodUse> m_pods;                     // "ns/name" -> where and how much
     // node -> "ns/name" of the pods counted on it. A list, not a set: ten pods a node, and a
-    // QSet's first allocation (48 slots) cost 5 MB more at 5,000 nodes (scripts/bench-app.sh).
+    // QSet's first allocation (48 slots) cost 5 MB more at 5,000 nodes (bench_start).
     QHash<QString, QList<QString>> m_nodePods;
     QHash<QString, Demand> m_pending;                  // "ns/name" -> the series it waits for
     QHash<QString, QPair<qint64, int>> m_demand;       // series -> (GPUs, pods) pending

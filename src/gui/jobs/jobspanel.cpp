@@ -25,6 +25,7 @@
 #include <QStyle>
 #include <QTableView>
 #include <QToolBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace Starforge::Gui {
@@ -99,9 +100,14 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     toolBar->addAction(m_refreshAction);
     toolBar->widgetForAction(m_stopAction)->setObjectName(QStringLiteral("stopJobButton"));
     toolBar->widgetForAction(m_refreshAction)->setObjectName(QStringLiteral("refreshHistoryButton"));
+    // Qt's overflow button, shown when the dock is too narrow for the toolbar, is an icon alone.
+    if (auto *more = toolBar->findChild<QToolButton *>(QStringLiteral("qt_toolbar_ext_button"))) {
+        more->setAccessibleName(tr("More job actions"));
+    }
 
     m_filter->setObjectName(QStringLiteral("jobsFilter"));
     m_filter->setPlaceholderText(tr("Filter by id, name or message"));
+    m_filter->setAccessibleName(tr("Filter jobs"));
     m_filter->setClearButtonEnabled(true);
     m_stateFilter->setObjectName(QStringLiteral("jobsStateFilter"));
     m_stateFilter->addItem(tr("All"), QVariant::fromValue(JobsFilterModel::StateFilter::All));
@@ -111,6 +117,7 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
         tr("Active: submitting, pending or running. Ended: succeeded, failed or stopped, archived or being archived."));
 
     m_view->setObjectName(QStringLiteral("jobsView"));
+    m_view->setAccessibleName(tr("Jobs"));
     m_view->setModel(m_proxy);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -145,6 +152,13 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     bar->setContentsMargins(0, 0, 0, 0);
     bar->addWidget(toolBar);
     bar->addWidget(m_filter, 1);
+    // On Linux a combo box's accessible name is its current text; what it is for comes from
+    // its buddy label (AT-SPI's labelled-by relation).
+    auto *stateLabel = new QLabel(tr("Show:"), jobsPage);
+    stateLabel->setObjectName(QStringLiteral("jobsStateFilterLabel"));
+    stateLabel->setBuddy(m_stateFilter);
+    m_stateFilter->setAccessibleName(tr("Jobs shown"));
+    bar->addWidget(stateLabel);
     bar->addWidget(m_stateFilter);
     auto *jobsLayout = new QVBoxLayout(jobsPage);
     jobsLayout->setContentsMargins(4, 2, 4, 2);
