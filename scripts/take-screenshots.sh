@@ -103,7 +103,7 @@ wait_for 120 "job $example to run" running "$example"
 window=$(xdotool search --onlyvisible --name 'Starforge' | tail -n 1)
 xdotool windowfocus --sync "$window" key --clearmodifiers ctrl+1
 sleep 0.5
-xdotool key --clearmodifiers Down
+xdotool key --clearmodifiers Home
 sleep 4
 import -window root "$out/job-detail-pending.png"
 echo "wrote $out/job-detail-pending.png"

@@ -18,6 +18,8 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QFileInfo>
+#include <QSettings>
 #include <QDockWidget>
 #include <QTableView>
 #include <QTextBrowser>
@@ -148,12 +150,20 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     // Resubmit: the job's JobSpec as it was submitted (from its RayJob's annotation or its
     // archive), read by the same parser as a file, into the wizard.
     connect(m_jobsPanel, &JobsPanel::resubmitRequested, this, [this](const QJsonObject &jobSpec) {
-        const auto spec = Job::JobSpec::fromJson(QJsonDocument(jobSpec).toJson(QJsonDocument::Compact));
+        auto spec = Job::JobSpec::fromJson(QJsonDocument(jobSpec).toJson(QJsonDocument::Compact));
         if (!spec) {
             showJobsMessage(tr("Cannot resubmit: the job's JobSpec does not read: %1").arg(spec.error().message));
             return;
         }
-        openWizard(*spec);
+        // The code comes from where this machine last submitted a job of that name, if it did.
+        Job::JobSpec resubmitted = *spec;
+        const QString base = QSettings(recentFile(), QSettings::IniFormat).value(QStringLiteral("codeBase/") + resubmitted.name).toString();
+        if (!base.isEmpty() && QFileInfo(QDir(base).absoluteFilePath(resubmitted.code)).isDir()) {
+            resubmitted.sourceDir = base;
+        } else {
+            showJobsMessage(tr("Resubmit %1: choose its code folder; this machine has not submitted it before.").arg(resubmitted.name));
+        }
+        openWizard(resubmitted);
     });
     connect(m_profileCombo, &QComboBox::activated, this, [this](int index) {
         const QString name = m_profileCombo->itemData(index).toString();
@@ -359,6 +369,9 @@ SubmitWizard *MainWindow::openWizard(const Job::JobSpec &spec)
     m_wizard->setAttribute(Qt::WA_DeleteOnClose);
     connect(m_wizard, &SubmitWizard::submitted, this, [this](const QString &jobId) {
         showJobsMessage(tr("Job %1 submitted").arg(jobId));
+        // Where its relative paths start, for a later Resubmit of a job of this name.
+        const Job::JobSpec submitted = m_wizard->spec();
+        QSettings(recentFile(), QSettings::IniFormat).setValue(QStringLiteral("codeBase/") + submitted.name, submitted.sourceDir);
         m_jobsPanel->selectJob(jobId);
         if (auto *jobs = findChild<QDockWidget *>(QStringLiteral("jobsDock"))) jobs->raise();
     });
@@ -374,6 +387,12 @@ SubmitWizard *MainWindow::openWizardAt(const QString &path)
         return nullptr;
     }
     return openWizard(*spec);
+}
+
+QString MainWindow::recentFile() const
+{
+    // Beside the profiles file: what this machine remembers of its own submissions.
+    return QFileInfo(m_manager->store().filePath()).dir().filePath(QStringLiteral("recent.ini"));
 }
 
 SubmitWizard *MainWindow::newJob()

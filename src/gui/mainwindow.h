@@ -94,6 +94,9 @@ private:
     // Why the active profile cannot connect yet, or empty when it can try.
     QString settingsProblem() const;
     void showAbout();
+    // recent.ini beside the profiles file: each job name's code base folder (JobSpec::sourceDir)
+    // as last submitted here, for Resubmit.
+    QString recentFile() const;
     void showJobsMessage(const QString &text);
     QDockWidget *addPanelDock(const QString &objectName, const QString &title, const QString &emptyText, Qt::DockWidgetArea area);
 

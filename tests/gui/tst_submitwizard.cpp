@@ -16,6 +16,7 @@
 #include "core/session/session.h"
 #include "gui/jobs/jobspanel.h"
 #include "gui/mainwindow.h"
+#include "models/jobsmodel.h"
 #include "gui/wizard/resourcespage.h"
 #include "gui/wizard/reviewpage.h"
 #include "gui/wizard/submitwizard.h"
@@ -25,7 +26,9 @@
 #include "support/testutil.h"
 
 #include <QAbstractButton>
+#include <QApplication>
 #include <QCheckBox>
+#include <QContextMenuEvent>
 #include <QComboBox>
 #include <QDir>
 #include <QJsonArray>
@@ -33,6 +36,9 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMenu>
+#include <QStatusBar>
+#include <QTableView>
 #include <QMimeData>
 #include <QPointer>
 #include <QPlainTextEdit>
@@ -360,6 +366,57 @@ private Q_SLOTS:
         sandbox->api()->setFaults(Sandbox::Faults{});
         QTRY_COMPARE_WITH_TIMEOUT(http->get(rayjobs + QStringLiteral("/grpo-math-") + fourthId).status, 404, 20000);
         QVERIFY(window.jobsPanel()->selectedJob().value_or(Job::JobRecord{}).id != fourthId);
+
+        // Resubmit from an archived job: the first job, stopped (asked first) and archived, opens
+        // the wizard from its JobSpec, with the code folder this machine submitted it from.
+        Gui::JobsPanel *panel = window.jobsPanel();
+        QTableView *view = panel->view();
+        QVERIFY(panel->selectJob(jobId));
+        if (!view->currentIndex().data(Models::JobsModel::ArchivedRole).toBool() && window.jobTracker()->job(jobId)) {
+            prompts.answers << true;
+            panel->stopSelected();
+        }
+        const auto archivedRow = [&] {
+            const QModelIndexList found = view->model()->match(view->model()->index(0, 0), Models::JobsModel::JobIdRole, jobId, 1, Qt::MatchExactly);
+            return found.isEmpty() ? QModelIndex() : found.first();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(archivedRow().data(Models::JobsModel::ArchivedRole).toBool(), 60000);
+        const auto resubmitFromMenu = [&] {
+            const QPoint at = view->visualRect(archivedRow().siblingAtColumn(Models::JobsModel::NameColumn)).center();
+            QContextMenuEvent menuEvent(QContextMenuEvent::Mouse, at, view->viewport()->mapToGlobal(at));
+            QApplication::sendEvent(view->viewport(), &menuEvent);
+            QMenu *menu = nullptr;
+            QTRY_VERIFY((menu = window.findChild<QMenu *>(QStringLiteral("jobsContextMenu"))) && menu->isVisible());
+            QTest::keyClick(menu, Qt::Key_U);   // Res&ubmit…
+        };
+        resubmitFromMenu();
+        QTRY_VERIFY(window.wizard());
+        SubmitWizard *resubmit = window.wizard();
+        QCOMPARE(resubmit->findChild<QLineEdit *>(QStringLiteral("jobNameEdit"))->text(), QStringLiteral("grpo-math"));
+        QCOMPARE(QDir::cleanPath(resubmit->findChild<QLineEdit *>(QStringLiteral("codeFolderEdit"))->text()), QDir::cleanPath(code));
+        QTRY_VERIFY(next(resubmit)->isEnabled());
+        QCOMPARE(resubmit->spec().recipe.overrides.size(), 2);
+        QCOMPARE(resubmit->spec().pools.value(0).series, QStringLiteral("h200"));
+        QVERIFY(resubmit->jobId() != jobId);
+        resubmit->reject();
+        QTRY_VERIFY(!window.wizard());
+        // On a machine that never submitted it (no record of its folder), the wizard asks for the
+        // code folder and Next waits for it.
+        QVERIFY(QFile::remove(QFileInfo(store.filePath()).dir().filePath(QStringLiteral("recent.ini"))));
+        resubmitFromMenu();
+        QTRY_VERIFY(window.wizard());
+        resubmit = window.wizard();
+        QTRY_VERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("choose its code folder")), qPrintable(window.statusBar()->currentMessage()));
+        QVERIFY(resubmit->findChild<QLineEdit *>(QStringLiteral("codeFolderEdit"))->text().isEmpty());
+        QTRY_VERIFY2(labelText(resubmit, "codeProblems").contains(QStringLiteral("choose the folder with your training code")),
+                     qPrintable(labelText(resubmit, "codeProblems")));
+        QVERIFY(!next(resubmit)->isEnabled());
+        // Chosen with Browse…: the page is complete.
+        resubmit->chooseFolder = [&](QWidget *, const QString &) { return code; };
+        QTest::mouseClick(resubmit->findChild<QPushButton *>(QStringLiteral("codeFolderBrowse")), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(next(resubmit)->isEnabled(), 20000);
+        resubmit->reject();
+        QTRY_VERIFY(!window.wizard());
     }
 
     void menuAndDropOpenTheWizard()

@@ -118,7 +118,8 @@ CodePage::~CodePage()
 
 void CodePage::load(const Job::JobSpec &spec)
 {
-    m_initialFolder = spec.codePath();
+    // A JobSpec read from a job (a Resubmit) has no folder of its own: the person chooses it.
+    m_initialFolder = spec.sourceDir.isEmpty() ? QString() : spec.codePath();
     m_folder->setText(QDir::toNativeSeparators(m_initialFolder));
     m_name->setText(spec.name);
     m_excludes->setText(spec.excludes.join(u' '));
@@ -148,6 +149,14 @@ void CodePage::rescan()
     if (m_watcher.isRunning()) {
         // The walk under way finishes first; its result is dropped for this newer one.
         m_rescan.start();
+        return;
+    }
+    if (folder().isEmpty()) {
+        m_listing.reset();
+        m_listingError.clear();
+        m_model->clear();
+        m_summary->clear();
+        refresh();
         return;
     }
     Job::JobSpec spec = m_wizard->spec();
@@ -188,7 +197,9 @@ void CodePage::refresh()
     m_nameProblem->setText(nameProblems.join(u'\n'));
     m_nameProblem->setVisible(!nameProblems.isEmpty());
     QStringList problems = m_wizard->problemsOf({QStringLiteral("code"), QStringLiteral("excludes")});
-    if (!QFileInfo(folder()).isDir()) {
+    if (folder().isEmpty()) {
+        problems << tr("code: choose the folder with your training code (Browse…).");
+    } else if (!QFileInfo(folder()).isDir()) {
         problems << tr("code: the folder %1 does not exist; choose the folder with your training code.").arg(folder());
     } else if (!m_listingError.isEmpty() && !isListing()) {
         problems << m_listingError;
