@@ -176,6 +176,32 @@ private Q_SLOTS:
         QTRY_VERIFY(next(&wizard)->isEnabled());
         QVERIFY(env->item(0, 0)->toolTip().isEmpty());
 
+        // A variable from a Kubernetes Secret, typed cell by cell (Tab moves on): a name that is
+        // not a variable name is refused in its row; the fixed one lands in the JobSpec.
+        auto *secretEnv = wizard.findChild<QTableWidget *>(QStringLiteral("secretEnvTable"));
+        QTest::mouseClick(wizard.findChild<QPushButton *>(QStringLiteral("addSecretEnvButton")), Qt::LeftButton);
+        QTRY_VERIFY((editor = secretEnv->findChild<QLineEdit *>()) && editor->hasFocus());
+        QTest::keyClicks(editor, QStringLiteral("1HF TOKEN"));
+        QTest::keyClick(editor, Qt::Key_Tab);
+        QTRY_VERIFY((editor = secretEnv->findChild<QLineEdit *>()) && editor->hasFocus() && secretEnv->currentColumn() == 1);
+        QTest::keyClicks(editor, QStringLiteral("hf-credentials"));
+        QTest::keyClick(editor, Qt::Key_Tab);
+        QTRY_VERIFY((editor = secretEnv->findChild<QLineEdit *>()) && editor->hasFocus() && secretEnv->currentColumn() == 2);
+        QTest::keyClicks(editor, QStringLiteral("token"));
+        QTest::keyClick(editor, Qt::Key_Return);
+        QTRY_VERIFY(!next(&wizard)->isEnabled());
+        QVERIFY2(labelText(&wizard, "recipeProblems").contains(QStringLiteral("secretEnv.1HF TOKEN: not a valid environment variable name")),
+                 qPrintable(labelText(&wizard, "recipeProblems")));
+        secretEnv->setFocus();
+        secretEnv->setCurrentCell(0, 0);
+        QTest::keyClick(secretEnv, Qt::Key_F2);
+        QTRY_VERIFY((editor = secretEnv->findChild<QLineEdit *>()) && editor->hasFocus());
+        QTest::keyClick(editor, Qt::Key_A, Qt::ControlModifier);
+        QTest::keyClicks(editor, QStringLiteral("HF_TOKEN"));
+        QTest::keyClick(editor, Qt::Key_Return);
+        QTRY_VERIFY(next(&wizard)->isEnabled());
+        QCOMPARE(wizard.spec().secretEnv.value(QStringLiteral("HF_TOKEN")), (Job::SecretRef{QStringLiteral("hf-credentials"), QStringLiteral("token")}));
+
         // An override that is not Hydra's grammar, then removed.
         QTest::mouseClick(wizard.findChild<QPushButton *>(QStringLiteral("addOverrideButton")), Qt::LeftButton);
         auto *overrides = wizard.findChild<QListWidget *>(QStringLiteral("overridesList"));
@@ -317,6 +343,24 @@ private Q_SLOTS:
         // The same folder again, Next by its Alt+N: nothing to upload.
         SubmitWizard *again = reachReview(window.openWizardAt(code));
         QVERIFY(again);
+        // Save JobSpec… writes what would be submitted, its code path relative to the new file,
+        // and reads back as the same JobSpec; a folder that cannot be written is said.
+        const QString savedPath = m_dir.filePath(QStringLiteral("saved/grpo-math-copy.json"));
+        QVERIFY(QDir().mkpath(QFileInfo(savedPath).path()));
+        QString saveTo = m_dir.filePath(QStringLiteral("no-such-folder/x.json"));
+        again->chooseSaveFile = [&](QWidget *, const QString &) { return saveTo; };
+        auto *save = again->findChild<QPushButton *>(QStringLiteral("saveJobSpecButton"));
+        QTest::mouseClick(save, Qt::LeftButton);
+        QTRY_VERIFY2(labelText(again, "reviewProblems").contains(QStringLiteral("Choose another folder")), qPrintable(labelText(again, "reviewProblems")));
+        saveTo = savedPath;
+        QTest::mouseClick(save, Qt::LeftButton);
+        QTRY_VERIFY(QFileInfo::exists(savedPath));
+        const auto saved = Job::JobSpec::load(savedPath);
+        QVERIFY2(saved, saved ? "" : qPrintable(saved.error().message));
+        QCOMPARE(saved->name, again->spec().name);
+        QCOMPARE(saved->recipe.overrides, again->spec().recipe.overrides);
+        QCOMPARE(saved->pools.value(0).series, QStringLiteral("h200"));
+        QCOMPARE(QDir::cleanPath(saved->codePath()), QDir::cleanPath(code));
         QVERIFY(again->jobId() != jobId);
         const QString secondId = again->jobId();
         connect(again, &SubmitWizard::submitted, this, [&] { bytesAtEnd = labelText(again, "submitBytes"); });
