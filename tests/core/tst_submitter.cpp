@@ -159,6 +159,38 @@ private Q_SLOTS:
         QCOMPARE(unfinishedUploads(), 0);
     }
 
+    // A Capsule built before (the wizard's review) is sent as it is, even when the folder has
+    // changed since: what was reviewed is what runs. Without its zip, the Capsule is built.
+    void aPrebuiltCapsuleIsSentAsItIs()
+    {
+        const JobSpec spec = freshSpec();
+        QTemporaryDir work;
+        CapsuleBuilder builder;
+        builder.start(capsuleOptionsFor(spec, work.filePath(QStringLiteral("capsule.zip")), RunnerPex));
+        QTRY_VERIFY_WITH_TIMEOUT(!builder.isRunning(), 30000);
+        QVERIFY(builder.result());
+        const CapsuleResult reviewed = *builder.result();
+        QVERIFY(Testing::writeFile(spec.codePath() + QStringLiteral("/changed-after-review.txt"), "x"));
+
+        SubmitOptions o = options(spec);
+        o.prebuiltCapsule = reviewed;
+        QList<Submitter::Stage> stages;
+        auto submitter = std::make_unique<Submitter>(m_kube.get(), m_s3.get(), o);
+        connect(submitter.get(), &Submitter::stageChanged, this, [&](Submitter::Stage st) { stages << st; });
+        submitter->start();
+        QTRY_VERIFY_WITH_TIMEOUT(submitter->stage() == Submitter::Stage::Done || submitter->stage() == Submitter::Stage::Failed, 60000);
+        QVERIFY2(submitter->result(), submitter->result() ? "" : qPrintable(submitter->result().error().message));
+        QCOMPARE(stages.first(), Submitter::Stage::Building);
+        QCOMPARE(submitter->result()->capsuleSha256, QString::fromLatin1(reviewed.sha256));
+        QCOMPARE(submitter->result()->uploadedBytes, reviewed.size);
+
+        // The zip gone: built again, from the folder as it is now (another address).
+        QVERIFY(QFile::remove(reviewed.zipPath));
+        const auto rebuilt = run(o);
+        QVERIFY2(rebuilt->result(), rebuilt->result() ? "" : qPrintable(rebuilt->result().error().message));
+        QVERIFY(rebuilt->result()->capsuleSha256 != QString::fromLatin1(reviewed.sha256));
+    }
+
     void aCreateThatLandedIsNotRepeated()
     {
         // An earlier attempt with this job id got through (its answer was lost): the retry finds

@@ -364,8 +364,13 @@ private Q_SLOTS:
         QVERIFY(again->jobId() != jobId);
         const QString secondId = again->jobId();
         connect(again, &SubmitWizard::submitted, this, [&] { bytesAtEnd = labelText(again, "submitBytes"); });
+        // A file added after the review is not in what is sent: the Capsule the review built
+        // and showed is (the same as the first job's, so nothing is uploaded).
+        const QString lateFile = QDir(code).filePath(QStringLiteral("added-after-review.txt"));
+        QVERIFY(Testing::writeFile(lateFile, "late"));
         QTest::keyClick(again, Qt::Key_U, Qt::AltModifier);   // S&ubmit
         QTRY_VERIFY_WITH_TIMEOUT(!window.wizard(), 60000);
+        QVERIFY(QFile::remove(lateFile));
         QCOMPARE(bytesAtEnd, QStringLiteral("0 bytes: already in the bucket"));
         QTRY_COMPARE_WITH_TIMEOUT(window.jobsPanel()->selectedJob().value_or(Job::JobRecord{}).id, secondId, 20000);
 

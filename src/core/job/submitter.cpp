@@ -95,6 +95,16 @@ void Submitter::start()
     if (m_result) {
         return;
     }
+    if (m_options.prebuiltCapsule && QFileInfo(m_options.prebuiltCapsule->zipPath).isFile()) {
+        // Taken on the next turn, as a build's end would be: a listener of stageChanged sees
+        // Building first, and may still cancel.
+        QTimer::singleShot(0, this, [this] {
+            if (m_result) return;
+            Q_EMIT progress(m_options.prebuiltCapsule->size, m_options.prebuiltCapsule->size);
+            takeCapsule(*m_options.prebuiltCapsule);
+        });
+        return;
+    }
     const CapsuleOptions capsule = capsuleOptionsFor(spec, m_workDir->filePath(QStringLiteral("capsule.zip")), m_options.runnerPexPath);
     m_builder = std::make_unique<CapsuleBuilder>();
     connect(m_builder.get(), &CapsuleBuilder::progress, this, [this](const CapsuleProgress &p) { Q_EMIT progress(p.bytesDone, p.bytesTotal); });
@@ -104,15 +114,20 @@ void Submitter::start()
 
 void Submitter::onCapsuleBuilt()
 {
+    takeCapsule(m_builder->result());
+}
+
+void Submitter::takeCapsule(const Result<CapsuleResult> &built)
+{
     if (m_cancelled) {
         finish(Error::invalid(tr("Submission cancelled while the Capsule was being built; nothing was sent.")), Stage::Cancelled);
         return;
     }
-    const Result<CapsuleResult> &built = m_builder->result();
     if (!built) {
         fail(built.error());
         return;
     }
+    m_capsule = *built;
     m_submission.capsuleSha256 = QString::fromLatin1(built->sha256);
     m_submission.capsuleSize = built->size;
     setStage(Stage::Checking);
@@ -149,7 +164,7 @@ void Submitter::upload()
     if (m_result) {
         return;
     }
-    const CapsuleResult &built = *m_builder->result();
+    const CapsuleResult &built = *m_capsule;
     S3::MultipartOptions options;
     options.sha256Hex = built.sha256;   // what the next submission's HEAD compares
     m_upload.reset(m_s3->uploadFile(built.objectKey(), built.zipPath, options));
@@ -173,7 +188,7 @@ void Submitter::verifyUpload()
     // What the bucket now holds under the content address must be exactly as long as the zip,
     // and carry its SHA-256 (a concurrent upload of other bytes would carry another).
     m_headContext = std::make_unique<QObject>();
-    m_s3->headObject(m_builder->result()->objectKey(), m_headContext.get(), [this](Result<S3::ObjectHead> head) {
+    m_s3->headObject(m_capsule->objectKey(), m_headContext.get(), [this](Result<S3::ObjectHead> head) {
         m_headContext.release()->deleteLater();
         if (!head) {
             fail(Error::unavailable(tr("The uploaded Capsule cannot be checked in the bucket: %1").arg(head.error().message)));
@@ -202,7 +217,7 @@ void Submitter::create(int attempt)
         return;
     }
     if (m_rayJob.isEmpty()) {
-        const auto url = m_s3->presignedGetUrl(m_builder->result()->objectKey(), capsuleUrlLifetimeSeconds(m_options.settings));
+        const auto url = m_s3->presignedGetUrl(m_capsule->objectKey(), capsuleUrlLifetimeSeconds(m_options.settings));
         if (!url) {
             fail(url.error());
             return;
@@ -210,7 +225,7 @@ void Submitter::create(int attempt)
         RayJobInput input;
         input.spec = m_options.spec;
         input.jobId = m_submission.jobId;
-        input.capsule = {m_submission.capsuleSha256, *url, QString::fromLatin1(m_builder->result()->manifestSha256())};
+        input.capsule = {m_submission.capsuleSha256, *url, QString::fromLatin1(m_capsule->manifestSha256())};
         input.settings = m_options.settings;
         input.operatorVersion = m_options.operatorVersion;
         auto built = RayJobBuilder::build(input);

@@ -66,6 +66,10 @@ struct SubmitOptions
     QString jobId;                // empty: a new one (give the same one to retry a submission)
     int createTimeoutMs = 30000;
     int createAttempts = 4;       // creates and checks, in all, before giving up
+    // The Capsule of this spec, already built (the wizard's review page built it to show the
+    // exact RayJob): sent as it is while its zip is there, so what was reviewed is what runs and
+    // nothing is hashed and packed twice. Otherwise the Capsule is built here.
+    std::optional<CapsuleResult> prebuiltCapsule;
 };
 
 struct Submission
@@ -106,6 +110,7 @@ Q_SIGNALS:
 private:
     void setStage(Stage stage);
     void onCapsuleBuilt();
+    void takeCapsule(const Result<CapsuleResult> &built);
     void upload();
     void create(int attempt);
     void check(int attempt, const QString &why);
@@ -125,6 +130,7 @@ private:
     std::optional<Result<Submission>> m_result;
     std::unique_ptr<QTemporaryDir> m_workDir;
     std::unique_ptr<CapsuleBuilder> m_builder;
+    std::optional<CapsuleResult> m_capsule;    // built (or given), once the Building stage is over
     std::unique_ptr<S3::MultipartUpload> m_upload;
     std::unique_ptr<QObject> m_headContext;    // the HEAD in flight runs under it; deleting it aborts
     QPointer<QNetworkReply> m_kubeRequest;     // the create, check or delete in flight

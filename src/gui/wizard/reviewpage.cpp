@@ -124,6 +124,13 @@ void ReviewPage::cleanupPage()
     m_work.reset();
 }
 
+std::optional<Job::CapsuleResult> ReviewPage::builtCapsule() const
+{
+    if (!m_builder || m_builder->isRunning() || !m_builder->result())
+        return std::nullopt;
+    return *m_builder->result();
+}
+
 void ReviewPage::onCapsuleBuilt()
 {
     const Result<Job::CapsuleResult> &built = m_builder->result();

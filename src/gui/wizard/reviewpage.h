@@ -15,6 +15,7 @@
 #include <QWizardPage>
 
 #include <memory>
+#include <optional>
 
 class QLabel;
 class QPlainTextEdit;
@@ -36,6 +37,10 @@ public:
     bool isComplete() const override;
 
     QString rayJobText() const;
+    // The Capsule built for the RayJob shown, and the JobSpec it was built from; nullopt while
+    // it builds or when it could not be built. Its zip lives until the page is left backwards.
+    std::optional<Job::CapsuleResult> builtCapsule() const;
+    const Job::JobSpec &reviewedSpec() const { return m_spec; }
     // Writes the JobSpec as the pages hold it to path (code relative to the file's folder).
     Result<void> saveJobSpec(const QString &path) const;
 

@@ -2,6 +2,7 @@
 
 #include "core/job/submitter.h"
 #include "core/session/session.h"
+#include "gui/wizard/reviewpage.h"
 #include "gui/wizard/submitwizard.h"
 #include "models/codetreemodel.h"
 
@@ -121,6 +122,10 @@ void SubmitPage::start()
     options.operatorVersion = session->operatorVersion().assumed();
     options.runnerPexPath = Job::defaultRunnerPexPath();
     options.jobId = m_wizard->jobId();   // a retry is the same job, never a second one
+    // The Capsule the review page built and showed, when it is of this very JobSpec.
+    if (const auto *review = qobject_cast<ReviewPage *>(m_wizard->page(SubmitWizard::ReviewPageId));
+        review && review->reviewedSpec().toJson() == options.spec.toJson() && review->reviewedSpec().codePath() == options.spec.codePath())
+        options.prebuiltCapsule = review->builtCapsule();
     delete m_submitter;
     m_submitter = new Job::Submitter(session->kube(), *bucket, options, this);
     connect(m_submitter, &Job::Submitter::stageChanged, this, [this](Stage stage) { onStage(static_cast<int>(stage)); });
