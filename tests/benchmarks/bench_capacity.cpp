@@ -19,6 +19,7 @@
 #include "core/cluster/capacity.h"
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
+#include "eventloop.h"
 #include "peer.h"
 
 #include <QCommandLineParser>
@@ -39,6 +40,7 @@
 
 using namespace Starforge;
 using namespace Starforge::Cluster;
+using Starforge::Bench::spin;
 
 namespace {
 
@@ -152,21 +154,6 @@ def place(room):
 print("FitsNow" if place(free) else "FitsWhenFree" if place(alloc) else "NeverFits")
 )";
 
-// Runs the event loop until done() or the timeout; false on timeout (not QTest::qWaitFor, which
-// sleeps 10 ms between rounds of events).
-template <typename F>
-bool spin(F done, int timeoutMs)
-{
-    QElapsedTimer clock;
-    clock.start();
-    QTimer tick;
-    tick.start(10);
-    while (!done()) {
-        if (clock.elapsed() >= timeoutMs) return false;
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
-    }
-    return true;
-}
 
 // "Does it fit now?" from nothing on a sandbox process at scale:nodes, ours against the peer's.
 int verdictFromNothing(const QString &nodes, bool withPeer, const FitRequest &request)

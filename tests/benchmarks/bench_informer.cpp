@@ -9,6 +9,7 @@
 //   build/bin/bench_informer [--nodes 5000] [--changes 50000]
 
 #include "core/kube/informer.h"
+#include "eventloop.h"
 #include "peer.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/watchdecoder.h"
@@ -33,6 +34,7 @@
 #include <cstdio>
 
 using namespace Starforge;
+using Starforge::Bench::spin;
 
 namespace {
 
@@ -75,23 +77,6 @@ Kube::ClientConfig configFrom(const QJsonObject &conn)
     return c;
 }
 
-// Runs the event loop until done() or the timeout; false on timeout. Not QTest::qWaitFor: it
-// sleeps 10 ms between rounds of events, a second over the hundred pages of the pod list.
-template <typename F>
-bool spin(F done, int timeoutMs)
-{
-    QElapsedTimer clock;
-    clock.start();
-    QTimer tick;   // wakes the loop to look at done() and the clock when nothing else does
-    tick.start(10);
-    while (!done()) {
-        if (clock.elapsed() >= timeoutMs) {
-            return false;
-        }
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
-    }
-    return true;
-}
 
 } // namespace
 
