@@ -97,22 +97,22 @@ example=$(sub examples/grpo-math/jobspec.json)
 sleep 1   # creation times have whole seconds: a second apart, the picture's order is certain
 stuck=$(sub "$jobs_dir/grpo-math-b200.json")
 wait_for 120 "job $example to run" running "$example"
-# The Job dock on the stuck job (its diagnosis banner), then on the running one (its pods and
-# progress plot), chosen as a person would from the keyboard: Ctrl+1 is the Jobs table, the
-# stuck job is its first row and the running one the second.
+# The Job dock on the running job (its pods and progress plot), then on the stuck one (its
+# diagnosis banner), chosen as a person would from the keyboard: Ctrl+1 is the Jobs table (its
+# cursor on the first row, the stuck job), Down selects the running one, Up the stuck one.
 window=$(xdotool search --onlyvisible --name 'Starforge' | tail -n 1)
 xdotool windowfocus --sync "$window" key --clearmodifiers ctrl+1
 sleep 0.5
-xdotool key --clearmodifiers Home
-sleep 4
-import -window root "$out/job-detail-pending.png"
-echo "wrote $out/job-detail-pending.png"
 xdotool key --clearmodifiers Down
 sleep 8
 import -window root "$out/jobs-panel.png"
+echo "wrote $out/jobs-panel.png"
+xdotool key --clearmodifiers Up
+sleep 4
+import -window root "$out/job-detail-pending.png"
 kill "$app" 2>/dev/null || true
 wait "$app" 2>/dev/null || true
-echo "wrote $out/jobs-panel.png"
+echo "wrote $out/job-detail-pending.png"
 
 # The submission wizard on the window's own sandbox, one picture per page, reached with the
 # keys a person presses (xdotool): `starforge --sandbox JOBSPEC` opens it prefilled, Alt+N is

@@ -292,6 +292,7 @@ void JobDetailPanel::render()
     } else if (r.state == Job::JobState::Failed && !r.cause.isEmpty()) {
         why = tr("Why it failed — %1: %2").arg(r.cause, r.message);
     }
+    m_banner->setAccessibleName(r.state == Job::JobState::Failed ? tr("Why the job failed") : tr("Why the job is pending"));
     m_banner->setText(why);
     m_banner->setVisible(!why.isEmpty());
     m_banner->setAccessibleDescription(why);
@@ -421,7 +422,7 @@ void JobDetailPanel::refresh()
         if (id != m_jobId)
             return;
         if (snapshot && snapshot->rayJob)
-            takeSnapshot(*snapshot, true);
+            takeSnapshot(*snapshot);
         if (m_fetchAgain) {
             m_fetchAgain = false;
             m_soon.start();
@@ -441,14 +442,13 @@ void JobDetailPanel::readArchive(const Job::JobRecord &record)
         reply->deleteLater();
         if (id != m_jobId || !reply->result())
             return;
-        takeSnapshot(Job::snapshotFromArchive(reply->data(), QByteArray()), false);
+        takeSnapshot(Job::snapshotFromArchive(reply->data(), QByteArray()));
     });
     setArchivedProgress(record);
 }
 
-void JobDetailPanel::takeSnapshot(const Job::JobSnapshot &snapshot, bool live)
+void JobDetailPanel::takeSnapshot(const Job::JobSnapshot &snapshot)
 {
-    Q_UNUSED(live);
     m_snapshot = snapshot;
     m_pods->setPods(snapshot.pods);
     render();

@@ -80,7 +80,7 @@ private:
     void render();
     void refresh();
     void readArchive(const Job::JobRecord &record);
-    void takeSnapshot(const Job::JobSnapshot &snapshot, bool live);
+    void takeSnapshot(const Job::JobSnapshot &snapshot);
     void showProgress();
     void onProgressChanged(const QString &jobId);
     void setArchivedProgress(const Job::JobRecord &record);
