@@ -149,7 +149,7 @@ private Q_SLOTS:
         QVERIFY2(roles.contains(QStringLiteral("head")) && roles.contains(QStringLiteral("submitter")), qPrintable(roles.join(u',')));
         // The summary: the JobSpec's name, the RayJob's status and its RayCluster.
         QTRY_VERIFY2(detail->summaryView()->toPlainText().contains(QStringLiteral("RayCluster")), qPrintable(detail->summaryView()->toPlainText()));
-        QVERIFY(detail->summaryView()->toPlainText().contains(QStringLiteral("RUNNING")));
+        QTRY_VERIFY2(detail->summaryView()->toPlainText().contains(QStringLiteral("RUNNING")), qPrintable(detail->summaryView()->toPlainText()));
         QVERIFY(!detail->diagnosisBanner()->isVisible());
 
         // The progress, live: the plot has every step, the label and the table say where it is.
@@ -220,7 +220,11 @@ private Q_SLOTS:
         QTRY_VERIFY(window.session()->isUp());
         QTableView *view = window.jobsPanel()->view();
         const QString id = QStringLiteral("dtlb22");
-        QTRY_VERIFY_WITH_TIMEOUT(rowOf(view, id) >= 0, 20000);
+        // (Let go here too, should the first case have stopped before it did.)
+        QFile(m_dir.filePath(QStringLiteral("gate"))).open(QIODevice::WriteOnly);
+        QTRY_VERIFY_WITH_TIMEOUT(rowOf(view, id) >= 0
+                                     && view->model()->index(rowOf(view, id), JobsModel::StateColumn).data().toString() == QStringLiteral("Archived (Succeeded)"),
+                                 60000);
         QVERIFY(!window.session()->progress()->progress(id));
         clickRow(view, id);
         // Return on the selected row: the dock comes forward.
