@@ -38,9 +38,22 @@ QList<qint64> searchTask(const LineIndex &index, const Task &task, const char *d
 {
     QList<qint64> found;
     const qint64 base = index.lineStart(task.firstLine);
-    if (!options.regex && !options.caseInsensitive) {
+    const QByteArray pattern = options.pattern.toUtf8();
+    const bool asciiPattern = std::all_of(pattern.cbegin(), pattern.cend(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    QByteArray folded;
+    if (!options.regex && options.caseInsensitive && asciiPattern) {
+        // Any case, an ASCII text: both sides lowered (ASCII letters only, as grep -i in the C
+        // locale), then the text search below.
+        folded.resize(length);
+        for (qint64 i = 0; i < length; ++i) {
+            const char c = data[i];
+            folded[i] = (c >= 'A' && c <= 'Z') ? char(c + ('a' - 'A')) : c;
+        }
+        data = folded.constData();
+    }
+    if (!options.regex && (!options.caseInsensitive || asciiPattern)) {
         // Text: every hit's line, once.
-        const QByteArray needle = options.pattern.toUtf8();
+        const QByteArray needle = options.caseInsensitive ? pattern.toLower() : pattern;
         if (needle.isEmpty()) {
             for (qint64 l = task.firstLine; l <= task.lastLine; ++l) found << l;
             return found;
