@@ -158,6 +158,12 @@ cli logs "$id" >"$work/driver.log"
 grep -q 'Step 3/3' "$work/driver.log" || { cat "$work/driver.log"; die "the archived driver log lacks Step 3/3"; }
 grep -q 'STARFORGE_PROGRESS' "$work/driver.log" || die "the runner's progress lines are missing"
 cli logs "$id" --pod head >"$work/head.log" || die "no archived head log"
+# logs --grep (the core's index and search) against grep on the same archived log.
+cli logs "$id" --grep 'STARFORGE_PROGRESS' >"$work/grep.txt" || die "logs --grep found no progress line"
+grep -a 'STARFORGE_PROGRESS' "$work/driver.log" | cmp -s - "$work/grep.txt" || die "logs --grep differs from grep"
+[ "$(cli logs "$id" --grep 'step [0-9]+/3' -E -i --count)" = "$(LC_ALL=C grep -a -c -E -i 'step [0-9]+/3' "$work/driver.log")" ] \
+    || die "logs --grep -E -i --count differs from grep -c -E -i"
+if cli logs "$id" --grep 'no such line anywhere' >/dev/null; then die "logs --grep without a match exited 0"; fi
 cli status "$id" | tee "$work/status.txt"
 grep -q 'Archived (Succeeded)' "$work/status.txt" || die "status does not say Archived (Succeeded)"
 # The progress from the archived driver log's STARFORGE_PROGRESS lines (src/core/job/progress.h).

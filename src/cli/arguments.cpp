@@ -10,7 +10,7 @@ const QSet<QString> &valueOptions()
                                        QStringLiteral("name"), QStringLiteral("kubeconfig"),
                                        QStringLiteral("spec"), QStringLiteral("out"), QStringLiteral("connection-file"),
                                        QStringLiteral("pod"), QStringLiteral("container"), QStringLiteral("tail"),
-                                       QStringLiteral("kuberay-version")};
+                                       QStringLiteral("kuberay-version"), QStringLiteral("grep")};
     return options;
 }
 
@@ -18,7 +18,8 @@ const QSet<QString> &flagOptions()
 {
     static const QSet<QString> options{QStringLiteral("json"),     QStringLiteral("stdin"), QStringLiteral("from-env"),
                                        QStringLiteral("markdown"), QStringLiteral("force"), QStringLiteral("help"),
-                                       QStringLiteral("version"), QStringLiteral("wait"), QStringLiteral("follow")};
+                                       QStringLiteral("version"), QStringLiteral("wait"), QStringLiteral("follow"),
+                                       QStringLiteral("ignore-case"), QStringLiteral("extended-regexp"), QStringLiteral("count")};
     return options;
 }
 
@@ -44,6 +45,11 @@ Result<Arguments> Arguments::parse(const QStringList &arguments)
         }
         if (argument == u"-f") {
             parsed.flags.insert(QStringLiteral("follow"));
+            continue;
+        }
+        // grep's short options, for `logs --grep`.
+        if (argument == u"-i" || argument == u"-E") {
+            parsed.flags.insert(argument == u"-i" ? QStringLiteral("ignore-case") : QStringLiteral("extended-regexp"));
             continue;
         }
         if (!argument.startsWith(QStringLiteral("--"))) {

@@ -195,7 +195,7 @@ void CliApplication::printUsage()
         "  status JOB                           state, times, pods, and why it is not running yet\n"
         "  events JOB                           the job's Kubernetes events, oldest first\n"
         "  diagnose JOB                         the cause of a job that is not running, with evidence\n"
-        "  logs JOB [-f] [--pod P] [--container C] [--tail N]\n"
+        "  logs JOB [-f] [--pod P] [--container C] [--tail N] [--grep PATTERN [-i] [-E] [--count]]\n"
         "                                       the driver's log (P: a pod, submitter, head or worker);\n"
         "                                       from the archive once the job has ended\n"
         "  capacity [--spec SPEC]               GPUs per series: total, used, free, blocked, largest free node;\n"

@@ -34,7 +34,8 @@ namespace Starforge::Cli {
 
 // Exit codes: 0 ok, 1 user error (the message says what to fix), 2 internal error, 3 the job
 // followed by `submit --wait` ended Failed or Stopped, 130 interrupted.
-enum ExitCode { Ok = 0, UserError = 1, InternalError = 2, JobFailed = 3, Interrupted = 130 };
+// NoMatch: `logs --grep` found no line, the exit code grep gives then.
+enum ExitCode { Ok = 0, UserError = 1, NoMatch = 1, InternalError = 2, JobFailed = 3, Interrupted = 130 };
 
 // How long `submit --wait`, `stop` and `logs -f` keep trying a cluster that does not answer
 // before giving up (a stopped sandbox or a refused token ends them at once). Long enough for a

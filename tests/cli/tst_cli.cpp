@@ -99,6 +99,12 @@ private Q_SLOTS:
         QTest::newRow("job: path as JOB") << QStringList{QStringLiteral("delete"), QStringLiteral("../../nodes")} << QStringLiteral("is not a job id or a RayJob name");
         QTest::newRow("job: tail not a number") << QStringList{QStringLiteral("logs"), QStringLiteral("bcdfgh"), QStringLiteral("--tail"), QStringLiteral("abc")}
                                                << QStringLiteral("--tail takes a number of lines, e.g. --tail 100, not 'abc'");
+        QTest::newRow("job: grep bad expression") << QStringList{QStringLiteral("logs"), QStringLiteral("bcdfgh"), QStringLiteral("--grep"), QStringLiteral("step ("), QStringLiteral("-E")}
+                                                 << QStringLiteral("The expression step ( is not valid at character");
+        QTest::newRow("job: -i without grep") << QStringList{QStringLiteral("logs"), QStringLiteral("bcdfgh"), QStringLiteral("-i")}
+                                             << QStringLiteral("-i, -E and --count go with --grep PATTERN");
+        QTest::newRow("job: grep count follow") << QStringList{QStringLiteral("logs"), QStringLiteral("bcdfgh"), QStringLiteral("--grep"), QStringLiteral("x"), QStringLiteral("--count"), QStringLiteral("-f")}
+                                               << QStringLiteral("--count needs the whole log");
         QTest::newRow("job: extra argument") << QStringList{QStringLiteral("jobs"), QStringLiteral("all")} << QStringLiteral("usage: starforge-cli jobs");
         QTest::newRow("job: profile and connection file") << QStringList{QStringLiteral("jobs"), QStringLiteral("--profile"), QStringLiteral("p"), QStringLiteral("--connection-file"), QStringLiteral("c.json")}
                                                          << QStringLiteral("not both");

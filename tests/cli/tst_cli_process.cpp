@@ -13,6 +13,7 @@
 
 #include <QCryptographicHash>
 #include <QDir>
+#include <QFile>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -607,6 +608,48 @@ private Q_SLOTS:
         // Not a Starforge job: `jobs` does not list it.
         QCOMPARE(job({QStringLiteral("jobs"), QStringLiteral("--json")}).out, QByteArray("[]\n"));
         QVERIFY(kube("DELETE", path + QStringLiteral("/someone-elses")).ok());
+    }
+
+    // logs --grep on a running job's live log (spooled, indexed and searched): the lines grep
+    // would print, any case, an expression, a count; grep's exit code 1 when nothing matches.
+    void logsGrepOnALiveJob()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const QString gate = m_dir.filePath(QStringLiteral("grep-gate"));
+        const QString driver = m_dir.filePath(QStringLiteral("grep-driver.py"));
+        QVERIFY(Testing::writeFile(driver, QStringLiteral("import os, time\n"
+                                                          "for i in range(1, 4): print('alpha %d' % i, flush=True)\n"
+                                                          "print('BETA one', flush=True)\nprint('beta two', flush=True)\nprint('ready', flush=True)\n"
+                                                          "while not os.path.exists(r'%1'): time.sleep(0.1)\n").arg(gate).toUtf8()));
+        const QString path = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayjobs");
+        const QJsonObject head{{QStringLiteral("rayStartParams"), QJsonObject{}},
+                               {QStringLiteral("template"), QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("containers"), QJsonArray{QJsonObject{
+                                   {QStringLiteral("name"), QStringLiteral("ray-head")}, {QStringLiteral("image"), QStringLiteral("nvcr.io/nvidia/nemo-rl:v0.7.0")}}}}}}}}};
+        const Kube::ApiResult created = kube("POST", path, QJsonObject{
+            {QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")}, {QStringLiteral("kind"), QStringLiteral("RayJob")},
+            {QStringLiteral("metadata"), QJsonObject{
+                {QStringLiteral("name"), QStringLiteral("grep-gzbq42")},
+                {QStringLiteral("labels"), QJsonObject{{QStringLiteral("app.kubernetes.io/managed-by"), QStringLiteral("starforge")},
+                                                       {QStringLiteral("starforge.dev/job-id"), QStringLiteral("gzbq42")},
+                                                       {QStringLiteral("starforge.dev/job-name"), QStringLiteral("grep")}}}}},
+            {QStringLiteral("spec"), QJsonObject{{QStringLiteral("entrypoint"), QString(QStringLiteral("python3 ") + driver)},
+                                                 {QStringLiteral("rayClusterSpec"), QJsonObject{{QStringLiteral("headGroupSpec"), head}}}}}});
+        QVERIFY2(created.ok(), created.body.constData());
+        Run all;
+        QVERIFY2(QTest::qWaitFor([&] { all = job({QStringLiteral("logs"), QStringLiteral("gzbq42")}); return all.out.contains("ready"); }, 60000),
+                 all.err.constData());
+        const Run alpha = job({QStringLiteral("logs"), QStringLiteral("gzbq42"), QStringLiteral("--grep"), QStringLiteral("alpha")});
+        QCOMPARE(alpha.exitCode, 0);
+        QCOMPARE(alpha.out, QByteArray("alpha 1\nalpha 2\nalpha 3\n"));
+        const Run beta = job({QStringLiteral("logs"), QStringLiteral("gzbq42"), QStringLiteral("--grep"), QStringLiteral("beta"), QStringLiteral("-i"), QStringLiteral("--count")});
+        QCOMPARE(beta.out, QByteArray("2\n"));
+        const Run expression = job({QStringLiteral("logs"), QStringLiteral("gzbq42"), QStringLiteral("--grep"), QStringLiteral("^(alpha [13]|beta)"), QStringLiteral("-E")});
+        QCOMPARE(expression.out, QByteArray("alpha 1\nalpha 3\nbeta two\n"));
+        const Run none = job({QStringLiteral("logs"), QStringLiteral("gzbq42"), QStringLiteral("--grep"), QStringLiteral("gamma")});
+        QCOMPARE(none.exitCode, 1);
+        QVERIFY(none.out.isEmpty());
+        QFile(gate).open(QIODevice::WriteOnly);
+        QVERIFY(kube("DELETE", path + QStringLiteral("/grep-gzbq42")).ok());
     }
 
     // A colleague's job in the shared namespace (made by their app: Starforge's labels, their

@@ -1,6 +1,9 @@
-// `starforge-cli logs JOB [-f] [--pod P] [--container C] [--tail N]`: a pod's log (by default
-// the driver's, the submitter's), followed live across dropped connections with -f, or read
-// from the archive once the job has ended.
+// `starforge-cli logs JOB [-f] [--pod P] [--container C] [--tail N] [--grep PATTERN [-i] [-E]
+// [--count]]`: a pod's log (by default the driver's, the submitter's), followed live across
+// dropped connections with -f, or read from the archive once the job has ended. --grep prints
+// the lines that match as `grep` would (-i any case, -E an expression, --count their number):
+// a log is spooled to a file, indexed and searched on the thread pool (core/logs), so a
+// gigabyte archive is never held in memory; a followed log is matched line by line.
 
 #include "cli/commands/commands.h"
 #include "cli/commands/jobcommand.h"
@@ -12,6 +15,8 @@
 #include "core/kube/logstream.h"
 #include "core/s3/s3client.h"
 #include "core/logging/logging.h"
+#include "core/logs/lineindex.h"
+#include "core/logs/logsearch.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -31,8 +36,21 @@ public:
 
     void run() override
     {
-        const auto job = jobArgument(QStringLiteral("logs JOB [-f] [--pod POD|submitter|head|worker] [--container C] [--tail N]"));
+        const auto job = jobArgument(QStringLiteral("logs JOB [-f] [--pod POD|submitter|head|worker] [--container C] [--tail N] [--grep PATTERN [-i] [-E] [--count]]"));
         if (!job) return;
+        if (grepping()) {
+            if (const auto valid = Logs::checkPattern(grepOptions()); !valid) {
+                fail(valid.error());
+                return;
+            }
+            if (m_args.flag(QStringLiteral("count")) && m_args.flag(QStringLiteral("follow"))) {
+                fail(Error::invalid(QStringLiteral("--count needs the whole log: leave out -f, or --count")));
+                return;
+            }
+        } else if (m_args.flag(QStringLiteral("ignore-case")) || m_args.flag(QStringLiteral("extended-regexp")) || m_args.flag(QStringLiteral("count"))) {
+            fail(Error::invalid(QStringLiteral("-i, -E and --count go with --grep PATTERN")));
+            return;
+        }
         // Checked before anything is read: an archived log would otherwise take "abc" as 0 lines.
         int tailLines = -1;
         if (m_args.values.contains(QStringLiteral("tail"))) {
@@ -68,10 +86,26 @@ public:
                 // Since when the stream has been failing, and whether any line came at all.
                 auto failingSince = std::make_shared<QDateTime>();
                 auto gotLines = std::make_shared<bool>(false);
-                connect(stream, &Kube::LogStream::lines, this, [this, failingSince, gotLines](const QList<Kube::LogLine> &lines) {
+                // --grep without -f: the log spooled to a file, searched once it has all come.
+                std::shared_ptr<QTemporaryFile> spool;
+                if (grepping() && !options.follow) {
+                    spool = std::make_shared<QTemporaryFile>(Job::temporaryLogTemplate());
+                    if (!spool->open()) {
+                        fail(Error::io(QStringLiteral("cannot make a temporary file for the log: %1").arg(spool->errorString())));
+                        return;
+                    }
+                }
+                auto matcher = grepping() ? std::make_shared<Logs::LineMatcher>(grepOptions()) : nullptr;
+                connect(stream, &Kube::LogStream::lines, this, [this, failingSince, gotLines, spool, matcher](const QList<Kube::LogLine> &lines) {
                     *failingSince = {};
                     *gotLines = true;
-                    for (const Kube::LogLine &line : lines) m_out << QString::fromUtf8(line.text) << '\n';
+                    for (const Kube::LogLine &line : lines) {
+                        if (spool) {
+                            spool->write(line.text + '\n');
+                        } else if (!matcher || matcher->matches(line.text)) {
+                            m_out << QString::fromUtf8(line.text) << '\n';
+                        }
+                    }
                     m_out.flush();
                 });
                 connect(stream, &Kube::LogStream::interrupted, this, [this, stream, job, pod, failingSince, gotLines](const Kube::ApiError &error) {
@@ -102,13 +136,68 @@ public:
                     }
                     m_err << "starforge-cli: log interrupted (" << Logging::redact(error.message) << "); reconnecting" << Qt::endl;
                 });
-                connect(stream, &Kube::LogStream::finished, this, [this] { finish(Ok); });
+                connect(stream, &Kube::LogStream::finished, this, [this, spool] {
+                    if (spool) {
+                        spool->flush();
+                        printMatches(spool->fileName());
+                        return;
+                    }
+                    finish(Ok);
+                });
                 stream->start();
             });
         });
     }
 
 private:
+    bool grepping() const { return m_args.values.contains(QStringLiteral("grep")); }
+
+    Logs::SearchOptions grepOptions() const
+    {
+        Logs::SearchOptions options;
+        options.pattern = m_args.value(QStringLiteral("grep"));
+        options.regex = m_args.flag(QStringLiteral("extended-regexp"));
+        options.caseInsensitive = m_args.flag(QStringLiteral("ignore-case"));
+        return options;
+    }
+
+    // The matching lines of a log file (--tail: of its last N lines), or their count.
+    void printMatches(const QString &path)
+    {
+        Logs::LineIndex index(path);
+        if (const auto indexed = index.update(); !indexed) {
+            fail(indexed.error());
+            return;
+        }
+        Logs::SearchOptions options = grepOptions();
+        if (m_args.values.contains(QStringLiteral("tail"))) options.firstLine = std::max<qint64>(0, index.lineCount() - m_args.value(QStringLiteral("tail")).toLongLong());
+        const auto found = Logs::searchLines(index, options);
+        if (!found) {
+            fail(found.error());
+            return;
+        }
+        if (m_args.flag(QStringLiteral("count"))) {
+            m_out << found->lines.size() << '\n';
+        } else {
+            // Read in runs of consecutive lines, a few thousand at a time.
+            const QList<qint64> &lines = found->lines;
+            for (qsizetype i = 0; i < lines.size();) {
+                qsizetype j = i + 1;
+                while (j < lines.size() && j - i < 4096 && lines.at(j) == lines.at(j - 1) + 1) ++j;
+                const auto text = index.readLines(lines.at(i), lines.at(j - 1) - lines.at(i) + 1);
+                if (!text) {
+                    fail(text.error());
+                    return;
+                }
+                for (const QByteArray &line : *text) m_out << QString::fromUtf8(line) << '\n';
+                i = j;
+            }
+        }
+        m_out.flush();
+        // grep's exit code: 1 when nothing matched.
+        finish(found->lines.isEmpty() ? NoMatch : Ok);
+    }
+
     // An archived log can be larger than anything held in memory (docs/jobs.md, "The archive"):
     // it is downloaded to a temporary file and printed from there, --tail from the file's end.
     void printArchivedObject(const QString &key)
@@ -121,6 +210,10 @@ private:
         m_session->s3()->downloadObject(key, file->fileName(), this, [this, file, key](Result<qint64> written) {
             if (!written) {
                 fail(written.error().code == Error::Code::NotFound ? Error::notFound(QStringLiteral("%1 is not in the archive.").arg(key)) : written.error());
+                return;
+            }
+            if (grepping()) {
+                printMatches(file->fileName());
                 return;
             }
             QFile log(file->fileName());

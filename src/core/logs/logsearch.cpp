@@ -124,6 +124,23 @@ QList<qint64> searchTask(const LineIndex &index, const Task &task, const char *d
 
 } // namespace
 
+LineMatcher::LineMatcher(const SearchOptions &options)
+{
+    const QByteArray pattern = options.pattern.toUtf8();
+    const bool ascii = std::all_of(pattern.cbegin(), pattern.cend(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    m_text = !options.regex && (!options.caseInsensitive || ascii);
+    m_fold = m_text && options.caseInsensitive;
+    m_needle = m_fold ? pattern.toLower() : pattern;
+    if (!m_text) m_re = expressionFor(options);
+}
+
+bool LineMatcher::matches(QByteArrayView line) const
+{
+    if (!m_text) return m_re.match(QString::fromUtf8(line)).hasMatch();
+    if (!m_fold) return line.contains(m_needle);
+    return QByteArray(line.data(), line.size()).toLower().contains(m_needle);
+}
+
 Result<void> checkPattern(const SearchOptions &options)
 {
     const QRegularExpression re = expressionFor(options);

@@ -13,7 +13,9 @@
 #include "core/logs/lineindex.h"
 #include "core/util/result.h"
 
+#include <QByteArrayView>
 #include <QList>
+#include <QRegularExpression>
 #include <QString>
 
 #include <atomic>
@@ -39,6 +41,20 @@ struct SearchOutcome
     QList<qint64> lines;        // matching lines, in order
     qint64 bytesSearched = 0;
     bool cancelled = false;
+};
+
+// One line at a time, by the same rules (a followed stream's lines as they come).
+class LineMatcher
+{
+public:
+    explicit LineMatcher(const SearchOptions &options);
+    bool matches(QByteArrayView line) const;
+
+private:
+    bool m_text = false;
+    bool m_fold = false;
+    QByteArray m_needle;
+    QRegularExpression m_re;
 };
 
 // The pattern as a QRegularExpression would take it, or the sentence saying what is wrong.
