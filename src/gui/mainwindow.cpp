@@ -10,6 +10,7 @@
 #include "gui/capacity/capacitypanel.h"
 #include "gui/jobs/jobdetailpanel.h"
 #include "gui/jobs/jobspanel.h"
+#include "gui/logs/logspanel.h"
 #include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
@@ -21,6 +22,7 @@
 #include <QFileInfo>
 #include <QSettings>
 #include <QDockWidget>
+#include <QListView>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QJsonDocument>
@@ -137,6 +139,23 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     });
     m_jobsPanel->setSession(m_session);
     connect(m_jobsPanel, &JobsPanel::statusMessage, this, &MainWindow::showJobsMessage);
+    // The Logs dock follows the selection while it is shown; Open logs brings it forward.
+    m_logs->setSession(m_session);
+    m_logs->setJobsModel(m_jobsPanel->model());
+    connect(m_jobsPanel, &JobsPanel::selectedJobChanged, this, [this](const QString &id) {
+        if (!m_logsDock->visibleRegion().isEmpty())
+            m_logs->showJob(id);
+    });
+    connect(m_logsDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible)
+            m_logs->showJob(m_jobsPanel->selectedJob() ? m_jobsPanel->selectedJob()->id : QString());
+    });
+    connect(m_jobsPanel, &JobsPanel::logsRequested, this, [this](const QString &id) {
+        m_logsDock->show();
+        m_logsDock->raise();
+        m_logs->showJob(id);
+        m_logs->view()->setFocus(Qt::OtherFocusReason);
+    });
     // The Job dock follows the selection; Details brings it forward with the keyboard in it.
     m_jobDetail->setSession(m_session);
     m_jobDetail->setJobsModel(m_jobsPanel->model());
@@ -229,12 +248,13 @@ void MainWindow::createDocks()
     m_jobDetailDock->setWidget(m_jobDetail);
     auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"),
                                 tr("The event timeline is not in this version yet. Double-click a job in the Jobs panel for its spec, status, "
-                                   "pods and progress in the Job tab."),
+                                   "pods and progress in the Job tab, or read its logs in the Logs tab."),
                                 Qt::BottomDockWidgetArea);
-    auto *logs = addPanelDock(QStringLiteral("logsDock"), tr("Logs"),
-                              tr("The log viewer is not in this version yet. An ended job's logs are archived under jobs/<id>/logs/ in the "
-                                 "bucket (starforge-cli logs JOB)."),
-                              Qt::BottomDockWidgetArea);
+    m_logsDock = addPanelDock(QStringLiteral("logsDock"), tr("Logs"), QString(), Qt::BottomDockWidgetArea);
+    delete m_logsDock->widget();
+    m_logs = new LogsPanel(m_logsDock);
+    m_logsDock->setWidget(m_logs);
+    QDockWidget *logs = m_logsDock;
     tabifyDockWidget(capacity, playground);
     capacity->raise();
     tabifyDockWidget(m_jobDetailDock, events);
@@ -248,6 +268,7 @@ void MainWindow::createDocks()
     m_jobsPanel->setFocusProxy(m_jobsPanel->view());
     capacityPanel->setFocusProxy(capacityPanel->view());
     m_jobDetail->setFocusProxy(m_jobDetail->summaryView());
+    m_logs->setFocusProxy(m_logs->view());
     m_ui->viewMenu->addSeparator();
     int n = 0;
     for (QDockWidget *dock : {jobs, m_jobDetailDock, capacity, events, logs, playground}) {

@@ -45,6 +45,7 @@ namespace Starforge::Gui {
 
 class JobDetailPanel;
 class JobsPanel;
+class LogsPanel;
 class UserPrompts;
 class ProfilesDialog;
 class SubmitWizard;
@@ -65,6 +66,7 @@ public:
     Session *session() const { return m_session; }
     JobsPanel *jobsPanel() const { return m_jobsPanel; }
     JobDetailPanel *jobDetailPanel() const { return m_jobDetail; }
+    LogsPanel *logsPanel() const { return m_logs; }
     // The live jobs' tracker while connected (null before the session has started it).
     Job::JobTracker *jobTracker() const;
     // The submission wizard while it is open.
@@ -115,6 +117,8 @@ private:
     JobsPanel *m_jobsPanel = nullptr;
     JobDetailPanel *m_jobDetail = nullptr;
     QDockWidget *m_jobDetailDock = nullptr;
+    LogsPanel *m_logs = nullptr;
+    QDockWidget *m_logsDock = nullptr;
     bool m_jobsDockWidened = false;
     QPointer<SubmitWizard> m_wizard;
 };

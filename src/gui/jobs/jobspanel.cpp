@@ -83,11 +83,13 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     m_copyRayJobAction->setToolTip(tr("Copy the job's RayJob as JSON: the cluster's, else the archived one"));
     m_openEventsAction->setObjectName(QStringLiteral("openJobEventsAction"));
     m_openLogsAction->setObjectName(QStringLiteral("openJobLogsAction"));
-    for (QAction *coming : {m_openEventsAction, m_openLogsAction}) {
-        coming->setEnabled(false);
-        coming->setToolTip(tr("The event timeline and the logs panel are not in this version yet: starforge-cli events JOB and "
-                              "starforge-cli logs JOB show them"));
-    }
+    m_openEventsAction->setEnabled(false);
+    m_openEventsAction->setToolTip(tr("The event timeline is not in this version yet: starforge-cli events JOB shows the events"));
+    m_openLogsAction->setToolTip(tr("Read the selected job's logs in the Logs dock"));
+    connect(m_openLogsAction, &QAction::triggered, this, [this] {
+        if (const auto job = selectedJob())
+            Q_EMIT logsRequested(job->id);
+    });
     addAction(m_refreshAction);
     addAction(m_deleteAction);
     addAction(m_detailsAction);
@@ -364,6 +366,7 @@ void JobsPanel::updateActions()
                                  ? selected.siblingAtColumn(JobsModel::OwnerColumn).data(Qt::ToolTipRole).toString()
                                  : tr("Stop the selected job: its logs and events are archived, then its RayJob is deleted"));
     m_detailsAction->setEnabled(selected.isValid());
+    m_openLogsAction->setEnabled(selected.isValid());
     m_copyIdAction->setEnabled(selected.isValid());
     m_copyRayJobAction->setEnabled(selected.isValid() && m_session && m_session->kube());
     const auto record = selected.isValid() ? selected.data(JobsModel::RecordRole).value<Job::JobRecord>() : Job::JobRecord{};

@@ -84,6 +84,8 @@ Q_SIGNALS:
     void selectedJobChanged(const QString &jobId);
     // Details (double-click, Return, the context menu): show the Job dock for this job.
     void detailsRequested(const QString &jobId);
+    // Open logs: the Logs dock for this job.
+    void logsRequested(const QString &jobId);
     // Resubmit: the selected job's JobSpec, for the submission wizard to open.
     void resubmitRequested(const QJsonObject &jobSpec);
 
@@ -111,7 +113,7 @@ private:
     QAction *m_deleteAction;
     QAction *m_resubmitAction;
     QAction *m_copyRayJobAction;
-    // The panels these open come with the event timeline and the logs (issue 14 and after).
+    // The event timeline comes with issue 14: off until then.
     QAction *m_openEventsAction;
     QAction *m_openLogsAction;
     Session *m_session = nullptr;

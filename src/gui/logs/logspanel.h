@@ -1,0 +1,127 @@
+#pragma once
+
+// The Logs dock: one log of the selected job at a time, from a file on disk (docs/logs.md):
+//  - sources: the job's pods while it runs (the submitter's driver log first, then the head and
+//    the workers, current or previous container), followed live with a LogStream into a spool
+//    file; once the job is archived, its archived logs, downloaded to a file;
+//  - the lines through LogLinesModel (the line index: a gigabyte log scrolls without being read
+//    into memory), errors, warnings and tracebacks coloured, progress lines as step markers;
+//  - Follow keeps the newest line in view; a jump to the first traceback;
+//  - search (text or expression, any case) on the thread pool with progress and cancel, next and
+//    previous match (F3, Shift+F3), and "only matching lines";
+//  - Save… copies the log to a file.
+
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListView;
+class QPushButton;
+class QStringListModel;
+class QTemporaryFile;
+
+namespace Starforge {
+class Session;
+}
+namespace Starforge::Kube {
+class LogStream;
+}
+namespace Starforge::Models {
+class JobsModel;
+class LogLinesModel;
+}
+
+namespace Starforge::Gui {
+
+class MatchesModel;
+
+class LogsPanel final : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit LogsPanel(QWidget *parent = nullptr);
+    ~LogsPanel() override;
+
+    void setSession(Session *session);
+    void setJobsModel(Models::JobsModel *model);
+    void showJob(const QString &jobId);
+    QString jobId() const { return m_jobId; }
+
+    // For tests and screenshots.
+    QComboBox *sourceCombo() const { return m_source; }
+    QListView *view() const { return m_view; }
+    Models::LogLinesModel *linesModel() const { return m_lines; }
+    QLineEdit *searchEdit() const { return m_search; }
+    QCheckBox *regexCheck() const { return m_regex; }
+    QCheckBox *caseCheck() const { return m_anyCase; }
+    QCheckBox *onlyMatchingCheck() const { return m_onlyMatching; }
+    QCheckBox *followCheck() const { return m_follow; }
+    QLabel *statusLabel() const { return m_status; }
+    QList<qint64> matches() const { return m_matches; }
+    // The line (0-based) the view's current row shows; -1: none.
+    qint64 currentLine() const;
+    // Writes the shown log to path.
+    bool saveTo(const QString &path, QString *error = nullptr) const;
+
+    // Where Save… asks for a file (tests answer without a dialog).
+    std::function<QString(QWidget *parent)> chooseSaveFile;
+
+public Q_SLOTS:
+    void findNext();
+    void findPrevious();
+    void jumpToFirstTraceback();
+
+private:
+    struct Source
+    {
+        QString label;
+        QString pod;           // live: the pod and its container
+        QString container;
+        bool previous = false;
+        QString archiveKey;    // archived: the object in the bucket
+    };
+
+    void refreshSources();
+    void openSource(int index);
+    void closeSource();
+    void startSearch();
+    void showMatches();
+    void goToLine(qint64 line);
+    void setStatus(const QString &text);
+
+    QPointer<Session> m_session;
+    QPointer<Models::JobsModel> m_jobsModel;
+    QString m_jobId;
+    QList<Source> m_sources;
+    std::unique_ptr<QObject> m_work;             // the source's reads; deleting it drops them
+    std::unique_ptr<Kube::LogStream> m_stream;
+    std::unique_ptr<QTemporaryFile> m_spool;
+    QTimer m_refresh;                            // batches of followed lines into the model
+    std::shared_ptr<std::atomic<bool>> m_cancelSearch;
+    QList<qint64> m_matches;
+    QTimer m_searchDelay;
+
+    QComboBox *m_source;
+    QCheckBox *m_follow;
+    QPushButton *m_traceback;
+    QPushButton *m_save;
+    QLineEdit *m_search;
+    QCheckBox *m_regex;
+    QCheckBox *m_anyCase;
+    QCheckBox *m_onlyMatching;
+    QPushButton *m_previous;
+    QPushButton *m_next;
+    QListView *m_view;
+    Models::LogLinesModel *m_lines;
+    MatchesModel *m_matchesModel;
+    QLabel *m_status;
+};
+
+} // namespace Starforge::Gui
