@@ -72,6 +72,11 @@ void LogLinesModel::indexSlice()
     }
     const qint64 rows = std::min<qint64>(m_index.lineCount(), std::numeric_limits<int>::max());
     if (rows > m_rows) {
+        // The page the new rows start in was read when it had fewer lines: read it again.
+        for (const qint64 stale : { (m_rows - 1) / PageLines, m_rows / PageLines }) {
+            m_pages.remove(stale);
+            m_pageOrder.removeAll(stale);
+        }
         beginInsertRows({}, int(m_rows), int(rows - 1));
         m_rows = rows;
         endInsertRows();

@@ -130,7 +130,12 @@ private Q_SLOTS:
             const QModelIndexList found = lines->match(lines->index(0), Qt::DisplayRole, text, 1, Qt::MatchExactly);
             return found.isEmpty() ? -1 : found.first().row();
         };
-        QTRY_VERIFY_WITH_TIMEOUT(rowOfText(QStringLiteral("ERROR second failure")) >= 0, 20000);
+        const auto dump = [&] {
+            QStringList shown;
+            for (int r = 0; r < lines->rowCount(); ++r) shown << lines->index(r).data().toString();
+            return (logs->sourceCombo()->currentText() + QStringLiteral(" | ") + logs->statusLabel()->text() + QStringLiteral(" | ") + shown.join(QStringLiteral(" / "))).toUtf8();
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(rowOfText(QStringLiteral("ERROR second failure")) >= 0, dump().constData(), 20000);
         const qint64 b = rowOfText(QStringLiteral("alpha 1"));
         QVERIFY(b >= 0);
         QCOMPARE(lines->index(int(b + 2)).data().toString(), QStringLiteral("⏵ step 1/2"));
@@ -155,7 +160,7 @@ private Q_SLOTS:
         logs->searchEdit()->setFocus();
         QTest::keyClick(logs->searchEdit(), Qt::Key_A, Qt::ControlModifier);
         QTest::keyClicks(logs->searchEdit(), QStringLiteral("^(alpha [13]|warning)"));
-        QTRY_COMPARE(logs->matches(), (QList<qint64>{b, b + 1, b + 6}));
+        QTRY_VERIFY2(logs->matches() == (QList<qint64>{b, b + 1, b + 6}), dump().constData());
         QTest::mouseClick(logs->onlyMatchingCheck(), Qt::LeftButton);
         QCOMPARE(logs->view()->model()->rowCount(), 3);
         QCOMPARE(logs->view()->model()->index(2, 0).data().toString(), QStringLiteral("alpha 3"));

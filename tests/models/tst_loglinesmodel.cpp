@@ -87,6 +87,8 @@ private Q_SLOTS:
         QCOMPARE(model.index(1).data(LogLinesModel::SeverityRole).value<LogLinesModel::Severity>(), LogLinesModel::Severity::Progress);
         QCOMPARE(model.index(2).data().toString(), QStringLiteral("part"));
 
+        // Whole lines appended to a page already read: the new rows read their text.
+        QCOMPARE(model.index(0).data().toString(), QStringLiteral("start"));
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
@@ -101,6 +103,12 @@ private Q_SLOTS:
         QCOMPARE(model.index(3).data(LogLinesModel::SeverityRole).value<LogLinesModel::Severity>(), LogLinesModel::Severity::Traceback);
         QCOMPARE(model.index(4).data(LogLinesModel::SeverityRole).value<LogLinesModel::Severity>(), LogLinesModel::Severity::Error);
         QCOMPARE(reset.count(), 0);
+
+        append(path, "one more\n");
+        model.refresh();
+        QTRY_VERIFY(!model.isIndexing());
+        QCOMPARE(model.rowCount(), 6);
+        QCOMPARE(model.index(5).data().toString(), QStringLiteral("one more"));
 
         // Rotated under the same name: shorter, the model starts again.
         append(path, "new file\n", QIODevice::WriteOnly);
