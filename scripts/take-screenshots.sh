@@ -110,9 +110,21 @@ echo "wrote $out/jobs-panel.png"
 xdotool key --clearmodifiers Up
 sleep 4
 import -window root "$out/job-detail-pending.png"
+echo "wrote $out/job-detail-pending.png"
+# The Logs dock on the running job (Ctrl+5), searching its driver's log for the reward lines.
+xdotool key --clearmodifiers Down
+sleep 1
+xdotool key --clearmodifiers ctrl+5
+sleep 5
+xdotool key --clearmodifiers ctrl+f
+xdotool type --delay 20 'Avg Reward'
+sleep 2
+xdotool key --clearmodifiers F3
+sleep 1
+import -window root "$out/logs-panel.png"
 kill "$app" 2>/dev/null || true
 wait "$app" 2>/dev/null || true
-echo "wrote $out/job-detail-pending.png"
+echo "wrote $out/logs-panel.png"
 
 # The submission wizard on the window's own sandbox, one picture per page, reached with the
 # keys a person presses (xdotool): `starforge --sandbox JOBSPEC` opens it prefilled, Alt+N is
