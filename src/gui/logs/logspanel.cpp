@@ -45,8 +45,18 @@ public:
         , m_lines(lines)
     {
     }
+    // More matches of the same search (a followed log) are inserted; another search resets.
     void setMatches(const QList<qint64> &matches)
     {
+        if (matches == m_matches)
+            return;
+        const qsizetype had = m_matches.size();
+        if (matches.size() > had && std::equal(m_matches.cbegin(), m_matches.cend(), matches.cbegin())) {
+            beginInsertRows({}, int(had), int(matches.size() - 1));
+            m_matches = matches;
+            endInsertRows();
+            return;
+        }
         beginResetModel();
         m_matches = matches;
         endResetModel();
@@ -200,13 +210,16 @@ LogsPanel::LogsPanel(QWidget *parent)
     m_refresh.setSingleShot(true);
     m_refresh.setInterval(100);
     connect(&m_refresh, &QTimer::timeout, m_lines, &LogLinesModel::refresh);
+    m_searchMore.setSingleShot(true);
+    m_searchMore.setInterval(500);
+    connect(&m_searchMore, &QTimer::timeout, this, &LogsPanel::continueSearch);
     connect(m_lines, &QAbstractItemModel::rowsInserted, this, [this] {
         if (m_follow->isChecked() && m_view->model() == m_lines)
             m_view->scrollToBottom();
-        setStatus(tr("%n line(s)", nullptr, m_lines->rowCount()));
-        // A search shown over a growing log is read again.
-        if (!m_search->text().isEmpty())
-            m_searchDelay.start();
+        updateStatus();
+        // A search over a growing log takes in the new lines now and then, not on every batch.
+        if (!m_search->text().isEmpty() && !m_searchMore.isActive())
+            m_searchMore.start();
     });
     connect(m_lines, &LogLinesModel::failed, this, &LogsPanel::setStatus);
     setStatus(tr("Select a job in the Jobs panel to read its logs."));
@@ -257,6 +270,8 @@ void LogsPanel::closeSource()
     m_lines->setFile(QString());
     m_spool.reset();
     m_matches.clear();
+    m_searchedTo = 0;
+    m_searchMore.stop();
     m_matchesModel->setMatches({});
 }
 
@@ -376,18 +391,47 @@ qint64 LogsPanel::currentLine() const
     return current.data(LogLinesModel::LineNumberRole).toLongLong() - 1;
 }
 
+void LogsPanel::updateStatus()
+{
+    const QString lines = tr("%n line(s)", nullptr, m_lines->rowCount());
+    if (m_search->text().isEmpty())
+        setStatus(lines);
+    else if (m_searching && m_matches.isEmpty())
+        setStatus(tr("Searching…") + QStringLiteral(" · ") + lines);
+    else
+        setStatus(tr("%n matching line(s)", nullptr, int(m_matches.size())) + QStringLiteral(" · ") + lines);
+}
+
 void LogsPanel::startSearch()
+{
+    m_matches.clear();
+    m_searchedTo = 0;
+    runSearch(0, false);
+}
+
+void LogsPanel::continueSearch()
+{
+    if (m_searching) {
+        m_searchMore.start();   // after the one under way
+        return;
+    }
+    if (m_lines->rowCount() > m_searchedTo)
+        runSearch(m_searchedTo, true);
+}
+
+void LogsPanel::runSearch(qint64 firstLine, bool append)
 {
     if (m_cancelSearch)
         *m_cancelSearch = true;
-    m_matches.clear();
+    m_searching = false;
     Logs::SearchOptions options;
     options.pattern = m_search->text();
     options.regex = m_regex->isChecked();
     options.caseInsensitive = m_anyCase->isChecked();
+    options.firstLine = firstLine;
     if (options.pattern.isEmpty() || m_lines->file().isEmpty()) {
         showMatches();
-        setStatus(tr("%n line(s)", nullptr, m_lines->rowCount()));
+        updateStatus();
         return;
     }
     if (const auto valid = Logs::checkPattern(options); !valid) {
@@ -397,29 +441,37 @@ void LogsPanel::startSearch()
     // A copy of the index: the model goes on indexing a followed log meanwhile.
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     m_cancelSearch = cancel;
+    m_searching = true;
     const Logs::LineIndex index = m_lines->lineIndex();
+    const qint64 searchedTo = index.lineCount();
     QPointer<LogsPanel> self(this);
     auto *watcher = new QFutureWatcher<Result<Logs::SearchOutcome>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, cancel] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, cancel, append, searchedTo] {
         watcher->deleteLater();
         const Result<Logs::SearchOutcome> outcome = watcher->result();
         if (*cancel)
             return;   // a newer search replaced it
+        m_searching = false;
         if (!outcome) {
             setStatus(outcome.error().message);
             return;
         }
-        m_matches = outcome->lines;
-        setStatus(tr("%n matching line(s)", nullptr, int(m_matches.size())) + QStringLiteral(" · ") + tr("%n line(s)", nullptr, m_lines->rowCount()));
+        if (append)
+            m_matches += outcome->lines;
+        else
+            m_matches = outcome->lines;
+        m_searchedTo = searchedTo;
+        updateStatus();
         showMatches();
     });
-    setStatus(tr("Searching…"));
+    if (!append)
+        updateStatus();
     watcher->setFuture(QtConcurrent::run([index, options, cancel, self]() -> Result<Logs::SearchOutcome> {
         return Logs::searchLines(index, options, cancel.get(), [self, cancel](qint64 done, qint64 total) {
             if (*cancel || total <= 0)
                 return;
-            QMetaObject::invokeMethod(self, [self, done, total] {
-                if (self)
+            QMetaObject::invokeMethod(self, [self, cancel, done, total] {
+                if (self && !*cancel)
                     self->setStatus(tr("Searching… %1 %").arg(100 * done / total));
             });
         });

@@ -91,7 +91,11 @@ private:
     void refreshSources();
     void openSource(int index);
     void closeSource();
+    // A new search over the whole log; continueSearch() searches only the lines that came since.
     void startSearch();
+    void continueSearch();
+    void runSearch(qint64 firstLine, bool append);
+    void updateStatus();
     void showMatches();
     void goToLine(qint64 line);
     void setStatus(const QString &text);
@@ -106,7 +110,10 @@ private:
     QTimer m_refresh;                            // batches of followed lines into the model
     std::shared_ptr<std::atomic<bool>> m_cancelSearch;
     QList<qint64> m_matches;
-    QTimer m_searchDelay;
+    qint64 m_searchedTo = 0;                     // lines the shown matches cover
+    bool m_searching = false;
+    QTimer m_searchDelay;                        // typing: restarted by each key
+    QTimer m_searchMore;                         // a followed log's new lines: not restarted
 
     QComboBox *m_source;
     QCheckBox *m_follow;
