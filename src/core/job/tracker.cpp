@@ -122,12 +122,27 @@ void JobTracker::onRayJob(const QJsonObject &rayJob)
         return;
     }
     Live &live = m_live[record.id];
-    const bool changed = live.rayJob.isEmpty() || live.record.state != record.state || live.record.message != record.message;
+    const bool changed = live.rayJob.isEmpty() || live.record.state != record.state || live.record.message != record.message
+        || live.record.deleting != record.deleting;
     live.rayJob = rayJob;
     if (!live.archiving) live.record = record;
     m_submitting.remove(record.id);
     if (changed && !live.archiving) Q_EMIT jobChanged(live.record);
     if (!actsOn(ownershipOf(record))) return;   // its owner's app archives it
+    if (record.isDeleting() && !isTerminal(record.state) && !live.archiving
+        && rayJob[QStringLiteral("metadata")][QStringLiteral("annotations")][QLatin1String(Labels::DeleteRequested)].toString() != u"true") {
+        // Being deleted behind the app's back (kubectl, another tool) while it was still on its
+        // way: the operator stops the Ray job, and what the cluster still has is archived now,
+        // before the finalizer lets the RayJob and its pods go. Never archived as running.
+        JobRecord outcome = record;
+        outcome.state = JobState::Stopped;
+        outcome.reason = QStringLiteral("DeletedOutsideStarforge");
+        outcome.message = tr("The RayJob %1 was deleted outside Starforge while it was %2.").arg(record.rayJobName, jobStateName(record.state).toLower());
+        outcome.ended = record.deleting;
+        outcome.lost << tr("The RayJob %1 was deleted outside Starforge before it was archived; what its pods still had was kept.").arg(record.rayJobName);
+        archive(record.id, outcome, false);
+        return;
+    }
     if (isTerminal(record.state) && !live.archiving && !live.retryAt.isValid()) {
         archive(record.id, record, false);
     }
@@ -177,7 +192,7 @@ void JobTracker::check()
         }
         // The deadline the job was submitted with, never this viewer's setting.
         const int deadline = live.record.preRunningDeadlineSeconds;
-        if (live.record.state != JobState::Pending || deadline <= 0 || !live.record.created.isValid()) continue;
+        if (live.record.state != JobState::Pending || live.record.isDeleting() || deadline <= 0 || !live.record.created.isValid()) continue;
         const bool operatorFailsIt = live.record.deadlineInSpec && m_options.operatorEnforcesDeadline;
         const qint64 limit = deadline + (operatorFailsIt ? m_options.deadlineGraceSeconds : 0);
         if (live.record.created.secsTo(now) < limit) continue;

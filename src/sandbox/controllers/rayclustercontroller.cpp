@@ -1,6 +1,7 @@
 #include "sandbox/controllers/rayclustercontroller.h"
 
 #include "sandbox/cluster/eventrecorder.h"
+#include "sandbox/cluster/resourcequota.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
 
@@ -9,6 +10,10 @@
 namespace Starforge::Sandbox {
 
 namespace {
+
+// The operator's requeue after a failed create is controller-runtime's rate-limited back-off
+// (milliseconds growing to minutes); one steady pace is enough here.
+constexpr int RetryAfterRefusalMs = 2000;
 
 const ResourceType &clusterType()
 {
@@ -76,6 +81,13 @@ void RayClusterController::onChange(const Change &change)
 {
     if (change.storage == clusterType().storage && change.type != ChangeType::Deleted) {
         m_queue.add(change.object->ns, change.object->name);
+    } else if (change.storage == QLatin1String("resourcequotas")
+               && (change.type != ChangeType::Modified || !change.previous
+                   || change.previous->object.value(QStringLiteral("spec")) != change.object->object.value(QStringLiteral("spec")))) {
+        // A quota added, changed or removed may let a refused pod be created now.
+        for (const ObjectPtr &cluster : m_store->list(clusterType().storage, change.object->ns)) {
+            m_queue.add(cluster->ns, cluster->name);
+        }
     } else if (change.storage == podType().storage) {
         const QString cluster = change.object->object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject()
                                     .value(QStringLiteral("ray.io/cluster")).toString();
@@ -108,7 +120,8 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         }
     }
 
-    const auto makePod = [&](const QJsonObject &groupSpec, bool head, const QString &group) {
+    bool createFailed = false;
+    const auto makePod = [&](const QJsonObject &groupSpec, bool head, const QString &group) -> bool {
         QJsonObject pod = groupSpec.value(QStringLiteral("template")).toObject();
         QJsonObject meta = pod.value(QStringLiteral("metadata")).toObject();
         QJsonObject labels = meta.value(QStringLiteral("labels")).toObject();
@@ -149,11 +162,26 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         pod.insert(QStringLiteral("spec"), podSpec);
         pod.insert(QStringLiteral("apiVersion"), QStringLiteral("v1"));
         pod.insert(QStringLiteral("kind"), QStringLiteral("Pod"));
+        // The API server's quota admission refuses the create (the controller's client goes
+        // through it); the operator records the API's error and retries with back-off. Its
+        // pod has only a generateName then, so the head's text names "ns/" and no pod
+        // (docs/kuberay.md, "Names, labels and events").
+        if (const auto exceeded = ResourceQuotas::exceeded(*m_store, ns, pod)) {
+            const QString error = ResourceQuotas::forbiddenMessage(podName, *exceeded);
+            m_events->record(cluster->object, QStringLiteral("Warning"),
+                             head ? QStringLiteral("FailedToCreateHeadPod") : QStringLiteral("FailedToCreateWorkerPod"),
+                             head ? QStringLiteral("Failed to create head Pod %1/, %2").arg(ns, error)
+                                  : QStringLiteral("Failed to create worker Pod for the cluster %1/%2, %3").arg(ns, name, error),
+                             QStringLiteral("raycluster-controller"), EventRecorder::Api::EventsV1, QStringLiteral("Create"));
+            createFailed = true;
+            return false;
+        }
         if (std::holds_alternative<ObjectPtr>(m_store->create(podType(), pod))) {
             m_events->record(cluster->object, QStringLiteral("Normal"), head ? QStringLiteral("CreatedHeadPod") : QStringLiteral("CreatedWorkerPod"),
                              QStringLiteral("Created %1 Pod %2/%3").arg(head ? QStringLiteral("head") : QStringLiteral("worker"), ns, podName),
                              QStringLiteral("raycluster-controller"), EventRecorder::Api::EventsV1, QStringLiteral("Create"));
         }
+        return true;
     };
 
     if (heads.empty()) {
@@ -175,7 +203,7 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         minWorkers += minReplicas * hosts;
         maxWorkers = static_cast<int>(std::min<qint64>(2147483647, qint64(maxWorkers) + qint64(maxReplicas) * hosts));
         auto &existing = workers[groupName];
-        for (int i = static_cast<int>(existing.size()); i < want; ++i) {
+        for (int i = static_cast<int>(existing.size()); i < want && !createFailed; ++i) {
             makePod(group, false, groupName);
         }
         for (int i = want; i < static_cast<int>(existing.size()); ++i) {
@@ -275,6 +303,9 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         c.insert(QStringLiteral("status"), status);
         return true;
     });
+    if (createFailed) {
+        m_queue.addAfter(ns, name, RetryAfterRefusalMs);
+    }
 }
 
 } // namespace Starforge::Sandbox
