@@ -310,6 +310,10 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ttl")).value(QStringLiteral("message")).toString(),
                                   QStringLiteral("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished"), 10000);
         QTRY_VERIFY_WITH_TIMEOUT(!list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dttl,reason%3DInvalidRayJobSpec,type%3DWarning")).isEmpty(), 10000);
+        // The operator's validation event says whose: "ns/name: <error>".
+        QCOMPARE(list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dttl,reason%3DInvalidRayJobSpec"))
+                     .first()[QStringLiteral("message")].toString(),
+                 QStringLiteral("starforge/ttl: The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished"));
         QJsonObject bounds = rayJob(QStringLiteral("bounds"), QStringLiteral("true"), {});
         QJsonObject bspec = bounds.value(QStringLiteral("spec")).toObject();
         QJsonObject cluster = bspec.value(QStringLiteral("rayClusterSpec")).toObject();

@@ -53,6 +53,16 @@ DeletionPolicy deletionPolicyOf(const QJsonObject &rayJob)
                 best.ttl = condition.value(QStringLiteral("ttlSeconds")).toInteger(0);
             }
         }
+        const QString jobStatus = status.value(QStringLiteral("jobStatus")).toString();
+        if (best.policy.isEmpty() && jobStatus != QLatin1String("SUCCEEDED") && jobStatus != QLatin1String("FAILED")) {
+            // Last seen before it ended: the most destructive rule is the likeliest to have acted.
+            for (const QJsonValue &v : rules) {
+                if (impact(v[QStringLiteral("policy")].toString()) > impact(best.policy)) {
+                    best.policy = v[QStringLiteral("policy")].toString();
+                    best.ttl = v[QStringLiteral("condition")][QStringLiteral("ttlSeconds")].toInteger(0);
+                }
+            }
+        }
         return best;
     }
     if (strategy.contains(QStringLiteral("onSuccess")) || strategy.contains(QStringLiteral("onFailure"))) {

@@ -459,8 +459,8 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
 
     if (terminal) {
         // What goes at the TTL: the cluster, its workers or the RayJob itself (rayjobdeletion.h).
-        const int again = RayJobDeletion::afterFinished(*m_store, rayJob, m_operator, [&](const QString &reason, const QString &message, const QString &action) {
-            record(rayJob, QStringLiteral("Normal"), reason, message, action);
+        const int again = RayJobDeletion::afterFinished(*m_store, rayJob, m_operator, [&](const QString &deletionReason, const QString &deletionMessage, const QString &deletionAction) {
+            record(rayJob, QStringLiteral("Normal"), deletionReason, deletionMessage, deletionAction);
         });
         if (again >= 0) {
             m_queue.addAfter(ns, name, again);

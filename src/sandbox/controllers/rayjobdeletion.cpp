@@ -9,6 +9,7 @@
 #include <QMap>
 
 #include <algorithm>
+#include <optional>
 
 namespace Starforge::Sandbox::RayJobDeletion {
 
