@@ -345,16 +345,16 @@ private Q_SLOTS:
     {
         auto t = tracker();
         QTRY_VERIFY(t->hasSynced());
-        QJsonObject job = rayJob(QStringLiteral("bcdf88"), script(QStringLiteral("import time\ntime.sleep(60)\n")));
+        QJsonObject job = rayJob(QStringLiteral("bcdg44"), script(QStringLiteral("import time\ntime.sleep(60)\n")));
         QJsonObject meta = job.value(QStringLiteral("metadata")).toObject();
         meta.insert(QStringLiteral("finalizers"), QJsonArray{QStringLiteral("example.com/hold")});
         job.insert(QStringLiteral("metadata"), meta);
         create(job);
-        QTRY_VERIFY_WITH_TIMEOUT(t->job(QStringLiteral("bcdf88")) && t->job(QStringLiteral("bcdf88"))->state == JobState::Running, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(t->job(QStringLiteral("bcdg44")) && t->job(QStringLiteral("bcdg44"))->state == JobState::Running, 30000);
         QList<JobRecord> changed;
         connect(t.get(), &JobTracker::jobChanged, this, [&changed](const JobRecord &r) { changed << r; });
-        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bcdf88")).status, 200);
-        const JobRecord archived = waitArchived(QStringLiteral("bcdf88"));
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bcdg44")).status, 200);
+        const JobRecord archived = waitArchived(QStringLiteral("bcdg44"));
         QCOMPARE(archived.state, JobState::Stopped);
         QCOMPARE(archived.reason, QStringLiteral("DeletedOutsideStarforge"));
         QVERIFY(!archived.deleting.isValid() || archived.archived);
@@ -367,9 +367,9 @@ private Q_SLOTS:
         }
         QVERIFY2(sawStopping || changed.isEmpty() || changed.last().state == JobState::Stopped, "a deleting job is never shown as running");
         // Still held by the other finalizer: the app's own delete does not remove it either.
-        QCOMPARE(rayJobStatus(QStringLiteral("bcdf88")), 200);
-        QCOMPARE(m_http->send("PATCH", m_rayjobs + QStringLiteral("/track-bcdf88"), R"({"metadata":{"finalizers":null}})", "application/merge-patch+json").status, 200);
-        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf88")), 404);
+        QCOMPARE(rayJobStatus(QStringLiteral("bcdg44")), 200);
+        QCOMPARE(m_http->send("PATCH", m_rayjobs + QStringLiteral("/track-bcdg44"), R"({"metadata":{"finalizers":null}})", "application/merge-patch+json").status, 200);
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdg44")), 404);
     }
 
     // The operator's DeleteSelf removes the RayJob at its TTL while no tracker runs; the next
@@ -378,7 +378,7 @@ private Q_SLOTS:
     void operatorDeleteSelfWhileClosedIsRecorded()
     {
         const QString seen = m_dir.filePath(QStringLiteral("seen-jobs.json"));
-        QJsonObject job = rayJob(QStringLiteral("bcdf99"), script(QStringLiteral("import time\ntime.sleep(2)\nprint('ended while closed')\n")));
+        QJsonObject job = rayJob(QStringLiteral("bcdg55"), script(QStringLiteral("import time\ntime.sleep(2)\nprint('ended while closed')\n")));
         QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
         spec.insert(QStringLiteral("shutdownAfterJobFinishes"), false);
         spec.insert(QStringLiteral("ttlSecondsAfterFinished"), 0);
@@ -393,30 +393,30 @@ private Q_SLOTS:
             options.seenJobsFile = seen;
             auto t = tracker(options);
             create(job);
-            QTRY_VERIFY_WITH_TIMEOUT(t->job(QStringLiteral("bcdf99")) && t->job(QStringLiteral("bcdf99"))->state == JobState::Running, 30000);
+            QTRY_VERIFY_WITH_TIMEOUT(t->job(QStringLiteral("bcdg55")) && t->job(QStringLiteral("bcdg55"))->state == JobState::Running, 30000);
         }   // the app closes while the job runs
         QVERIFY(QFileInfo::exists(seen));
-        QTRY_COMPARE_WITH_TIMEOUT(rayJobStatus(QStringLiteral("bcdf99")), 404, 30000);
-        QVERIFY(!m_archived.contains(QStringLiteral("bcdf99")));
+        QTRY_COMPARE_WITH_TIMEOUT(rayJobStatus(QStringLiteral("bcdg55")), 404, 30000);
+        QVERIFY(!m_archived.contains(QStringLiteral("bcdg55")));
 
         TrackerOptions options;
         options.seenJobsFile = seen;
         auto t = tracker(options);
-        const JobRecord archived = waitArchived(QStringLiteral("bcdf99"));
+        const JobRecord archived = waitArchived(QStringLiteral("bcdg55"));
         QVERIFY(archived.archived);
         QCOMPARE(archived.state, JobState::Stopped);
         QCOMPARE(archived.reason, QStringLiteral("RayJobLost"));
         QVERIFY2(archived.message.contains(QStringLiteral("last seen running")), qPrintable(archived.message));
         const QString lost = archived.lost.join(u'\n');
-        QVERIFY2(lost.contains(QStringLiteral("The RayJob track-bcdf99 itself: the operator deleted it (deletionRules DeleteSelf, 1 s after the job ended)")),
+        QVERIFY2(lost.contains(QStringLiteral("The RayJob track-bcdg55 itself: the operator deleted it (deletionRules DeleteSelf, 1 s after the job ended)")),
                  qPrintable(lost));
-        QCOMPARE(archivedRecord(QStringLiteral("bcdf99")).reason, QStringLiteral("RayJobLost"));
+        QCOMPARE(archivedRecord(QStringLiteral("bcdg55")).reason, QStringLiteral("RayJobLost"));
         // Recorded once: the file forgets it.
         const auto seenText = [&seen] {
             QFile f(seen);
             return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
         };
-        QTRY_VERIFY(!seenText().contains("bcdf99"));
+        QTRY_VERIFY(!seenText().contains("bcdg55"));
     }
 
     void aJobArchivedElsewhereIsNotOverwritten()
