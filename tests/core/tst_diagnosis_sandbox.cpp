@@ -300,6 +300,19 @@ private Q_SLOTS:
         expect(QStringLiteral("pull"), Cause::ImagePullNotFound,
                {QStringLiteral("Image \"registry.example/nemo-rl:absent\" cannot be pulled for container ray-head of the head pod pull-"),
                 QStringLiteral("the registry does not have it"), QStringLiteral("registry.example/nemo-rl:absent: not found")});
+        // The RayCluster's HeadPodReady carries the head container's waiting reason, as v1.7 does.
+        const auto headReady = [this]() -> QJsonObject {
+            for (const QJsonValue &c : m_http->send("GET", QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters")).json()[QStringLiteral("items")].toArray()) {
+                if (!c[QStringLiteral("metadata")][QStringLiteral("name")].toString().startsWith(QStringLiteral("pull-"))) continue;
+                for (const QJsonValue &cond : c[QStringLiteral("status")][QStringLiteral("conditions")].toArray()) {
+                    if (cond[QStringLiteral("type")].toString() == u"HeadPodReady") return cond.toObject();
+                }
+            }
+            return {};
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(headReady().value(QStringLiteral("reason")).toString().contains(QStringLiteral("ImagePull")),
+                                  QJsonDocument(headReady()).toJson().constData(), 10000);
+        QVERIFY2(headReady().value(QStringLiteral("message")).toString().contains(QStringLiteral("ray-head: ")), QJsonDocument(headReady()).toJson().constData());
         remove(QStringLiteral("pull"));
     }
 

@@ -450,6 +450,27 @@ private Q_SLOTS:
                  QStringLiteral("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy"));
     }
 
+    // Pod names as KubeRay's utils.PodName makes them: the cluster (or cluster-group) name cut
+    // to 50 characters first, then "-head-" / "-worker-" and 5 generated characters.
+    void longNamesKeepTheirNodeType()
+    {
+        const QString name = QStringLiteral("n").repeated(47);   // the longest RayJob name; its cluster has 53
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(name, QStringLiteral("sleep 30"), {})).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fnode-type")).size(), 3, 10000);
+        const QString cluster = status(name).value(QStringLiteral("rayClusterName")).toString();
+        QCOMPARE(cluster.size(), 53);
+        const QRegularExpression head(QStringLiteral("^%1-head-[a-z0-9]{5}$").arg(cluster.left(50)));
+        const QRegularExpression worker(QStringLiteral("^%1-worker-[a-z0-9]{5}$").arg(QString(cluster + QStringLiteral("-gpu")).left(50)));
+        int heads = 0, workers = 0;
+        for (const QJsonValue &pod : list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fnode-type"))) {
+            const QString podName = pod[QStringLiteral("metadata")][QStringLiteral("name")].toString();
+            heads += head.match(podName).hasMatch() ? 1 : 0;
+            workers += worker.match(podName).hasMatch() ? 1 : 0;
+        }
+        QCOMPARE(heads, 1);
+        QCOMPARE(workers, 2);
+    }
+
     void preRunningDeadlineWithAStuckWorker()
     {
         // Workers ask for 16 GPUs: no node has them, so the cluster never becomes ready.

@@ -14,6 +14,7 @@ namespace {
 // The operator's requeue after a failed create is controller-runtime's rate-limited back-off
 // (milliseconds growing to minutes); one steady pace is enough here.
 constexpr int RetryAfterRefusalMs = 2000;
+constexpr int MaxRayClusterNameLength = 53;
 
 const ResourceType &clusterType()
 {
@@ -103,6 +104,15 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
     if (!cluster) {
         return;
     }
+    // ValidateRayClusterMetadata: pod and service names are built from the cluster's, which
+    // therefore has at most 53 characters (docs/kuberay.md, "Names, labels and events").
+    if (name.size() > MaxRayClusterNameLength) {
+        m_events->record(cluster->object, QStringLiteral("Warning"), QStringLiteral("InvalidRayClusterMetadata"),
+                         QStringLiteral("The RayCluster metadata is invalid %1/%2: RayCluster name should be no more than %3 characters")
+                             .arg(ns, name).arg(MaxRayClusterNameLength),
+                         QStringLiteral("raycluster-controller"), EventRecorder::Api::EventsV1, QStringLiteral("Validate"));
+        return;
+    }
     const QJsonObject spec = cluster->object.value(QStringLiteral("spec")).toObject();
     const QJsonObject headSpec = spec.value(QStringLiteral("headGroupSpec")).toObject();
     const QString serviceName = name + QStringLiteral("-head-svc");
@@ -133,7 +143,10 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         labels.insert(QStringLiteral("app.kubernetes.io/name"), QStringLiteral("kuberay"));
         labels.insert(QStringLiteral("app.kubernetes.io/created-by"), QStringLiteral("kuberay-operator"));
         meta.insert(QStringLiteral("labels"), labels);
-        const QString prefix = (head ? name + QStringLiteral("-head") : QStringLiteral("%1-%2-worker").arg(name, group)).left(50);
+        // utils.PodName: the cluster (or cluster-group) name cut to 50 first, then "-head-" or
+        // "-worker-" and the 5 generated characters, so a long name keeps its node type.
+        const QString prefix = (head ? name : QStringLiteral("%1-%2").arg(name, group)).left(50).toLower()
+            + (head ? QStringLiteral("-head") : QStringLiteral("-worker"));
         const QString podName = prefix + u'-' + randomSuffix(m_random);
         meta.insert(QStringLiteral("name"), podName);
         meta.insert(QStringLiteral("generateName"), QString(prefix + u'-'));
@@ -278,9 +291,37 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
             }
             return out;
         };
+        // HeadPodReady as v1.7's FindHeadPodReadyCondition reads it off the head pod's Ready
+        // condition, with the first waiting (or terminated) container's reason in place of
+        // ContainersNotReady (docs/kuberay.md, "Head and worker groups").
+        QString headReason = QStringLiteral("HeadPodNotFound");
+        QString headMessage = QStringLiteral("Head Pod not found");
+        if (head) {
+            headReason = QStringLiteral("Unknown");
+            headMessage.clear();
+            const QJsonObject podStatus = head->object.value(QStringLiteral("status")).toObject();
+            for (const QJsonValue &podCondition : podStatus.value(QStringLiteral("conditions")).toArray()) {
+                if (podCondition[QStringLiteral("type")].toString() != QLatin1String("Ready")) continue;
+                headMessage = podCondition[QStringLiteral("message")].toString();
+                headReason = podCondition[QStringLiteral("reason")].toString();
+                if (headReason.isEmpty()) headReason = headReady ? QStringLiteral("HeadPodRunningAndReady") : QStringLiteral("Unknown");
+                if (headReason == QLatin1String("ContainersNotReady")) {
+                    for (const QJsonValue &cs : podStatus.value(QStringLiteral("containerStatuses")).toArray()) {
+                        const QJsonObject state = cs[QStringLiteral("state")].toObject();
+                        const QJsonObject detail = state.contains(QStringLiteral("waiting")) ? state.value(QStringLiteral("waiting")).toObject()
+                                                                                               : state.value(QStringLiteral("terminated")).toObject();
+                        if (detail.isEmpty()) continue;
+                        headReason = detail.value(QStringLiteral("reason")).toString();
+                        headMessage += (headMessage.isEmpty() ? QString() : QStringLiteral("; "))
+                            + QStringLiteral("%1: %2").arg(cs[QStringLiteral("name")].toString(), detail.value(QStringLiteral("message")).toString());
+                        break;
+                    }
+                }
+                break;
+            }
+        }
         status.insert(QStringLiteral("conditions"),
-                      QJsonArray{cond(QStringLiteral("HeadPodReady"), headReady, headReady ? QStringLiteral("HeadPodRunningAndReady") : QStringLiteral("HeadPodNotFound"),
-                                      headReady ? QString() : QStringLiteral("Head Pod is not ready")),
+                      QJsonArray{cond(QStringLiteral("HeadPodReady"), headReady, headReason, headMessage),
                                  cond(QStringLiteral("RayClusterProvisioned"), ready, ready ? QStringLiteral("AllPodRunningAndReadyFirstTime") : QStringLiteral("RayClusterPodsProvisioning"),
                                       ready ? QString() : QStringLiteral("RayCluster Pods are being provisioned for first time"))});
         if (ready) {
