@@ -139,8 +139,11 @@ void JobTracker::onRayJob(const QJsonObject &rayJob)
     if (changed && !live.archiving) Q_EMIT jobChanged(live.record);
     if (!actsOn(ownershipOf(record))) return;   // its owner's app archives it
     if (changed || !m_seen.contains(record.id)) remember(record.id, rayJob);
-    if (record.isDeleting() && !isTerminal(record.state) && !live.archiving
-        && rayJob[QStringLiteral("metadata")][QStringLiteral("annotations")][QLatin1String(Labels::DeleteRequested)].toString() != u"true") {
+    const bool deleteRequested = rayJob[QStringLiteral("metadata")][QStringLiteral("annotations")][QLatin1String(Labels::DeleteRequested)].toString() == u"true";
+    if (record.isDeleting() && deleteRequested) {
+        return;   // `starforge-cli delete`: the job goes archive and all, and is let go when it is gone
+    }
+    if (record.isDeleting() && !isTerminal(record.state) && !live.archiving) {
         // Being deleted behind the app's back (kubectl, another tool) while it was still on its
         // way: the operator stops the Ray job, and what the cluster still has is archived now,
         // before the finalizer lets the RayJob and its pods go. Never archived as running.
