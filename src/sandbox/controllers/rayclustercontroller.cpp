@@ -7,13 +7,16 @@
 
 #include <QJsonArray>
 
+#include <algorithm>
+
 namespace Starforge::Sandbox {
 
 namespace {
 
-// The operator's requeue after a failed create is controller-runtime's rate-limited back-off
-// (milliseconds growing to minutes); one steady pace is enough here.
-constexpr int RetryAfterRefusalMs = 2000;
+// The operator's requeue after a failed create: controller-runtime's per-item exponential
+// back-off (its default rate limiter: 5 ms doubling, at most 1000 s).
+constexpr int RetryBaseMs = 5;
+constexpr qint64 RetryMaxMs = 1000 * 1000;
 constexpr int MaxRayClusterNameLength = 53;
 
 const ResourceType &clusterType()
@@ -102,6 +105,7 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
 {
     const ObjectPtr cluster = m_store->get(clusterType().storage, ns, name);
     if (!cluster) {
+        m_refusals.remove(ObjectStore::keyOf(ns, name));
         return;
     }
     // ValidateRayClusterMetadata: pod and service names are built from the cluster's, which
@@ -344,8 +348,15 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         c.insert(QStringLiteral("status"), status);
         return true;
     });
+    const QString key = ObjectStore::keyOf(ns, name);
     if (createFailed) {
-        m_queue.addAfter(ns, name, RetryAfterRefusalMs);
+        // controller-runtime's back-off for a reconcile that returned an error: 5 ms doubling
+        // per failure in a row, up to 1000 s. A quota change brings the cluster back at once.
+        const int failures = m_refusals.value(key) + 1;
+        m_refusals.insert(key, failures);
+        m_queue.addAfter(ns, name, static_cast<int>(std::min<qint64>(qint64(RetryBaseMs) << std::min(failures - 1, 20), RetryMaxMs)));
+    } else {
+        m_refusals.remove(key);
     }
 }
 
