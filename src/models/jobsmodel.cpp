@@ -498,7 +498,8 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
     case LiveRole:
         return row.live;
     case ActiveRole:
-        return !r.archived && !Job::isTerminal(r.state);
+        // A RayJob being deleted is going: not active, nothing to stop again.
+        return !r.archived && !Job::isTerminal(r.state) && !r.isDeleting();
     case RecordRole:
         return QVariant::fromValue(r);
     case JobIdRole:

@@ -7,6 +7,7 @@
 #include "sandbox/cluster/eventrecorder.h"
 #include "sandbox/cluster/fleet.h"
 #include "sandbox/cluster/kubelet.h"
+#include "sandbox/cluster/resourcequota.h"
 #include "sandbox/cluster/scheduler.h"
 #include "sandbox/controllers/controllerutil.h"
 #include "sandbox/controllers/jobcontroller.h"
@@ -315,6 +316,8 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
     m_rayClusters = std::make_unique<RayClusterController>(m_store.get(), m_events.get(), options.seed);
     m_rayJobs = std::make_unique<RayJobController>(m_store.get(), m_events.get(), options.seed);
+    m_rayJobs->setOperatorOptions({options.deleteRayJobAfterJobFinishes,
+                                   options.rayJobDeletionPolicy.value_or(m_kuberayVersion >= QVersionNumber(1, 6))});
     for (const char *plural : {"rayjobs", "rayclusters"}) {
         const QString storage = QStringLiteral("%1.ray.io").arg(QLatin1String(plural));
         m_api->setAdmission(storage, [kuberay = m_kuberayVersion](const ResourceType &type, QJsonObject &object,
@@ -326,6 +329,17 @@ Result<void> Sandbox::start(const SandboxOptions &options)
             return schema ? schema->printerColumns() : QJsonArray();
         });
     }
+    m_quotas = std::make_unique<QuotaController>(m_store.get());
+    // Quota admission at pod create (an update of an existing pod is not charged again).
+    m_api->setAdmission(QStringLiteral("pods"), [store = m_store.get()](const ResourceType &, QJsonObject &object, const QString &,
+                                                                        QStringList &) -> std::optional<QJsonObject> {
+        const QJsonObject meta = object.value(QStringLiteral("metadata")).toObject();
+        const QString ns = meta.value(QStringLiteral("namespace")).toString();
+        const QString name = meta.value(QStringLiteral("name")).toString();
+        if (store->get(QStringLiteral("pods"), ns, name)) return std::nullopt;
+        if (const auto exceeded = ResourceQuotas::exceeded(*store, ns, object)) return ResourceQuotas::forbiddenStatus(name, *exceeded);
+        return std::nullopt;
+    });
     m_api->setAdmission(QStringLiteral("secrets"), [](const ResourceType &, QJsonObject &object, const QString &, QStringList &) {
         return admitSecret(object);
     });
@@ -508,6 +522,7 @@ void Sandbox::stop()
         m_s3Server->close();
     }
     // Stops every container process; their files go with the state directory.
+    m_quotas.reset();
     m_rayJobs.reset();
     m_rayClusters.reset();
     m_jobs.reset();

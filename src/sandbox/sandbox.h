@@ -21,6 +21,7 @@
 #include <QVersionNumber>
 
 #include <memory>
+#include <optional>
 
 namespace Starforge::Sandbox {
 
@@ -32,6 +33,7 @@ class Kubelet;
 class JobController;
 class RayClusterController;
 class RayJobController;
+class QuotaController;
 class S3Server;
 namespace Http {
 class Server;
@@ -64,6 +66,12 @@ struct SandboxOptions
     // crds/kuberaycrds.h. Older releases lack fields, so e.g. preRunningDeadlineSeconds is pruned
     // below 1.6 and the controller never sees it.
     QVersionNumber kuberayVersion = QVersionNumber(1, 7);
+    // The operator's DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: shutdownAfterJobFinishes deletes
+    // the RayJob itself at the TTL, not only its RayCluster.
+    bool deleteRayJobAfterJobFinishes = false;
+    // The operator's RayJobDeletionPolicy feature gate (spec.deletionStrategy); unset: on from
+    // 1.6 (beta, on by default), off below.
+    std::optional<bool> rayJobDeletionPolicy;
     // The lifetime of the tokens starforge-sandbox-credential mints (F.credential.json); 0: they
     // never expire.
     qint64 tokenTtlSeconds = 3600;
@@ -121,6 +129,7 @@ private:
     std::unique_ptr<JobController> m_jobs;
     std::unique_ptr<RayClusterController> m_rayClusters;
     std::unique_ptr<RayJobController> m_rayJobs;
+    std::unique_ptr<QuotaController> m_quotas;
     std::unique_ptr<Http::Server> m_server;
     std::unique_ptr<S3Server> m_s3;
     std::unique_ptr<Http::Server> m_s3Server;

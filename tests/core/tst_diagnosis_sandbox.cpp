@@ -2,7 +2,8 @@
 // scheduled (GPUs short, a series nobody has, alone and beside a tainted and a cordoned node, a
 // taint, a cordon, memory), images that cannot be pulled (absent, private without a pull
 // secret, pull policy Never), a failing capsule download (init container and Ray's
-// working_dir), a missing Secret, a crash loop and the pre-running deadline: all twelve causes.
+// working_dir), a missing Secret, a crash loop, the pre-running deadline and a ResourceQuota
+// that stops the head pod (no pod at all).
 // The job's RayJob, RayCluster, pods, events and submitter log are read back by the app's own
 // Job::fetchJobSnapshot; capacity comes from the engine fed by real informers.
 
@@ -98,6 +99,7 @@ class TestDiagnosisSandbox : public QObject
     QStringList m_submitted;
     QSet<QString> m_patchedNodes;
     QHash<QString, qint64> m_idleUsed;   // GPUs in use per series before any case ran
+    QStringList m_quotas;                // ResourceQuotas a case made
 
     void submit(const QJsonObject &job)
     {
@@ -188,6 +190,9 @@ private Q_SLOTS:
         for (const QString &job : std::exchange(m_submitted, {})) {
             const int status = m_http->send("DELETE", m_rayjobs + u'/' + job, R"({"propagationPolicy":"Background"})").status;
             QVERIFY2(status == 200 || status == 404, qPrintable(job));
+        }
+        for (const QString &quota : std::exchange(m_quotas, {})) {
+            QCOMPARE(m_http->send("DELETE", m_base + QStringLiteral("/resourcequotas/") + quota).status, 200);
         }
         const int hog = m_http->send("DELETE", m_base + QStringLiteral("/pods/hog")).status;
         QVERIFY(hog == 200 || hog == 404);
@@ -295,6 +300,19 @@ private Q_SLOTS:
         expect(QStringLiteral("pull"), Cause::ImagePullNotFound,
                {QStringLiteral("Image \"registry.example/nemo-rl:absent\" cannot be pulled for container ray-head of the head pod pull-"),
                 QStringLiteral("the registry does not have it"), QStringLiteral("registry.example/nemo-rl:absent: not found")});
+        // The RayCluster's HeadPodReady carries the head container's waiting reason, as v1.7 does.
+        const auto headReady = [this]() -> QJsonObject {
+            for (const QJsonValue &c : m_http->send("GET", QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters")).json()[QStringLiteral("items")].toArray()) {
+                if (!c[QStringLiteral("metadata")][QStringLiteral("name")].toString().startsWith(QStringLiteral("pull-"))) continue;
+                for (const QJsonValue &cond : c[QStringLiteral("status")][QStringLiteral("conditions")].toArray()) {
+                    if (cond[QStringLiteral("type")].toString() == u"HeadPodReady") return cond.toObject();
+                }
+            }
+            return {};
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(headReady().value(QStringLiteral("reason")).toString().contains(QStringLiteral("ImagePull")),
+                                  QJsonDocument(headReady()).toJson().constData(), 10000);
+        QVERIFY2(headReady().value(QStringLiteral("message")).toString().contains(QStringLiteral("ray-head: ")), QJsonDocument(headReady()).toJson().constData());
         remove(QStringLiteral("pull"));
     }
 
@@ -400,6 +418,53 @@ private Q_SLOTS:
                {QStringLiteral("Job deadline did not reach Running within its pre-running deadline of 1 s"), QStringLiteral("Before that: Not enough free GPUs"),
                 QStringLiteral("Insufficient nvidia.com/gpu")});
         remove(QStringLiteral("deadline"));
+    }
+
+    // A ResourceQuota of 4 GPUs and a head pod that asks for 8: the API server refuses the pod
+    // (the real 403 text), KubeRay's FailedToCreateHeadPod carries it, no pod exists, and the
+    // diagnosis names the quota with its numbers. Raising the quota lets the head be created.
+    void quotaStopsTheHeadPod()
+    {
+        const QString quotas = m_base + QStringLiteral("/resourcequotas");
+        const QJsonObject quota{{QStringLiteral("apiVersion"), QStringLiteral("v1")}, {QStringLiteral("kind"), QStringLiteral("ResourceQuota")},
+                                {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("team-gpus")}}},
+                                {QStringLiteral("spec"), QJsonObject{{QStringLiteral("hard"), QJsonObject{{QStringLiteral("requests.nvidia.com/gpu"), QStringLiteral("4")},
+                                                                                                          {QStringLiteral("pods"), QStringLiteral("20")}}}}}};
+        QCOMPARE(m_http->send("POST", quotas, QJsonDocument(quota).toJson()).status, 201);
+        m_quotas << QStringLiteral("team-gpus");
+        // The quota controller fills in status.hard and status.used.
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->send("GET", quotas + QStringLiteral("/team-gpus")).json()[QStringLiteral("status")][QStringLiteral("used")]
+                                      [QStringLiteral("requests.nvidia.com/gpu")].toString(),
+                                  QStringLiteral("0"), 5000);
+
+        // A pod of 8 GPUs straight to the API: the quota admission's 403.
+        const QJsonObject big{{QStringLiteral("apiVersion"), QStringLiteral("v1")}, {QStringLiteral("kind"), QStringLiteral("Pod")},
+                              {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("hog")}}},
+                              {QStringLiteral("spec"), podSpec(QJsonArray{container(QStringLiteral("main"), Present, 8)})}};
+        const auto refused = m_http->send("POST", m_base + QStringLiteral("/pods"), QJsonDocument(big).toJson());
+        QCOMPARE(refused.status, 403);
+        QCOMPARE(refused.json().value(QStringLiteral("reason")).toString(), QStringLiteral("Forbidden"));
+        QCOMPARE(refused.json().value(QStringLiteral("message")).toString(),
+                 QStringLiteral("pods \"hog\" is forbidden: exceeded quota: team-gpus, requested: requests.nvidia.com/gpu=8, "
+                                "used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4"));
+
+        submit(rayJob(QStringLiteral("quota"), podSpec(QJsonArray{container(QStringLiteral("ray-head"), RayImage, 8)}, QStringLiteral("h200"))));
+        expect(QStringLiteral("quota"), Cause::QuotaExceeded,
+               {QStringLiteral("ResourceQuota team-gpus in namespace starforge does not allow the head pod"),
+                QStringLiteral("requests.nvidia.com/gpu: asks 8, 0 already used of 4")});
+        const Diagnosis d = diagnoseJob(QStringLiteral("quota"));
+        QCOMPARE(d.evidence.first().reason, QStringLiteral("FailedToCreateHeadPod"));
+        QVERIFY2(d.evidence.first().message.startsWith(QStringLiteral("Failed to create head Pod starforge/, pods \"quota-")), qPrintable(d.evidence.first().message));
+        QVERIFY2(d.evidence.first().message.contains(QStringLiteral("-head-")), qPrintable(d.evidence.first().message));
+
+        // Raised: the retry creates the head, and the refusal is history.
+        QCOMPARE(m_http->send("PATCH", quotas + QStringLiteral("/team-gpus"), R"({"spec":{"hard":{"requests.nvidia.com/gpu":"16"}}})",
+                              "application/merge-patch+json").status, 200);
+        QTRY_VERIFY_WITH_TIMEOUT(diagnoseJob(QStringLiteral("quota")).cause != Cause::QuotaExceeded, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->send("GET", quotas + QStringLiteral("/team-gpus")).json()[QStringLiteral("status")][QStringLiteral("used")]
+                                      [QStringLiteral("requests.nvidia.com/gpu")].toString(),
+                                  QStringLiteral("8"), 10000);
+        remove(QStringLiteral("quota"));
     }
 
     void unknown()

@@ -16,6 +16,7 @@
 #include "support/sandboxfixture.h"
 #include "support/sandboxjobs.h"
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
@@ -165,6 +166,19 @@ private Q_SLOTS:
         QCOMPARE(back->toJson(), r.toJson());
         QVERIFY(!JobRecord::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("other")}}));
         QVERIFY(!JobRecord::fromJson(QJsonObject{{QStringLiteral("format"), QStringLiteral("starforge-job/1")}, {QStringLiteral("state"), QStringLiteral("Bogus")}}));
+
+        // A RayJob being deleted is going: "Stopping", or its outcome while it goes.
+        JobRecord deleting = JobRecord::fromRayJob(QJsonObject{
+            {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("x-k2x7pq")},
+                                                     {QStringLiteral("deletionTimestamp"), QStringLiteral("2026-12-03T10:05:00Z")}}},
+            {QStringLiteral("status"), QJsonObject{{QStringLiteral("jobDeploymentStatus"), QStringLiteral("Running")}, {QStringLiteral("jobStatus"), QStringLiteral("RUNNING")}}}});
+        QVERIFY(deleting.isDeleting());
+        QCOMPARE(deleting.deleting, QDateTime::fromString(QStringLiteral("2026-12-03T10:05:00Z"), Qt::ISODate));
+        QCOMPARE(deleting.displayState(), QStringLiteral("Stopping (being deleted)"));
+        deleting.state = JobState::Succeeded;
+        QCOMPARE(deleting.displayState(), QStringLiteral("Succeeded (being deleted)"));
+        deleting.archived = true;
+        QCOMPARE(deleting.displayState(), QStringLiteral("Archived (Succeeded)"));
     }
 
     // The Capsule's presigned URL is in the RayJob; its archived copy has no signature.
@@ -323,6 +337,86 @@ private Q_SLOTS:
         QCOMPARE(archived.state, JobState::Stopped);
         QCOMPARE(archived.reason, QStringLiteral("DeletedOutsideStarforge"));
         QVERIFY2(archived.lost.join(u' ').contains(QStringLiteral("deleted outside Starforge")), qPrintable(archived.lost.join(u'\n')));
+    }
+
+    // A RayJob being deleted (a finalizer of someone else's holds it) is going: the record says
+    // so, the tracker archives it at once as Stopped from what is left, never as running.
+    void aDeletingRayJobIsGoingNotLive()
+    {
+        auto t = tracker();
+        QTRY_VERIFY(t->hasSynced());
+        QJsonObject job = rayJob(QStringLiteral("bcdg44"), script(QStringLiteral("import time\ntime.sleep(60)\n")));
+        QJsonObject meta = job.value(QStringLiteral("metadata")).toObject();
+        meta.insert(QStringLiteral("finalizers"), QJsonArray{QStringLiteral("example.com/hold")});
+        job.insert(QStringLiteral("metadata"), meta);
+        create(job);
+        QTRY_VERIFY_WITH_TIMEOUT(t->job(QStringLiteral("bcdg44")) && t->job(QStringLiteral("bcdg44"))->state == JobState::Running, 30000);
+        QList<JobRecord> changed;
+        connect(t.get(), &JobTracker::jobChanged, this, [&changed](const JobRecord &r) { changed << r; });
+        QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/track-bcdg44")).status, 200);
+        const JobRecord archived = waitArchived(QStringLiteral("bcdg44"));
+        QCOMPARE(archived.state, JobState::Stopped);
+        QCOMPARE(archived.reason, QStringLiteral("DeletedOutsideStarforge"));
+        QVERIFY(!archived.deleting.isValid() || archived.archived);
+        bool sawStopping = false;
+        for (const JobRecord &r : std::as_const(changed)) {
+            if (r.isDeleting() && !isTerminal(r.state)) {
+                QCOMPARE(r.displayState(), QStringLiteral("Stopping (being deleted)"));
+                sawStopping = true;
+            }
+        }
+        QVERIFY2(sawStopping || changed.isEmpty() || changed.last().state == JobState::Stopped, "a deleting job is never shown as running");
+        // Still held by the other finalizer: the app's own delete does not remove it either.
+        QCOMPARE(rayJobStatus(QStringLiteral("bcdg44")), 200);
+        QCOMPARE(m_http->send("PATCH", m_rayjobs + QStringLiteral("/track-bcdg44"), R"({"metadata":{"finalizers":null}})", "application/merge-patch+json").status, 200);
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdg44")), 404);
+    }
+
+    // The operator's DeleteSelf removes the RayJob at its TTL while no tracker runs; the next
+    // tracker finds the job in its seen-jobs file, archives it from the last state seen, and
+    // names what was lost.
+    void operatorDeleteSelfWhileClosedIsRecorded()
+    {
+        const QString seen = m_dir.filePath(QStringLiteral("seen-jobs.json"));
+        QJsonObject job = rayJob(QStringLiteral("bcdg55"), script(QStringLiteral("import time\ntime.sleep(2)\nprint('ended while closed')\n")));
+        QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+        spec.insert(QStringLiteral("shutdownAfterJobFinishes"), false);
+        spec.insert(QStringLiteral("ttlSecondsAfterFinished"), 0);
+        spec.insert(QStringLiteral("deletionStrategy"),
+                    QJsonObject{{QStringLiteral("deletionRules"),
+                                 QJsonArray{QJsonObject{{QStringLiteral("policy"), QStringLiteral("DeleteSelf")},
+                                                        {QStringLiteral("condition"), QJsonObject{{QStringLiteral("jobStatus"), QStringLiteral("SUCCEEDED")},
+                                                                                                  {QStringLiteral("ttlSeconds"), 1}}}}}}});
+        job.insert(QStringLiteral("spec"), spec);
+        {
+            TrackerOptions options;
+            options.seenJobsFile = seen;
+            auto t = tracker(options);
+            create(job);
+            QTRY_VERIFY_WITH_TIMEOUT(t->job(QStringLiteral("bcdg55")) && t->job(QStringLiteral("bcdg55"))->state == JobState::Running, 30000);
+        }   // the app closes while the job runs
+        QVERIFY(QFileInfo::exists(seen));
+        QTRY_COMPARE_WITH_TIMEOUT(rayJobStatus(QStringLiteral("bcdg55")), 404, 30000);
+        QVERIFY(!m_archived.contains(QStringLiteral("bcdg55")));
+
+        TrackerOptions options;
+        options.seenJobsFile = seen;
+        auto t = tracker(options);
+        const JobRecord archived = waitArchived(QStringLiteral("bcdg55"));
+        QVERIFY(archived.archived);
+        QCOMPARE(archived.state, JobState::Stopped);
+        QCOMPARE(archived.reason, QStringLiteral("RayJobLost"));
+        QVERIFY2(archived.message.contains(QStringLiteral("last seen running")), qPrintable(archived.message));
+        const QString lost = archived.lost.join(u'\n');
+        QVERIFY2(lost.contains(QStringLiteral("The RayJob track-bcdg55 itself: the operator deleted it (deletionRules DeleteSelf, 1 s after the job ended)")),
+                 qPrintable(lost));
+        QCOMPARE(archivedRecord(QStringLiteral("bcdg55")).reason, QStringLiteral("RayJobLost"));
+        // Recorded once: the file forgets it.
+        const auto seenText = [&seen] {
+            QFile f(seen);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        QTRY_VERIFY(!seenText().contains("bcdg55"));
     }
 
     void aJobArchivedElsewhereIsNotOverwritten()

@@ -310,6 +310,10 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ttl")).value(QStringLiteral("message")).toString(),
                                   QStringLiteral("The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished"), 10000);
         QTRY_VERIFY_WITH_TIMEOUT(!list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dttl,reason%3DInvalidRayJobSpec,type%3DWarning")).isEmpty(), 10000);
+        // The operator's validation event says whose: "ns/name: <error>".
+        QCOMPARE(list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dttl,reason%3DInvalidRayJobSpec"))
+                     .first()[QStringLiteral("message")].toString(),
+                 QStringLiteral("starforge/ttl: The RayJob spec is invalid: a RayJob with shutdownAfterJobFinishes set to false cannot have TTLSecondsAfterFinished"));
         QJsonObject bounds = rayJob(QStringLiteral("bounds"), QStringLiteral("true"), {});
         QJsonObject bspec = bounds.value(QStringLiteral("spec")).toObject();
         QJsonObject cluster = bspec.value(QStringLiteral("rayClusterSpec")).toObject();
@@ -336,6 +340,135 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 10000);
         QCOMPARE(status(QStringLiteral("endless")).value(QStringLiteral("reason")).toString(), QStringLiteral("DeadlineExceeded"));
         QVERIFY(status(QStringLiteral("endless")).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("The RayJob has passed the activeDeadlineSeconds.")));
+    }
+
+    // A RayJob with a finalizer of its own besides the operator's: DELETE marks it
+    // (deletionTimestamp, deletionGracePeriodSeconds 0) and it stays visible; the operator stops
+    // the Ray job (the submitter goes) and removes only its own finalizer; no new finalizer can be
+    // added; a second DELETE changes nothing; removing the last finalizer deletes it, and the
+    // cluster goes with it.
+    void deleteWithFinalizersPassesThroughDeletionTimestamp()
+    {
+        QJsonObject job = rayJob(QStringLiteral("held"), QStringLiteral("sleep 60"), {});
+        QJsonObject meta = job.value(QStringLiteral("metadata")).toObject();
+        meta.insert(QStringLiteral("finalizers"), QJsonArray{QStringLiteral("example.com/hold")});
+        job.insert(QStringLiteral("metadata"), meta);
+        const QString path = m_rayjobs + QStringLiteral("/held");
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("held")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 20000);
+        const auto metadata = [&] { return m_http->get(path).json().value(QStringLiteral("metadata")).toObject(); };
+        QCOMPARE(metadata().value(QStringLiteral("finalizers")).toArray(),
+                 (QJsonArray{QStringLiteral("example.com/hold"), QStringLiteral("ray.io/rayjob-finalizer")}));
+        const QString cluster = status(QStringLiteral("held")).value(QStringLiteral("rayClusterName")).toString();
+        QCOMPARE(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 200);
+
+        const auto deleted = m_http->send("DELETE", path);
+        QCOMPARE(deleted.status, 200);
+        const QJsonObject marked = deleted.json().value(QStringLiteral("metadata")).toObject();
+        QVERIFY(!marked.value(QStringLiteral("deletionTimestamp")).toString().isEmpty());
+        QCOMPARE(marked.value(QStringLiteral("deletionGracePeriodSeconds")).toInt(-1), 0);
+        // Still there, marked; the operator's finalizer goes once it stopped the Ray job.
+        QTRY_COMPARE_WITH_TIMEOUT(metadata().value(QStringLiteral("finalizers")).toArray(), (QJsonArray{QStringLiteral("example.com/hold")}), 10000);
+        QCOMPARE(metadata().value(QStringLiteral("deletionTimestamp")).toString(), marked.value(QStringLiteral("deletionTimestamp")).toString());
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 404, 10000);
+        QCOMPARE(list(m_rayjobs).size(), 1);
+        QCOMPARE(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 200);
+
+        const auto added = m_http->send("PATCH", path, R"({"metadata":{"finalizers":["example.com/hold","example.com/late"]}})", "application/merge-patch+json");
+        QCOMPARE(added.status, 422);
+        QVERIFY2(added.message().contains(QStringLiteral("no new finalizers can be added if the object is being deleted")), qPrintable(added.message()));
+        QCOMPARE(m_http->send("DELETE", path).status, 200);
+        QCOMPARE(metadata().value(QStringLiteral("deletionTimestamp")).toString(), marked.value(QStringLiteral("deletionTimestamp")).toString());
+
+        const auto released = m_http->send("PATCH", path, R"({"metadata":{"finalizers":null}})", "application/merge-patch+json");
+        QCOMPARE(released.status, 200);
+        QCOMPARE(m_http->get(path).status, 404);
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
+    }
+
+    // DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: shutdownAfterJobFinishes deletes the RayJob
+    // itself at the TTL, with its cluster and submitter.
+    void operatorDeletesTheRayJobAtTheTtl()
+    {
+        cleanup();
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
+        options.fleet = QStringLiteral("h200:2x8,cpu:1x0");
+        options.presentImages = {RayImage};
+        options.deleteRayJobAfterJobFinishes = true;
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("brief"), QStringLiteral("true"), {})).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("brief")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(m_rayjobs + QStringLiteral("/brief")).status, 404, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(list(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters")).isEmpty(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/brief")).status, 404, 10000);
+    }
+
+    // deletionRules: DeleteWorkers at once, then DeleteCluster a second later; the RayJob stays.
+    // The operator's validation of the strategy, and its feature gate.
+    void deletionRules()
+    {
+        const auto rule = [](const QString &policy, int ttl) {
+            return QJsonObject{{QStringLiteral("policy"), policy},
+                               {QStringLiteral("condition"), QJsonObject{{QStringLiteral("jobStatus"), QStringLiteral("SUCCEEDED")}, {QStringLiteral("ttlSeconds"), ttl}}}};
+        };
+        const QJsonObject rules{{QStringLiteral("deletionStrategy"), QJsonObject{{QStringLiteral("deletionRules"),
+                                                                                  QJsonArray{rule(QStringLiteral("DeleteWorkers"), 0), rule(QStringLiteral("DeleteCluster"), 2)}}}},
+                                {QStringLiteral("shutdownAfterJobFinishes"), false}, {QStringLiteral("ttlSecondsAfterFinished"), 0}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("rules"), QStringLiteral("true"), {}, 0, rules)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("rules")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        const QString cluster = status(QStringLiteral("rules")).value(QStringLiteral("rayClusterName")).toString();
+        const QString clusterPath = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster;
+        const auto workers = [&] { return list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fnode-type%3Dworker")).size(); };
+        QTRY_COMPARE_WITH_TIMEOUT(workers(), 0, 10000);
+        QCOMPARE(m_http->get(clusterPath).status, 200);   // the head stays until DeleteCluster's TTL
+        QVERIFY(m_http->get(clusterPath).json()[QStringLiteral("spec")][QStringLiteral("workerGroupSpecs")][0][QStringLiteral("suspend")].toBool());
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(clusterPath).status, 404, 10000);
+        QCOMPARE(m_http->get(m_rayjobs + QStringLiteral("/rules")).status, 200);
+
+        // deletionRules and shutdownAfterJobFinishes together: the operator's refusal.
+        QJsonObject both = rules;
+        both.insert(QStringLiteral("shutdownAfterJobFinishes"), true);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("both"), QStringLiteral("true"), {}, 0, both)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("both")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("ValidationFailed"), 10000);
+        QCOMPARE(status(QStringLiteral("both")).value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayJob spec is invalid: spec.shutdownAfterJobFinishes and spec.deletionStrategy.deletionRules are mutually exclusive"));
+
+        // The feature gate off (an operator before 1.6, or turned off): any deletionStrategy is refused.
+        cleanup();
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
+        options.fleet = QStringLiteral("cpu:1x0");
+        options.presentImages = {RayImage};
+        options.rayJobDeletionPolicy = false;
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("gated"), QStringLiteral("true"), {}, 0, rules)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("gated")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("ValidationFailed"), 10000);
+        QCOMPARE(status(QStringLiteral("gated")).value(QStringLiteral("message")).toString(),
+                 QStringLiteral("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy"));
+    }
+
+    // Pod names as KubeRay's utils.PodName makes them: the cluster (or cluster-group) name cut
+    // to 50 characters first, then "-head-" / "-worker-" and 5 generated characters.
+    void longNamesKeepTheirNodeType()
+    {
+        const QString name = QStringLiteral("n").repeated(47);   // the longest RayJob name; its cluster has 53
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(name, QStringLiteral("sleep 30"), {})).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fnode-type")).size(), 3, 10000);
+        const QString cluster = status(name).value(QStringLiteral("rayClusterName")).toString();
+        QCOMPARE(cluster.size(), 53);
+        const QRegularExpression head(QStringLiteral("^%1-head-[a-z0-9]{5}$").arg(cluster.left(50)));
+        const QRegularExpression worker(QStringLiteral("^%1-worker-[a-z0-9]{5}$").arg(QString(cluster + QStringLiteral("-gpu")).left(50)));
+        int heads = 0, workers = 0;
+        for (const QJsonValue &pod : list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fnode-type"))) {
+            const QString podName = pod[QStringLiteral("metadata")][QStringLiteral("name")].toString();
+            heads += head.match(podName).hasMatch() ? 1 : 0;
+            workers += worker.match(podName).hasMatch() ? 1 : 0;
+        }
+        QCOMPARE(heads, 1);
+        QCOMPARE(workers, 2);
     }
 
     void preRunningDeadlineWithAStuckWorker()

@@ -58,7 +58,14 @@ int main(int argc, char *argv[])
                                       QStringLiteral("Lifetime of the tokens starforge-sandbox-credential (the kubeconfig's "
                                                      "starforge-sandbox-exec context) mints (default 3600; 0: they never expire)."),
                                       QStringLiteral("seconds"), QStringLiteral("3600"));
-    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl});
+    const QCommandLineOption deleteRayJob(QStringLiteral("delete-rayjob-after-job-finishes"),
+                                          QStringLiteral("Run the operator with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: "
+                                                         "shutdownAfterJobFinishes deletes the RayJob itself at ttlSecondsAfterFinished."));
+    const QCommandLineOption featureGates(QStringLiteral("feature-gates"),
+                                          QStringLiteral("The operator's feature gates: RayJobDeletionPolicy=true|false "
+                                                         "(spec.deletionStrategy; default on from --kuberay-version 1.6)."),
+                                          QStringLiteral("gates"));
+    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl, deleteRayJob, featureGates});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -99,6 +106,14 @@ int main(int argc, char *argv[])
     options.tokenTtlSeconds = parser.value(tokenTtl).toLongLong(&ttlOk);
     if (!ttlOk || options.tokenTtlSeconds < 0) {
         return fail(QStringLiteral("--token-ttl takes a number of seconds (0: tokens never expire), not '%1'").arg(parser.value(tokenTtl)));
+    }
+    options.deleteRayJobAfterJobFinishes = parser.isSet(deleteRayJob);
+    for (const QString &gate : parser.value(featureGates).split(u',', Qt::SkipEmptyParts)) {
+        const QStringList kv = gate.trimmed().split(u'=');
+        if (kv.size() != 2 || kv.at(0) != QLatin1String("RayJobDeletionPolicy") || (kv.at(1) != QLatin1String("true") && kv.at(1) != QLatin1String("false"))) {
+            return fail(QStringLiteral("--feature-gates takes RayJobDeletionPolicy=true or RayJobDeletionPolicy=false, not '%1'").arg(gate));
+        }
+        options.rayJobDeletionPolicy = kv.at(1) == QLatin1String("true");
     }
     if (parser.isSet(faults)) {
         auto parsed = Sandbox::Faults::parse(parser.value(faults));

@@ -511,6 +511,92 @@ std::optional<Candidate> scheduling(const Context &c, Candidate *unknown)
     return Candidate{leadCause, message, evidence};
 }
 
+// A pod the API server refused to create: the latest refusal that no pod of its role or later
+// creation has made history.
+std::optional<Candidate> podCreation(const Context &c)
+{
+    struct Refusal
+    {
+        Kube::Event event;
+        QString who;       // "the head pod", "a worker pod", "the submitter pod"
+        QString apiError;  // the API's words, without the controller's prefix
+    };
+    const auto latestOf = [&c](const QString &kind, const QString &reason) {
+        QDateTime latest;
+        for (const Kube::Event &e : c.in.events) {
+            if (e.regardingKind == kind && e.reason == reason && (!latest.isValid() || e.lastSeen > latest)) latest = e.lastSeen;
+        }
+        return latest;
+    };
+    bool headPresent = false;
+    for (const PodInfo &p : c.in.pods) headPresent = headPresent || p.role() == QLatin1String("head");
+    static const QRegularExpression headPrefix(QStringLiteral("^Failed to create head Pod [^,]*, (.*)$"), QRegularExpression::DotMatchesEverythingOption);
+    static const QRegularExpression workerPrefix(QStringLiteral("^Failed to create worker Pod for the cluster [^,]*, (.*)$"),
+                                                 QRegularExpression::DotMatchesEverythingOption);
+    static const QRegularExpression jobPrefix(QStringLiteral("^Error creating: (.*)$"), QRegularExpression::DotMatchesEverythingOption);
+    std::optional<Refusal> latest;
+    QList<Kube::Event> evidence;
+    for (const Kube::Event &e : c.in.events) {
+        if (e.type != QLatin1String("Warning")) continue;
+        Refusal r{e, {}, e.message};
+        QRegularExpressionMatch m;
+        if (e.regardingKind == QLatin1String("RayCluster") && e.reason == QLatin1String("FailedToCreateHeadPod")) {
+            const QDateTime created = latestOf(e.regardingKind, QStringLiteral("CreatedHeadPod"));
+            if (headPresent || (created.isValid() && created >= e.lastSeen)) continue;
+            r.who = QStringLiteral("the head pod");
+            m = headPrefix.match(e.message);
+        } else if (e.regardingKind == QLatin1String("RayCluster") && e.reason == QLatin1String("FailedToCreateWorkerPod")) {
+            const QDateTime created = latestOf(e.regardingKind, QStringLiteral("CreatedWorkerPod"));
+            if (created.isValid() && created >= e.lastSeen) continue;
+            r.who = QStringLiteral("a worker pod");
+            m = workerPrefix.match(e.message);
+        } else if (e.regardingKind == QLatin1String("Job") && e.reason == QLatin1String("FailedCreate")) {
+            const QDateTime created = latestOf(e.regardingKind, QStringLiteral("SuccessfulCreate"));
+            if (created.isValid() && created >= e.lastSeen) continue;
+            r.who = QStringLiteral("the submitter pod");
+            m = jobPrefix.match(e.message);
+        } else {
+            continue;
+        }
+        if (m.hasMatch()) r.apiError = m.captured(1);
+        evidence << e;
+        if (!latest || e.lastSeen >= latest->event.lastSeen) latest = r;
+    }
+    if (!latest) return std::nullopt;
+    std::stable_sort(evidence.begin(), evidence.end(), [](const Kube::Event &a, const Kube::Event &b) { return a.lastSeen < b.lastSeen; });
+    // The quota admission's text (docs/kubernetes-facts.md, "Resource quotas").
+    static const QRegularExpression quota(QStringLiteral("exceeded quota: ([^,]+), requested: (.*), used: (.*), limited: (.*)$"),
+                                          QRegularExpression::DotMatchesEverythingOption);
+    const auto qm = quota.match(latest->apiError);
+    if (!qm.hasMatch()) {
+        return Candidate{Cause::PodCreationFailed,
+                         QStringLiteral("The API server refused to create %1, so it does not exist: %2").arg(latest->who, latest->apiError), evidence};
+    }
+    const auto amounts = [](const QString &list) {
+        QMap<QString, QString> out;
+        for (const QString &part : list.split(u',', Qt::SkipEmptyParts)) {
+            const qsizetype eq = part.indexOf(u'=');
+            if (eq > 0) out.insert(part.left(eq).trimmed(), part.mid(eq + 1).trimmed());
+        }
+        return out;
+    };
+    const QMap<QString, QString> asked = amounts(qm.captured(2));
+    const QMap<QString, QString> used = amounts(qm.captured(3));
+    const QMap<QString, QString> limited = amounts(qm.captured(4));
+    QStringList numbers;
+    for (auto it = asked.cbegin(); it != asked.cend(); ++it) {
+        numbers << QStringLiteral("%1: asks %2, %3 already used of %4").arg(it.key(), it.value(), used.value(it.key(), QStringLiteral("?")),
+                                                                               limited.value(it.key(), QStringLiteral("?")));
+    }
+    const QString ns = latest->event.regardingNamespace.isEmpty() ? latest->event.ns : latest->event.regardingNamespace;
+    QString message = QStringLiteral("ResourceQuota %1%2 does not allow %3 (%4), so the API server refused to create it. "
+                                     "Ask for less, wait for other pods of the namespace to finish, or ask the cluster's "
+                                     "administrator to raise the quota")
+                          .arg(qm.captured(1).trimmed(), ns.isEmpty() ? QString() : QStringLiteral(" in namespace %1").arg(ns), latest->who,
+                               numbers.join(QStringLiteral("; ")));
+    return Candidate{Cause::QuotaExceeded, message, evidence};
+}
+
 Candidate unknownCause(const Context &c)
 {
     QStringList parts;
@@ -544,7 +630,7 @@ QList<Cause> allCauses()
 {
     return {Cause::InsufficientGpu, Cause::NoNodeMatchesSelector, Cause::UntoleratedTaint, Cause::NodesCordoned, Cause::ImagePullNotFound,
             Cause::ImagePullUnauthorized, Cause::ImagePullFailed, Cause::CapsuleDownloadFailed, Cause::ContainerConfigError, Cause::CrashLoop,
-            Cause::PreRunningDeadlineExceeded, Cause::Unknown};
+            Cause::PreRunningDeadlineExceeded, Cause::QuotaExceeded, Cause::PodCreationFailed, Cause::Unknown};
 }
 
 QString causeId(Cause cause)
@@ -561,6 +647,8 @@ QString causeId(Cause cause)
     case Cause::ContainerConfigError: return QStringLiteral("ContainerConfigError");
     case Cause::CrashLoop: return QStringLiteral("CrashLoop");
     case Cause::PreRunningDeadlineExceeded: return QStringLiteral("PreRunningDeadlineExceeded");
+    case Cause::QuotaExceeded: return QStringLiteral("QuotaExceeded");
+    case Cause::PodCreationFailed: return QStringLiteral("PodCreationFailed");
     case Cause::Unknown: return QStringLiteral("Unknown");
     }
     return QStringLiteral("Unknown");
@@ -681,7 +769,8 @@ Diagnosis diagnose(const DiagnosisInput &input)
 {
     const Context c(input);
     Candidate unknownScheduling;
-    std::optional<Candidate> found = imagePull(c);
+    std::optional<Candidate> found = podCreation(c);
+    if (!found) found = imagePull(c);
     if (!found) found = capsuleDownload(c);
     if (!found) found = containerConfig(c);
     if (!found) found = crashLoop(c);

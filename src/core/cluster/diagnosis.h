@@ -15,10 +15,21 @@
 //  - the capsule download: the init container named CapsuleInitContainerName failing, or Ray's
 //    working_dir download failing (runtime_env setup) in the submitter's log or the RayJob's
 //    message;
-//  - the RayJob's status.reason PreRunningDeadlineExceeded.
+//  - the RayJob's status.reason PreRunningDeadlineExceeded;
+//  - pod creation refused by the API server (docs/kuberay.md, "Names, labels and events", and
+//    docs/kubernetes-facts.md, "Resource quotas").
 //
 // When several apply, the first in this order wins (the others' evidence is left out):
 //   PreRunningDeadlineExceeded   the job is over; its message also carries the cause below it
+//   QuotaExceeded / PodCreationFailed   the API server refused to create a pod, so there is
+//                                no pod to look at: KubeRay's FailedToCreateHeadPod /
+//                                FailedToCreateWorkerPod Warning on the RayCluster, or the Job
+//                                controller's FailedCreate on the submitter Job, carrying the
+//                                API's error; a ResourceQuota's "exceeded quota: q, requested:
+//                                k=v, used: k=v, limited: k=v" is QuotaExceeded with its
+//                                numbers, anything else (PodSecurity, a webhook) PodCreationFailed
+//                                with the API's words. Stale once a pod of that role exists or a
+//                                later Created event says so.
 //   ImagePullNotFound / ImagePullUnauthorized / ImagePullFailed
 //   CapsuleDownloadFailed        a pod that starts but cannot get the code
 //   ContainerConfigError
@@ -81,6 +92,8 @@ enum class Cause {
     ContainerConfigError,
     CrashLoop,
     PreRunningDeadlineExceeded,
+    QuotaExceeded,
+    PodCreationFailed,
     Unknown,
 };
 

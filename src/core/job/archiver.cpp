@@ -19,6 +19,61 @@ namespace {
 // The API server keeps events for an hour unless its --event-ttl says otherwise.
 constexpr qint64 EventTtlSeconds = 3600;
 
+// The operator's deletion policy that applies to a finished RayJob, and its TTL in seconds
+// (docs/kuberay.md, "Deletion"): the most destructive deletionRules rule matching its status,
+// the legacy onSuccess/onFailure policy with ttlSecondsAfterFinished, or shutdownAfterJobFinishes
+// (DeleteCluster; DeleteSelf only when the operator runs with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES,
+// which the app cannot see). Empty policy: nothing is deleted.
+struct DeletionPolicy
+{
+    QString policy;     // DeleteSelf, DeleteCluster, DeleteWorkers
+    qint64 ttl = 0;
+    QString how;        // "deletionRules", "deletionStrategy.onSuccess", "shutdownAfterJobFinishes"
+};
+
+DeletionPolicy deletionPolicyOf(const QJsonObject &rayJob)
+{
+    const QJsonObject spec = rayJob.value(QStringLiteral("spec")).toObject();
+    const QJsonObject status = rayJob.value(QStringLiteral("status")).toObject();
+    const QJsonObject strategy = spec.value(QStringLiteral("deletionStrategy")).toObject();
+    const qint64 ttl = spec.value(QStringLiteral("ttlSecondsAfterFinished")).toInteger(0);
+    const auto impact = [](const QString &p) {
+        return p == QLatin1String("DeleteSelf") ? 3 : p == QLatin1String("DeleteCluster") ? 2 : p == QLatin1String("DeleteWorkers") ? 1 : 0;
+    };
+    if (const QJsonArray rules = strategy.value(QStringLiteral("deletionRules")).toArray(); !rules.isEmpty()) {
+        DeletionPolicy best{{}, 0, QStringLiteral("deletionRules")};
+        for (const QJsonValue &v : rules) {
+            const QJsonObject condition = v[QStringLiteral("condition")].toObject();
+            const bool matches = condition.contains(QStringLiteral("jobStatus"))
+                ? condition.value(QStringLiteral("jobStatus")) == status.value(QStringLiteral("jobStatus"))
+                : condition.value(QStringLiteral("jobDeploymentStatus")) == status.value(QStringLiteral("jobDeploymentStatus"));
+            const QString policy = v[QStringLiteral("policy")].toString();
+            if (matches && impact(policy) > impact(best.policy)) {
+                best.policy = policy;
+                best.ttl = condition.value(QStringLiteral("ttlSeconds")).toInteger(0);
+            }
+        }
+        const QString jobStatus = status.value(QStringLiteral("jobStatus")).toString();
+        if (best.policy.isEmpty() && jobStatus != QLatin1String("SUCCEEDED") && jobStatus != QLatin1String("FAILED")) {
+            // Last seen before it ended: the most destructive rule is the likeliest to have acted.
+            for (const QJsonValue &v : rules) {
+                if (impact(v[QStringLiteral("policy")].toString()) > impact(best.policy)) {
+                    best.policy = v[QStringLiteral("policy")].toString();
+                    best.ttl = v[QStringLiteral("condition")][QStringLiteral("ttlSeconds")].toInteger(0);
+                }
+            }
+        }
+        return best;
+    }
+    if (strategy.contains(QStringLiteral("onSuccess")) || strategy.contains(QStringLiteral("onFailure"))) {
+        const QString key = status.value(QStringLiteral("jobStatus")).toString() == QLatin1String("SUCCEEDED") ? QStringLiteral("onSuccess") : QStringLiteral("onFailure");
+        const QString policy = strategy.value(key).toObject().value(QStringLiteral("policy")).toString();
+        return {impact(policy) > 0 ? policy : QString(), ttl, QStringLiteral("deletionStrategy.") + key};
+    }
+    if (spec.value(QStringLiteral("shutdownAfterJobFinishes")).toBool()) return {QStringLiteral("DeleteCluster"), ttl, QStringLiteral("shutdownAfterJobFinishes")};
+    return {};
+}
+
 const QByteArray LogType = "text/plain; charset=utf-8";
 const QByteArray JsonType = "application/json";
 
@@ -96,10 +151,32 @@ void JobArchiver::planLogs()
     // pods to shutdownAfterJobFinishes; the submitter's Job stays with the RayJob.
     if (snapshot.rayJob) {
         const Kube::RayJob rayJob = Kube::RayJob::fromJson(*snapshot.rayJob);
-        if (!haveRayPods && !rayJob.rayClusterName.isEmpty()) {
+        const DeletionPolicy deletion = deletionPolicyOf(*snapshot.rayJob);
+        if (!m_request.deleteRayJob) {
+            // Archived from the last state seen: the RayJob itself went first.
+            record.lost << (deletion.policy == QLatin1String("DeleteSelf")
+                                ? tr("The RayJob %1 itself: the operator deleted it (%2 DeleteSelf, %3 s after the job ended) before Starforge "
+                                     "archived it, and its RayCluster, submitter Job and pods went with it; its final status is the last one Starforge saw.")
+                                      .arg(rayJob.name, deletion.how).arg(deletion.ttl)
+                            : deletion.how == QLatin1String("shutdownAfterJobFinishes")
+                                ? tr("The RayJob %1 itself was deleted before Starforge archived it (by a person or tool, or by an operator running "
+                                     "with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true, %2 s after the job ended); its RayCluster, submitter Job and "
+                                     "pods went with it, and its final status is the last one Starforge saw.")
+                                      .arg(rayJob.name).arg(deletion.ttl)
+                                : tr("The RayJob %1 itself was deleted before Starforge archived it; its RayCluster, submitter Job and pods went "
+                                     "with it, and its final status is the last one Starforge saw.").arg(rayJob.name));
+        }
+        bool haveWorkers = false;
+        for (const QJsonObject &pod : snapshot.pods) haveWorkers |= Cluster::PodInfo::fromJson(pod).role().startsWith(QLatin1String("worker"));
+        const QString by = deletion.how == QLatin1String("shutdownAfterJobFinishes") ? deletion.how : QStringLiteral("%1 %2").arg(deletion.how, deletion.policy);
+        if (!haveRayPods && !rayJob.rayClusterName.isEmpty() && m_request.deleteRayJob) {
             record.lost << (snapshot.rayCluster ? tr("Head and worker logs: the pods of RayCluster %1 were already gone.").arg(rayJob.rayClusterName)
-                                                : tr("Head and worker logs: RayCluster %1 was already deleted (shutdownAfterJobFinishes, %2 s after the job ended).")
-                                                      .arg(rayJob.rayClusterName).arg(rayJob.ttlSecondsAfterFinished));
+                                                : tr("Head and worker logs: RayCluster %1 was already deleted (%2, %3 s after the job ended).")
+                                                      .arg(rayJob.rayClusterName, deletion.policy.isEmpty() ? QStringLiteral("shutdownAfterJobFinishes") : by)
+                                                      .arg(deletion.ttl));
+        } else if (haveRayPods && !haveWorkers && deletion.policy == QLatin1String("DeleteWorkers") && !rayJob.rayClusterSpec.workers.isEmpty()) {
+            record.lost << tr("Worker logs: the operator removed the worker pods of RayCluster %1 (%2, %3 s after the job ended).")
+                               .arg(rayJob.rayClusterName, by).arg(deletion.ttl);
         }
         if (!haveSubmitter && (rayJob.jobDeploymentStatus == QLatin1String("Running") || !rayJob.jobStatus.isEmpty())) {
             record.lost << tr("The driver's log: the submitter pod of %1 was already gone.").arg(rayJob.name);

@@ -130,6 +130,9 @@ JobRecord JobRecord::fromRayJob(const QJsonObject &json)
     record.reason = rayJob.reason;
     record.message = rayJob.message;
     record.created = rayJob.creationTimestamp;
+    // Being deleted: the RayJob stays visible until its finalizers are done
+    // (docs/kubernetes-facts.md, "Deletion and finalizers").
+    record.deleting = readTime(json.value(QStringLiteral("metadata")).toObject(), QStringLiteral("deletionTimestamp"));
     // Ray's own start of the driver when the operator has it; KubeRay's startTime is when the
     // cluster was asked for, which is not when the job began to run.
     const QJsonObject info = json.value(QStringLiteral("status")).toObject().value(QStringLiteral("rayJobInfo")).toObject();
@@ -157,7 +160,11 @@ JobRecord JobRecord::fromRayJob(const QJsonObject &json)
 
 QString JobRecord::displayState() const
 {
-    return archived ? QStringLiteral("Archived (%1)").arg(jobStateName(state)) : jobStateName(state);
+    if (archived) return QStringLiteral("Archived (%1)").arg(jobStateName(state));
+    if (isDeleting()) {
+        return isTerminal(state) ? QStringLiteral("%1 (being deleted)").arg(jobStateName(state)) : QStringLiteral("Stopping (being deleted)");
+    }
+    return jobStateName(state);
 }
 
 QJsonObject JobRecord::toJson() const

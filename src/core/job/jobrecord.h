@@ -80,10 +80,17 @@ struct JobRecord
     // enforces it too (spec.preRunningDeadlineSeconds is set).
     int preRunningDeadlineSeconds = 0;
     bool deadlineInSpec = false;
+    // The RayJob is being deleted (its deletionTimestamp; live records only, never archived): it
+    // is going, not live. The operator's finalizer stops a Ray job that still runs, and the
+    // tracker no longer acts on it except to archive it.
+    QDateTime deleting;
+
+    bool isDeleting() const { return deleting.isValid() && !archived; }
 
     // The record of a live RayJob: labels, annotations and status.
     static JobRecord fromRayJob(const QJsonObject &rayJob);
-    // "Running", or "Archived (Failed)" for an archived job.
+    // "Running", "Archived (Failed)" for an archived job, and for a RayJob being deleted
+    // "Stopping (being deleted)" or "Succeeded (being deleted)".
     QString displayState() const;
 
     QJsonObject toJson() const;

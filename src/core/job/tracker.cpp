@@ -10,7 +10,13 @@
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
 
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QSaveFile>
 
 #include <algorithm>
 
@@ -36,9 +42,11 @@ JobTracker::JobTracker(Kube::KubeClient *kube, S3::S3Client *s3, TrackerOptions 
     connect(m_informer, &Kube::Informer::updated, this, [this](const QJsonObject &, const QJsonObject &after) { onRayJob(after); });
     connect(m_informer, &Kube::Informer::deleted, this, &JobTracker::onRayJobDeleted);
     connect(m_informer, &Kube::Informer::synced, this, [this] {
+        archiveLostWhileClosed();
         check();
         Q_EMIT synced();
     });
+    loadSeen();
     m_timer.setInterval(m_options.checkIntervalMs);
     connect(&m_timer, &QTimer::timeout, this, &JobTracker::check);
 }
@@ -60,6 +68,7 @@ void JobTracker::start()
         // A shared informer that synced before this tracker existed: take what it holds.
         for (const QJsonObject &rayJob : m_informer->list()) onRayJob(rayJob);
         QTimer::singleShot(0, this, [this] {
+            archiveLostWhileClosed();
             check();
             Q_EMIT synced();
         });
@@ -122,12 +131,31 @@ void JobTracker::onRayJob(const QJsonObject &rayJob)
         return;
     }
     Live &live = m_live[record.id];
-    const bool changed = live.rayJob.isEmpty() || live.record.state != record.state || live.record.message != record.message;
+    const bool changed = live.rayJob.isEmpty() || live.record.state != record.state || live.record.message != record.message
+        || live.record.deleting != record.deleting;
     live.rayJob = rayJob;
     if (!live.archiving) live.record = record;
     m_submitting.remove(record.id);
     if (changed && !live.archiving) Q_EMIT jobChanged(live.record);
     if (!actsOn(ownershipOf(record))) return;   // its owner's app archives it
+    if (changed || !m_seen.contains(record.id)) remember(record.id, rayJob);
+    const bool deleteRequested = rayJob[QStringLiteral("metadata")][QStringLiteral("annotations")][QLatin1String(Labels::DeleteRequested)].toString() == u"true";
+    if (record.isDeleting() && deleteRequested) {
+        return;   // `starforge-cli delete`: the job goes archive and all, and is let go when it is gone
+    }
+    if (record.isDeleting() && !isTerminal(record.state) && !live.archiving) {
+        // Being deleted behind the app's back (kubectl, another tool) while it was still on its
+        // way: the operator stops the Ray job, and what the cluster still has is archived now,
+        // before the finalizer lets the RayJob and its pods go. Never archived as running.
+        JobRecord outcome = record;
+        outcome.state = JobState::Stopped;
+        outcome.reason = QStringLiteral("DeletedOutsideStarforge");
+        outcome.message = tr("The RayJob %1 was deleted outside Starforge while it was %2.").arg(record.rayJobName, jobStateName(record.state).toLower());
+        outcome.ended = record.deleting;
+        outcome.lost << tr("The RayJob %1 was deleted outside Starforge before it was archived; what its pods still had was kept.").arg(record.rayJobName);
+        archive(record.id, outcome, false);
+        return;
+    }
     if (isTerminal(record.state) && !live.archiving && !live.retryAt.isValid()) {
         archive(record.id, record, false);
     }
@@ -145,6 +173,7 @@ void JobTracker::onRayJobDeleted(const QJsonObject &rayJob)
         || rayJob[QStringLiteral("metadata")][QStringLiteral("annotations")][QLatin1String(Labels::DeleteRequested)].toString() == u"true") {
         // Someone else's job went (its owner archived it), or the user deleted it, archive
         // and all (`starforge-cli delete`).
+        forget(record.id);
         m_live.erase(it);
         Q_EMIT jobRemoved(record.id);
         return;
@@ -177,7 +206,7 @@ void JobTracker::check()
         }
         // The deadline the job was submitted with, never this viewer's setting.
         const int deadline = live.record.preRunningDeadlineSeconds;
-        if (live.record.state != JobState::Pending || deadline <= 0 || !live.record.created.isValid()) continue;
+        if (live.record.state != JobState::Pending || live.record.isDeleting() || deadline <= 0 || !live.record.created.isValid()) continue;
         const bool operatorFailsIt = live.record.deadlineInSpec && m_options.operatorEnforcesDeadline;
         const qint64 limit = deadline + (operatorFailsIt ? m_options.deadlineGraceSeconds : 0);
         if (live.record.created.secsTo(now) < limit) continue;
@@ -248,6 +277,7 @@ void JobTracker::adoptArchive(const QString &id, const JobRecord &existing)
         m_live.erase(it);
     }
     m_done.insert(id);
+    forget(id);
     --m_archivesRunning;
     Q_EMIT jobArchived(existing);
     Q_EMIT jobRemoved(id);
@@ -309,6 +339,7 @@ void JobTracker::archiveFinished(const QString &id, JobArchiver *archiver)
     }
     if (result) {
         m_done.insert(id);
+        forget(id);
         m_live.remove(id);
         Q_EMIT jobArchived(*result);
         Q_EMIT jobRemoved(id);
@@ -345,6 +376,84 @@ void JobTracker::stopJob(const QString &id, std::function<void(Result<JobRecord>
     outcome.message = tr("Stopped from Starforge while it was %1.").arg(jobStateName(it->record.state).toLower());
     outcome.ended = QDateTime::currentDateTimeUtc();
     archive(id, outcome, false);
+}
+
+void JobTracker::loadSeen()
+{
+    if (m_options.seenJobsFile.isEmpty()) return;
+    QFile file(m_options.seenJobsFile);
+    if (!file.open(QIODevice::ReadOnly)) return;   // none yet
+    const QJsonObject jobs = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("jobs")).toObject();
+    for (auto it = jobs.begin(); it != jobs.end(); ++it) {
+        if (it.value().isObject() && (m_options.onlyJobId.isEmpty() || it.key() == m_options.onlyJobId)) m_seen.insert(it.key(), it.value().toObject());
+    }
+}
+
+void JobTracker::remember(const QString &id, const QJsonObject &rayJob)
+{
+    if (m_options.seenJobsFile.isEmpty()) return;
+    m_seen.insert(id, rayJob);
+    saveSeen();
+}
+
+void JobTracker::forget(const QString &id)
+{
+    if (m_options.seenJobsFile.isEmpty() || !m_seen.remove(id)) return;
+    saveSeen();
+}
+
+void JobTracker::saveSeen()
+{
+    // Another tracker of the same cluster (a `submit --wait`) may have written since: its jobs
+    // are kept unless this one has the newer word on them.
+    QJsonObject jobs;
+    if (QFile file(m_options.seenJobsFile); file.open(QIODevice::ReadOnly)) {
+        jobs = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("jobs")).toObject();
+    }
+    for (const QString &id : std::as_const(m_done)) jobs.remove(id);
+    for (auto it = m_live.cbegin(); it != m_live.cend(); ++it) {
+        if (!m_seen.contains(it.key())) jobs.remove(it.key());
+    }
+    for (auto it = m_seen.cbegin(); it != m_seen.cend(); ++it) jobs.insert(it.key(), it.value());
+    QDir().mkpath(QFileInfo(m_options.seenJobsFile).absolutePath());
+    QSaveFile out(m_options.seenJobsFile);
+    if (!out.open(QIODevice::WriteOnly)) {
+        qCWarning(lcTracker).noquote() << "cannot write" << m_options.seenJobsFile << out.errorString();
+        return;
+    }
+    out.write(QJsonDocument(QJsonObject{{QStringLiteral("format"), QStringLiteral("starforge-seen-jobs/1")}, {QStringLiteral("jobs"), jobs}})
+                  .toJson(QJsonDocument::Compact));
+    if (!out.commit()) qCWarning(lcTracker).noquote() << "cannot write" << m_options.seenJobsFile << out.errorString();
+}
+
+void JobTracker::archiveLostWhileClosed()
+{
+    if (m_seenChecked) return;
+    m_seenChecked = true;
+    const QHash<QString, QJsonObject> seen = m_seen;
+    for (auto it = seen.cbegin(); it != seen.cend(); ++it) {
+        const QString &id = it.key();
+        if (m_live.contains(id) || m_done.contains(id)) continue;
+        // Gone from the cluster while no tracker ran. The archive (if another tracker made one)
+        // wins; else it is archived from the last state seen here (snapshotAndArchive).
+        JobRecord record = JobRecord::fromRayJob(it.value());
+        if (record.id != id || !actsOn(ownershipOf(record))) {
+            forget(id);
+            continue;
+        }
+        JobRecord outcome = record;
+        outcome.deleting = {};
+        if (!isTerminal(outcome.state)) {
+            outcome.state = JobState::Stopped;
+            outcome.reason = QStringLiteral("RayJobLost");
+            outcome.message = tr("The RayJob %1 was deleted while no Starforge tracker ran; it was last seen %2, and how it ended is unknown.")
+                                  .arg(record.rayJobName, jobStateName(record.state).toLower());
+        }
+        Live &live = m_live[id];
+        live.record = outcome;
+        live.rayJob = it.value();
+        archive(id, outcome, true);
+    }
 }
 
 } // namespace Starforge::Job

@@ -68,6 +68,12 @@ struct TrackerOptions
     // The Session's RayJob informer (labelSelector(onlyJobId)), started by its owner; null: the
     // tracker makes and starts its own.
     Kube::Informer *rayJobs = nullptr;
+    // Where the tracker keeps the last state of each of the viewer's jobs it saw and has not
+    // archived yet (JSON, rewritten on every change). At the next start, a job in it whose
+    // RayJob is gone and that nobody archived (the operator deleted it at its TTL while no
+    // tracker ran: DeleteSelf, DELETE_RAYJOB_CR_AFTER_JOB_FINISHES) is archived from that state,
+    // with what was lost named. Empty: nothing is kept, and such a job leaves no record.
+    QString seenJobsFile;
 };
 
 class JobTracker final : public QObject
@@ -130,6 +136,12 @@ private:
     void archiveFinished(const QString &id, JobArchiver *archiver);
     void pumpArchives();
     void scheduleRetry(Live &live);
+    // The seen-jobs file (TrackerOptions::seenJobsFile).
+    void loadSeen();
+    void remember(const QString &id, const QJsonObject &rayJob);
+    void forget(const QString &id);
+    void saveSeen();
+    void archiveLostWhileClosed();
 
     Kube::KubeClient *m_kube;
     S3::S3Client *m_s3;
@@ -140,6 +152,8 @@ private:
     QHash<QString, JobRecord> m_submitting;
     QSet<QString> m_done;                        // archived by this tracker (their delete echoes back)
     QSet<QString> m_refused;                     // RayJobs not shaped as the app makes them, warned about once
+    QHash<QString, QJsonObject> m_seen;          // own jobs seen and not archived: id -> last RayJob
+    bool m_seenChecked = false;                  // the jobs lost while closed were looked for
     QList<std::function<void()>> m_archiveQueue;
     int m_archivesRunning = 0;
     QTimer m_timer;

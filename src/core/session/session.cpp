@@ -13,6 +13,8 @@
 #include "core/s3/s3client.h"
 #include "core/session/startupcleanup.h"
 
+#include <QCryptographicHash>
+#include <QStandardPaths>
 #include <QMap>
 #include <QSysInfo>
 
@@ -396,6 +398,13 @@ void Session::startParts()
         tracker.rayJobs = m_rayJobs.get();
         tracker.checkIntervalMs = m_options.trackerCheckIntervalMs;
         tracker.archiveRetryMs = m_options.trackerArchiveRetryMs;
+        // The jobs this workstation saw and has not archived yet, per cluster and namespace, so a
+        // RayJob the operator deletes while the app is closed is still recorded
+        // (docs/jobs.md, "For cluster administrators: deletion settings").
+        const QByteArray where = QCryptographicHash::hash((m_kube->config().server.toString() + u'\n' + m_settings.ns).toUtf8(),
+                                                          QCryptographicHash::Sha256).toHex().left(16);
+        tracker.seenJobsFile = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)
+            + QStringLiteral("/starforge/seen-jobs-%1.json").arg(QString::fromLatin1(where));
         // Children as well as owned: what a session runs can be counted (one tracker, never two).
         m_jobs = std::make_unique<Job::JobTracker>(m_kube.get(), m_s3.get(), tracker, this);
     }

@@ -55,6 +55,16 @@ QJsonValue mergePatch(const QJsonValue &target, const QJsonValue &patch)
     return out;
 }
 
+// The store's only refusal of an update that exists is a new finalizer on a deleting object:
+// "metadata.finalizers: Forbidden: …" as a 422 on the object's kind.
+QJsonObject finalizerRefusal(const ResourceType &type, const QString &name, const QString &storeMessage)
+{
+    const QString prefix = QStringLiteral("metadata.finalizers: ");
+    const QString message = storeMessage.startsWith(prefix) ? storeMessage.mid(prefix.size()) : storeMessage;
+    return Status::invalid(type.kind, type.group, name,
+                           {Status::cause(QStringLiteral("FieldValueForbidden"), QStringLiteral("metadata.finalizers"), message)});
+}
+
 } // namespace
 
 void ApiServer::create(const RequestInfo &info, const Http::Request &request, Http::Responder *responder)
@@ -193,7 +203,8 @@ void ApiServer::update(const RequestInfo &info, const Http::Request &request, Ht
         respondStatus(responder, error->kind == StoreError::Kind::Conflict
                                      ? Status::make(409, QStringLiteral("Conflict"), error->message,
                                                     Status::details(info.name, type.group, type.plural))
-                                     : Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
+                                 : error->kind == StoreError::Kind::Invalid ? finalizerRefusal(type, info.name, error->message)
+                                                                            : Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
         return;
     }
     responder->respond(200, JsonContentType, std::get<ObjectPtr>(result)->json(true) + '\n', headers);
@@ -241,8 +252,9 @@ void ApiServer::patch(const RequestInfo &info, const Http::Request &request, Htt
     }
     const ResourceType *storageType = type.converts() ? ResourceTypes::storageType(type.storage) : &type;
     auto result = m_store->update(*storageType, type.converts() ? type.toStorage(patched) : patched);
-    if (std::holds_alternative<StoreError>(result)) {
-        respondStatus(responder, Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
+    if (auto *error = std::get_if<StoreError>(&result)) {
+        respondStatus(responder, error->kind == StoreError::Kind::Invalid ? finalizerRefusal(type, info.name, error->message)
+                                                                          : Status::notFound(type.qualifiedName(), info.name, type.group, type.plural));
         return;
     }
     responder->respond(200, JsonContentType, std::get<ObjectPtr>(result)->json(true) + '\n', headers);

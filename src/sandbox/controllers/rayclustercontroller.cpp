@@ -1,14 +1,23 @@
 #include "sandbox/controllers/rayclustercontroller.h"
 
 #include "sandbox/cluster/eventrecorder.h"
+#include "sandbox/cluster/resourcequota.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
 
 #include <QJsonArray>
 
+#include <algorithm>
+
 namespace Starforge::Sandbox {
 
 namespace {
+
+// The operator's requeue after a failed create: controller-runtime's per-item exponential
+// back-off (its default rate limiter: 5 ms doubling, at most 1000 s).
+constexpr int RetryBaseMs = 5;
+constexpr qint64 RetryMaxMs = 1000 * 1000;
+constexpr int MaxRayClusterNameLength = 53;
 
 const ResourceType &clusterType()
 {
@@ -76,6 +85,13 @@ void RayClusterController::onChange(const Change &change)
 {
     if (change.storage == clusterType().storage && change.type != ChangeType::Deleted) {
         m_queue.add(change.object->ns, change.object->name);
+    } else if (change.storage == QLatin1String("resourcequotas")
+               && (change.type != ChangeType::Modified || !change.previous
+                   || change.previous->object.value(QStringLiteral("spec")) != change.object->object.value(QStringLiteral("spec")))) {
+        // A quota added, changed or removed may let a refused pod be created now.
+        for (const ObjectPtr &cluster : m_store->list(clusterType().storage, change.object->ns)) {
+            m_queue.add(cluster->ns, cluster->name);
+        }
     } else if (change.storage == podType().storage) {
         const QString cluster = change.object->object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject()
                                     .value(QStringLiteral("ray.io/cluster")).toString();
@@ -89,6 +105,16 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
 {
     const ObjectPtr cluster = m_store->get(clusterType().storage, ns, name);
     if (!cluster) {
+        m_refusals.remove(ObjectStore::keyOf(ns, name));
+        return;
+    }
+    // ValidateRayClusterMetadata: pod and service names are built from the cluster's, which
+    // therefore has at most 53 characters (docs/kuberay.md, "Names, labels and events").
+    if (name.size() > MaxRayClusterNameLength) {
+        m_events->record(cluster->object, QStringLiteral("Warning"), QStringLiteral("InvalidRayClusterMetadata"),
+                         QStringLiteral("The RayCluster metadata is invalid %1/%2: RayCluster name should be no more than %3 characters")
+                             .arg(ns, name).arg(MaxRayClusterNameLength),
+                         QStringLiteral("raycluster-controller"), EventRecorder::Api::EventsV1, QStringLiteral("Validate"));
         return;
     }
     const QJsonObject spec = cluster->object.value(QStringLiteral("spec")).toObject();
@@ -108,7 +134,8 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         }
     }
 
-    const auto makePod = [&](const QJsonObject &groupSpec, bool head, const QString &group) {
+    bool createFailed = false;
+    const auto makePod = [&](const QJsonObject &groupSpec, bool head, const QString &group) -> bool {
         QJsonObject pod = groupSpec.value(QStringLiteral("template")).toObject();
         QJsonObject meta = pod.value(QStringLiteral("metadata")).toObject();
         QJsonObject labels = meta.value(QStringLiteral("labels")).toObject();
@@ -120,7 +147,10 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         labels.insert(QStringLiteral("app.kubernetes.io/name"), QStringLiteral("kuberay"));
         labels.insert(QStringLiteral("app.kubernetes.io/created-by"), QStringLiteral("kuberay-operator"));
         meta.insert(QStringLiteral("labels"), labels);
-        const QString prefix = (head ? name + QStringLiteral("-head") : QStringLiteral("%1-%2-worker").arg(name, group)).left(50);
+        // utils.PodName: the cluster (or cluster-group) name cut to 50 first, then "-head-" or
+        // "-worker-" and the 5 generated characters, so a long name keeps its node type.
+        const QString prefix = (head ? name : QStringLiteral("%1-%2").arg(name, group)).left(50).toLower()
+            + (head ? QStringLiteral("-head") : QStringLiteral("-worker"));
         const QString podName = prefix + u'-' + randomSuffix(m_random);
         meta.insert(QStringLiteral("name"), podName);
         meta.insert(QStringLiteral("generateName"), QString(prefix + u'-'));
@@ -149,11 +179,26 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         pod.insert(QStringLiteral("spec"), podSpec);
         pod.insert(QStringLiteral("apiVersion"), QStringLiteral("v1"));
         pod.insert(QStringLiteral("kind"), QStringLiteral("Pod"));
+        // The API server's quota admission refuses the create (the controller's client goes
+        // through it); the operator records the API's error and retries with back-off. Its
+        // pod has only a generateName then, so the head's text names "ns/" and no pod
+        // (docs/kuberay.md, "Names, labels and events").
+        if (const auto exceeded = ResourceQuotas::exceeded(*m_store, ns, pod)) {
+            const QString error = ResourceQuotas::forbiddenMessage(podName, *exceeded);
+            m_events->record(cluster->object, QStringLiteral("Warning"),
+                             head ? QStringLiteral("FailedToCreateHeadPod") : QStringLiteral("FailedToCreateWorkerPod"),
+                             head ? QStringLiteral("Failed to create head Pod %1/, %2").arg(ns, error)
+                                  : QStringLiteral("Failed to create worker Pod for the cluster %1/%2, %3").arg(ns, name, error),
+                             QStringLiteral("raycluster-controller"), EventRecorder::Api::EventsV1, QStringLiteral("Create"));
+            createFailed = true;
+            return false;
+        }
         if (std::holds_alternative<ObjectPtr>(m_store->create(podType(), pod))) {
             m_events->record(cluster->object, QStringLiteral("Normal"), head ? QStringLiteral("CreatedHeadPod") : QStringLiteral("CreatedWorkerPod"),
                              QStringLiteral("Created %1 Pod %2/%3").arg(head ? QStringLiteral("head") : QStringLiteral("worker"), ns, podName),
                              QStringLiteral("raycluster-controller"), EventRecorder::Api::EventsV1, QStringLiteral("Create"));
         }
+        return true;
     };
 
     if (heads.empty()) {
@@ -175,7 +220,7 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         minWorkers += minReplicas * hosts;
         maxWorkers = static_cast<int>(std::min<qint64>(2147483647, qint64(maxWorkers) + qint64(maxReplicas) * hosts));
         auto &existing = workers[groupName];
-        for (int i = static_cast<int>(existing.size()); i < want; ++i) {
+        for (int i = static_cast<int>(existing.size()); i < want && !createFailed; ++i) {
             makePod(group, false, groupName);
         }
         for (int i = want; i < static_cast<int>(existing.size()); ++i) {
@@ -250,9 +295,37 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
             }
             return out;
         };
+        // HeadPodReady as v1.7's FindHeadPodReadyCondition reads it off the head pod's Ready
+        // condition, with the first waiting (or terminated) container's reason in place of
+        // ContainersNotReady (docs/kuberay.md, "Head and worker groups").
+        QString headReason = QStringLiteral("HeadPodNotFound");
+        QString headMessage = QStringLiteral("Head Pod not found");
+        if (head) {
+            headReason = QStringLiteral("Unknown");
+            headMessage.clear();
+            const QJsonObject podStatus = head->object.value(QStringLiteral("status")).toObject();
+            for (const QJsonValue &podCondition : podStatus.value(QStringLiteral("conditions")).toArray()) {
+                if (podCondition[QStringLiteral("type")].toString() != QLatin1String("Ready")) continue;
+                headMessage = podCondition[QStringLiteral("message")].toString();
+                headReason = podCondition[QStringLiteral("reason")].toString();
+                if (headReason.isEmpty()) headReason = headReady ? QStringLiteral("HeadPodRunningAndReady") : QStringLiteral("Unknown");
+                if (headReason == QLatin1String("ContainersNotReady")) {
+                    for (const QJsonValue &cs : podStatus.value(QStringLiteral("containerStatuses")).toArray()) {
+                        const QJsonObject state = cs[QStringLiteral("state")].toObject();
+                        const QJsonObject detail = state.contains(QStringLiteral("waiting")) ? state.value(QStringLiteral("waiting")).toObject()
+                                                                                               : state.value(QStringLiteral("terminated")).toObject();
+                        if (detail.isEmpty()) continue;
+                        headReason = detail.value(QStringLiteral("reason")).toString();
+                        headMessage += (headMessage.isEmpty() ? QString() : QStringLiteral("; "))
+                            + QStringLiteral("%1: %2").arg(cs[QStringLiteral("name")].toString(), detail.value(QStringLiteral("message")).toString());
+                        break;
+                    }
+                }
+                break;
+            }
+        }
         status.insert(QStringLiteral("conditions"),
-                      QJsonArray{cond(QStringLiteral("HeadPodReady"), headReady, headReady ? QStringLiteral("HeadPodRunningAndReady") : QStringLiteral("HeadPodNotFound"),
-                                      headReady ? QString() : QStringLiteral("Head Pod is not ready")),
+                      QJsonArray{cond(QStringLiteral("HeadPodReady"), headReady, headReason, headMessage),
                                  cond(QStringLiteral("RayClusterProvisioned"), ready, ready ? QStringLiteral("AllPodRunningAndReadyFirstTime") : QStringLiteral("RayClusterPodsProvisioning"),
                                       ready ? QString() : QStringLiteral("RayCluster Pods are being provisioned for first time"))});
         if (ready) {
@@ -275,6 +348,16 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         c.insert(QStringLiteral("status"), status);
         return true;
     });
+    const QString key = ObjectStore::keyOf(ns, name);
+    if (createFailed) {
+        // controller-runtime's back-off for a reconcile that returned an error: 5 ms doubling
+        // per failure in a row, up to 1000 s. A quota change brings the cluster back at once.
+        const int failures = m_refusals.value(key) + 1;
+        m_refusals.insert(key, failures);
+        m_queue.addAfter(ns, name, static_cast<int>(std::min<qint64>(qint64(RetryBaseMs) << std::min(failures - 1, 20), RetryMaxMs)));
+    } else {
+        m_refusals.remove(key);
+    }
 }
 
 } // namespace Starforge::Sandbox

@@ -8,6 +8,7 @@
 
 #include "sandbox/controllers/controllerutil.h"
 
+#include <QHash>
 #include <QObject>
 
 namespace Starforge::Sandbox {
@@ -30,6 +31,7 @@ private:
     EventRecorder *m_events;
     QRandomGenerator m_random;
     ReconcileQueue m_queue;
+    QHash<QString, int> m_refusals;   // "ns/name" -> pod creates refused in a row (the retry's back-off)
 };
 
 } // namespace Starforge::Sandbox

@@ -126,14 +126,21 @@ QString RayJobController::validate(const QJsonObject &rayJob, QString *eventReas
                     .value(QStringLiteral("containers")).toArray().isEmpty()) {
                 return QStringLiteral("The RayJob spec is invalid: workerGroupSpec should have at least one container");
             }
-            // Replica bounds (the wording of these two texts is the sandbox's; see docs/sandbox.md).
+            // Replica bounds, as v1.7's ValidateRayClusterSpec words them (docs/kuberay.md, "Head and worker groups").
+            const QString groupName = group.value(QStringLiteral("groupName")).toString();
+            if (!autoscaling && (!group.contains(QStringLiteral("minReplicas")) || !group.contains(QStringLiteral("maxReplicas")))) {
+                return QStringLiteral("The RayJob spec is invalid: worker group %1 must set both minReplicas and maxReplicas when autoscaling is disabled")
+                    .arg(groupName);
+            }
             const qint64 minReplicas = group.value(QStringLiteral("minReplicas")).toInteger(0);
             const qint64 maxReplicas = group.value(QStringLiteral("maxReplicas")).toInteger(2147483647);
-            const QString groupName = group.value(QStringLiteral("groupName")).toString();
-            if (minReplicas < 0 || maxReplicas < 0 || group.value(QStringLiteral("replicas")).toInteger(0) < 0) {
-                return QStringLiteral("The RayJob spec is invalid: worker group %1 has negative replicas, minReplicas or maxReplicas").arg(groupName);
+            if (minReplicas < 0) {
+                return QStringLiteral("The RayJob spec is invalid: worker group %1 has negative minReplicas %2").arg(groupName).arg(minReplicas);
             }
-            if (!autoscaling && minReplicas > maxReplicas) {
+            if (maxReplicas < 0) {
+                return QStringLiteral("The RayJob spec is invalid: worker group %1 has negative maxReplicas %2").arg(groupName).arg(maxReplicas);
+            }
+            if (minReplicas > maxReplicas) {
                 return QStringLiteral("The RayJob spec is invalid: worker group %1 has minReplicas %2 greater than maxReplicas %3")
                     .arg(groupName).arg(minReplicas).arg(maxReplicas);
             }
@@ -179,6 +186,10 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
     if (!current) {
         return;
     }
+    // Being deleted: the finalizer's work, and nothing else (rayjobdeletion.h).
+    if (RayJobDeletion::finalize(*m_store, current->object)) {
+        return;
+    }
     const QJsonObject rayJob = current->object;
     const QJsonObject spec = rayJob.value(QStringLiteral("spec")).toObject();
     QJsonObject status = rayJob.value(QStringLiteral("status")).toObject();
@@ -209,12 +220,18 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         return;
     }
     QString eventReason;
-    if (const QString problem = validate(rayJob, &eventReason); !problem.isEmpty()) {
+    QString problem = validate(rayJob, &eventReason);
+    if (problem.isEmpty()) {
+        problem = RayJobDeletion::validate(spec, m_operator.deletionPolicyGate);
+        eventReason = QStringLiteral("InvalidRayJobSpec");
+    }
+    if (!problem.isEmpty()) {
         status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("ValidationFailed"));
         status.insert(QStringLiteral("reason"), QStringLiteral("ValidationFailed"));
         status.insert(QStringLiteral("message"), problem);
         write(status);
-        record(rayJob, QStringLiteral("Warning"), eventReason, problem, QStringLiteral("Validate"));
+        // The operator's validation event says whose: "ns/name: <error>".
+        record(rayJob, QStringLiteral("Warning"), eventReason, QStringLiteral("%1/%2: %3").arg(ns, name, problem), QStringLiteral("Validate"));
         return;
     }
     const QString mode = spec.value(QStringLiteral("submissionMode")).toString(QStringLiteral("K8sJobMode"));
@@ -248,7 +265,9 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         }
         m_store->modify(rayJobType(), ns, name, [&](QJsonObject &o) {
             QJsonObject meta = o.value(QStringLiteral("metadata")).toObject();
-            meta.insert(QStringLiteral("finalizers"), QJsonArray{QStringLiteral("ray.io/rayjob-finalizer")});
+            QJsonArray finalizers = meta.value(QStringLiteral("finalizers")).toArray();   // added beside the user's own
+            if (!finalizers.contains(QLatin1String(RayJobDeletion::Finalizer))) finalizers.append(QLatin1String(RayJobDeletion::Finalizer));
+            meta.insert(QStringLiteral("finalizers"), finalizers);
             o.insert(QStringLiteral("metadata"), meta);
             return true;
         });
@@ -306,7 +325,7 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
                                                                                                                     {QStringLiteral("ray.io/node-type"), QStringLiteral("head")}}}}}};
                 if (std::holds_alternative<ObjectPtr>(m_store->create(serviceType(), svc))) {
                     record(rayJob, QStringLiteral("Normal"), QStringLiteral("CreatedService"),
-                           QStringLiteral("Created service %1/%2").arg(ns, svcName), QStringLiteral("Create"));
+                           QStringLiteral("Created the service %1/%2").arg(ns, svcName), QStringLiteral("Create"));
                 }
             }
             cluster = m_store->get(clusterType().storage, ns, clusterName);
@@ -438,17 +457,13 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         return;
     }
 
-    if (terminal && spec.value(QStringLiteral("shutdownAfterJobFinishes")).toBool()) {
-        const qint64 ttl = spec.value(QStringLiteral("ttlSecondsAfterFinished")).toInteger(0);
-        const qint64 since = secondsSince(status.value(QStringLiteral("endTime")).toString());
-        if (since < ttl) {
-            m_queue.addAfter(ns, name, static_cast<int>((ttl - since) * 1000) + 10);
-            return;
-        }
-        if (m_store->get(clusterType().storage, ns, clusterName)) {
-            (void)m_store->remove(clusterType(), ns, clusterName);
-            record(rayJob, QStringLiteral("Normal"), QStringLiteral("DeletedRayCluster"),
-                   QStringLiteral("Deleted cluster %1/%2").arg(ns, clusterName), QStringLiteral("Delete"));
+    if (terminal) {
+        // What goes at the TTL: the cluster, its workers or the RayJob itself (rayjobdeletion.h).
+        const int again = RayJobDeletion::afterFinished(*m_store, rayJob, m_operator, [&](const QString &deletionReason, const QString &deletionMessage, const QString &deletionAction) {
+            record(rayJob, QStringLiteral("Normal"), deletionReason, deletionMessage, deletionAction);
+        });
+        if (again >= 0) {
+            m_queue.addAfter(ns, name, again);
         }
     }
 }

@@ -8,6 +8,7 @@
 // shutdownAfterJobFinishes with ttlSecondsAfterFinished. Events as the operator records them.
 
 #include "sandbox/controllers/controllerutil.h"
+#include "sandbox/controllers/rayjobdeletion.h"
 
 #include <QObject>
 
@@ -27,6 +28,8 @@ public:
     static QString validate(const QJsonObject &rayJob, QString *eventReason = nullptr);
     // runtimeEnvYAML as the JSON passed to `ray job submit --runtime-env-json`.
     static std::optional<QJsonObject> runtimeEnvJson(const QString &yaml, QString *error = nullptr);
+    // The operator's start options that decide what goes at the TTL (rayjobdeletion.h).
+    void setOperatorOptions(const RayJobDeletion::OperatorOptions &options) { m_operator = options; }
 
 private:
     void onChange(const Change &change);
@@ -37,6 +40,7 @@ private:
     EventRecorder *m_events;
     QRandomGenerator m_random;
     ReconcileQueue m_queue;
+    RayJobDeletion::OperatorOptions m_operator;
 };
 
 } // namespace Starforge::Sandbox

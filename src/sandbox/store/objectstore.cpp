@@ -82,6 +82,7 @@ std::variant<ObjectPtr, StoreError> ObjectStore::create(const ResourceType &type
         metadata.insert(QStringLiteral("generation"), 1);
     }
     metadata.remove(QStringLiteral("deletionTimestamp"));
+    metadata.remove(QStringLiteral("deletionGracePeriodSeconds"));
     object.insert(QStringLiteral("metadata"), metadata);
     ResourceTypes::applyDefaults(type, object);
     ObjectPtr stored = store(type, std::move(object), ++m_resourceVersion);
@@ -108,12 +109,27 @@ std::variant<ObjectPtr, StoreError> ObjectStore::update(const ResourceType &type
                                          "please apply your changes to the latest version and try again")
                               .arg(type.qualifiedName(), name)};
     }
-    // Identity and creation stay as stored, whatever the client sent.
+    // Identity, creation and a deletion under way stay as stored, whatever the client sent.
     const QJsonObject oldMeta = previous->object.value(QStringLiteral("metadata")).toObject();
-    for (const char *key : {"uid", "creationTimestamp", "namespace", "name"}) {
+    for (const char *key : {"uid", "creationTimestamp", "namespace", "name", "deletionTimestamp", "deletionGracePeriodSeconds"}) {
         const QString k = QString::fromLatin1(key);
         if (oldMeta.contains(k)) {
             metadata.insert(k, oldMeta.value(k));
+        } else {
+            metadata.remove(k);
+        }
+    }
+    const bool deleting = oldMeta.contains(QStringLiteral("deletionTimestamp"));
+    if (deleting) {
+        // A deleting object's finalizers can only be removed (docs/kubernetes-facts.md, "Deletion
+        // and finalizers").
+        const QJsonArray had = oldMeta.value(QStringLiteral("finalizers")).toArray();
+        for (const QJsonValue &f : metadata.value(QStringLiteral("finalizers")).toArray()) {
+            if (!had.contains(f)) {
+                return StoreError{StoreError::Kind::Invalid,
+                                  QStringLiteral("metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, "
+                                                 "found new finalizers []string{\"%1\"}").arg(f.toString())};
+            }
         }
     }
     if (oldMeta.contains(QStringLiteral("generation"))) {
@@ -122,6 +138,15 @@ std::variant<ObjectPtr, StoreError> ObjectStore::update(const ResourceType &type
         metadata.insert(QStringLiteral("generation"), oldSpec == object.value(QStringLiteral("spec")) ? generation : generation + 1);
     }
     object.insert(QStringLiteral("metadata"), metadata);
+    if (deleting && metadata.value(QStringLiteral("finalizers")).toArray().isEmpty()) {
+        // The last finalizer went: the object goes now, with this last state.
+        objects.erase(it);
+        ObjectPtr deleted = store(type, std::move(object), ++m_resourceVersion);
+        record({ChangeType::Deleted, deleted->resourceVersion, type.storage, deleted, previous});
+        const QString uid = previous->uid;
+        QTimer::singleShot(0, this, [this, uid] { collectGarbage(uid); });
+        return deleted;
+    }
     ObjectPtr stored = store(type, std::move(object), ++m_resourceVersion);
     it->second = stored;
     record({ChangeType::Modified, stored->resourceVersion, type.storage, stored, previous});
@@ -152,6 +177,26 @@ std::variant<ObjectPtr, StoreError> ObjectStore::remove(const ResourceType &type
         return StoreError{StoreError::Kind::NotFound, QStringLiteral("%1 \"%2\" not found").arg(type.qualifiedName(), name)};
     }
     const ObjectPtr previous = it->second;
+    const QJsonObject previousMeta = previous->object.value(QStringLiteral("metadata")).toObject();
+    if (!previousMeta.value(QStringLiteral("finalizers")).toArray().isEmpty()) {
+        // Finalizers hold the object: it is marked and stays visible until they are removed
+        // (docs/kubernetes-facts.md, "Deletion and finalizers"). A second delete changes nothing.
+        if (previousMeta.contains(QStringLiteral("deletionTimestamp"))) {
+            return previous;
+        }
+        QJsonObject object = previous->object;
+        QJsonObject meta = previousMeta;
+        meta.insert(QStringLiteral("deletionTimestamp"), nowRfc3339());
+        meta.insert(QStringLiteral("deletionGracePeriodSeconds"), 0);
+        if (meta.contains(QStringLiteral("generation"))) {
+            meta.insert(QStringLiteral("generation"), meta.value(QStringLiteral("generation")).toInteger() + 1);
+        }
+        object.insert(QStringLiteral("metadata"), meta);
+        ObjectPtr marked = store(type, std::move(object), ++m_resourceVersion);
+        it->second = marked;
+        record({ChangeType::Modified, marked->resourceVersion, type.storage, marked, previous});
+        return marked;
+    }
     objects.erase(it);
     // The DELETED event carries the last state with a fresh resourceVersion, as etcd's delete does.
     QJsonObject last = previous->object;

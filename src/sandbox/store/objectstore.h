@@ -79,7 +79,10 @@ public:
     ObjectPtr modify(const ResourceType &type, const QString &ns, const QString &name,
                      const std::function<bool(QJsonObject &)> &mutate);
     // Removes the object and, unless orphaning, queues its dependents (ownerReferences) for
-    // deletion as the garbage collector does with background propagation.
+    // deletion as the garbage collector does with background propagation. An object with
+    // finalizers is not removed but marked (deletionTimestamp, deletionGracePeriodSeconds 0,
+    // generation + 1) and returned as marked; it goes when an update removes its last finalizer,
+    // and that update returns its last state. A deleting object takes no new finalizers (Invalid).
     std::variant<ObjectPtr, StoreError> remove(const ResourceType &type, const QString &ns, const QString &name,
                                                bool orphanDependents = false);
 

@@ -47,6 +47,10 @@ QList<ResourceType> buildTypes()
                    QStringLiteral("spec.serviceAccountName"), QStringLiteral("spec.hostNetwork"), QStringLiteral("status.phase"),
                    QStringLiteral("status.podIP"), QStringLiteral("status.podIPs"), QStringLiteral("status.nominatedNodeName")},
                   {QStringLiteral("status"), QStringLiteral("log"), QStringLiteral("proxy")});
+    // ResourceQuota: checked at pod create, its status kept by the sandbox's quota controller
+    // (sandbox/cluster/resourcequota.h).
+    types << make({}, QStringLiteral("v1"), QStringLiteral("resourcequotas"), QStringLiteral("resourcequota"),
+                  QStringLiteral("ResourceQuota"), true, {QStringLiteral("quota")}, {}, {QStringLiteral("status")});
     types << make({}, QStringLiteral("v1"), QStringLiteral("services"), QStringLiteral("service"), QStringLiteral("Service"),
                   true, {QStringLiteral("svc")}, {}, {QStringLiteral("status"), QStringLiteral("proxy")});
     // Secrets: what the kubelet reads for imagePullSecrets and env secretKeyRef (the sandbox's
