@@ -10,11 +10,15 @@
 #include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
+#include <csignal>
 
 using namespace Starforge;
 using namespace Starforge::Testing;
@@ -54,6 +58,33 @@ QJsonObject rayJob(const QString &name, const QString &entrypoint, const QString
     return QJsonObject{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")}, {QStringLiteral("kind"), QStringLiteral("RayJob")},
                        {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("labels"), QJsonObject{{QStringLiteral("team"), QStringLiteral("rl")}}}}},
                        {QStringLiteral("spec"), spec}};
+}
+
+// "2026-12-04T13:55:45Z" as Go's time.Time.String() prints it: "2026-12-04 13:55:45 +0000 UTC".
+QString RayJobStart(const QString &rfc3339)
+{
+    QString s = rfc3339;
+    s.replace(u'T', u' ');
+    s.chop(1);
+    return s + QStringLiteral(" +0000 UTC");
+}
+
+// SIGKILLs the processes whose command line has every word; true when one was found.
+bool killProcessWith(const QStringList &words)
+{
+    bool killed = false;
+    for (const QString &pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+        bool number = false;
+        pid.toInt(&number);
+        if (!number) continue;
+        QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+        if (!cmdline.open(QIODevice::ReadOnly)) continue;
+        const QStringList args = QString::fromUtf8(cmdline.readAll()).split(QChar(0));
+        if (std::all_of(words.cbegin(), words.cend(), [&](const QString &w) { return args.contains(w); })) {
+            killed = ::kill(pid.toInt(), SIGKILL) == 0 || killed;
+        }
+    }
+    return killed;
 }
 
 } // namespace
@@ -133,7 +164,35 @@ private Q_SLOTS:
         const QString submitter = submitters.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
         const QByteArray log = m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/%1/log").arg(submitter)).body;
         QVERIFY2(log.contains("training step 1 of 2 grpo\ntraining step 2 of 2\n"), log.constData());
-        QVERIFY2(log.contains("succeeded"), log.constData());
+        const QString jobId = s.value(QStringLiteral("jobId")).toString();
+        QVERIFY2(log.contains(QStringLiteral("Job '%1' submitted successfully").arg(jobId).toUtf8()), log.constData());
+        // Ray's status as the dashboard gave it: its message, and when Ray accepted the job.
+        QCOMPARE(s.value(QStringLiteral("message")).toString(), QStringLiteral("Job finished successfully."));
+        const QJsonObject rayInfo = s.value(QStringLiteral("rayJobInfo")).toObject();
+        QVERIFY(!rayInfo.value(QStringLiteral("startTime")).toString().isEmpty());
+        QVERIFY(rayInfo.value(QStringLiteral("endTime")).toString() >= rayInfo.value(QStringLiteral("startTime")).toString());
+        QVERIFY(rayInfo.value(QStringLiteral("startTime")).toString() >= s.value(QStringLiteral("startTime")).toString());
+
+        // The submitter runs the operator's script (common/job.go), word for word, and its variables.
+        const QJsonObject submitterJob = m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/train")).json();
+        QCOMPARE(submitterJob.value(QStringLiteral("spec")).toObject().value(QStringLiteral("backoffLimit")).toInt(), 2);
+        const QJsonObject c = submitterJob.value(QStringLiteral("spec")).toObject().value(QStringLiteral("template")).toObject()
+                                  .value(QStringLiteral("spec")).toObject().value(QStringLiteral("containers")).toArray().first().toObject();
+        QCOMPARE(c.value(QStringLiteral("command")).toArray(), (QJsonArray{QStringLiteral("/bin/bash"), QStringLiteral("-ce"), QStringLiteral("--")}));
+        const QString address = QStringLiteral("http://%1-head-svc.starforge.svc.cluster.local:8265").arg(cluster);
+        const QString expected = QStringLiteral(
+            "until python -c \"import urllib.request; r=urllib.request.urlopen('%1/api/gcs_healthz', timeout=10); exit(0 if b'success' in r.read() else 1)\" "
+            ">/dev/null 2>&1 ; do echo \"Waiting for Ray Dashboard GCS to become healthy at %1 ...\" ; sleep 2 ; done ; "
+            "if ! ray job status --address %1 %2 >/dev/null 2>&1 ; then ray job submit --address %1 --no-wait "
+            "--runtime-env-json \"{\\\"env_vars\\\":{\\\"RECIPE\\\":\\\"grpo\\\"},\\\"working_dir\\\":\\\"file://%3\\\"}\" "
+            "--submission-id %2 -- python3 main.py ; fi ; ray job logs --address %1 --follow %2").arg(address, jobId, m_zip);
+        QCOMPARE(c.value(QStringLiteral("args")).toArray(), QJsonArray{expected});
+        QStringList env;
+        for (const QJsonValue &v : c.value(QStringLiteral("env")).toArray()) {
+            env << v[QStringLiteral("name")].toString() + u'=' + v[QStringLiteral("value")].toString();
+        }
+        QCOMPARE(env, (QStringList{QStringLiteral("PYTHONUNBUFFERED=1"), QStringLiteral("RAY_DASHBOARD_ADDRESS=%1-head-svc.starforge.svc.cluster.local:8265").arg(cluster),
+                                   QStringLiteral("RAY_JOB_SUBMISSION_ID=") + jobId}));
 
         // The operator's events on the RayJob.
         QStringList reasons;
@@ -279,6 +338,105 @@ private Q_SLOTS:
         QCOMPARE(s.value(QStringLiteral("jobStatus")).toString(), QStringLiteral("FAILED"));
         QCOMPARE(s.value(QStringLiteral("reason")).toString(), QStringLiteral("AppFailed"));
         QCOMPARE(s.value(QStringLiteral("failed")).toInt(), 1);
+        // Ray's message with the driver's real exit code and its last lines.
+        QCOMPARE(s.value(QStringLiteral("message")).toString(),
+                 QStringLiteral("Job entrypoint command failed with exit code 3, last available logs (truncated to 20,000 chars):\n"
+                                "training step 1 of 2 grpo\ntraining step 2 of 2\n"));
+        // `ray job logs --follow` ends well whatever the Ray job did: the submitter Job completed.
+        const QJsonArray conditions = m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/broken")).json()
+                                          .value(QStringLiteral("status")).toObject().value(QStringLiteral("conditions")).toArray();
+        QVERIFY(!conditions.isEmpty());
+        QCOMPARE(conditions.last().toObject().value(QStringLiteral("type")).toString(), QStringLiteral("Complete"));
+    }
+
+    // A submitter pod that dies (an eviction, an OOM kill) is replaced by the Job; the new pod
+    // finds the job already submitted (`ray job status`), follows its logs, and the job succeeds.
+    void aKilledSubmitterPodIsRetried()
+    {
+        // A script file: an entrypoint is shell-parsed by the submitter's bash and again by Ray.
+        const QString driver = m_dir.filePath(QStringLiteral("evicted.sh"));
+        QFile file(driver);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("echo first\nsleep 3\necho second\n");
+        file.close();
+        QJsonObject job = rayJob(QStringLiteral("evicted"), QStringLiteral("sh ") + driver, {});
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("evicted")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 15000);
+        const QString jobId = status(QStringLiteral("evicted")).value(QStringLiteral("jobId")).toString();
+        // The submitter's `ray job logs --follow` process, killed as the kubelet kills an evicted pod's.
+        QTRY_VERIFY_WITH_TIMEOUT(killProcessWith({QStringLiteral("logs"), QStringLiteral("--follow"), jobId}), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("evicted")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        QCOMPARE(status(QStringLiteral("evicted")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        const QJsonObject jobStatus = m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/evicted")).json().value(QStringLiteral("status")).toObject();
+        QCOMPARE(jobStatus.value(QStringLiteral("failed")).toInt(), 1);
+        QCOMPARE(jobStatus.value(QStringLiteral("succeeded")).toInt(), 1);
+        // The second pod did not submit again: it followed the running job to its end.
+        QByteArray second;
+        for (const QJsonValue &p : list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=job-name%3Devicted"))) {
+            if (p[QStringLiteral("status")][QStringLiteral("phase")].toString() != QLatin1String("Succeeded")) continue;
+            second = m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/%1/log").arg(p[QStringLiteral("metadata")][QStringLiteral("name")].toString())).body;
+        }
+        QVERIFY2(second.contains("first\nsecond\n"), second.constData());
+        QVERIFY2(!second.contains("submitted successfully"), second.constData());
+    }
+
+    // A submitter that fails up to its Job's backoff limit: SubmissionFailed with the Job's condition.
+    void submitterBackoffLimitFailsTheSubmission()
+    {
+        QJsonObject job = rayJob(QStringLiteral("nosubmit"), QStringLiteral("true"), {});
+        QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+        const QJsonObject submitter{{QStringLiteral("name"), QStringLiteral("ray-job-submitter")}, {QStringLiteral("image"), RayImage},
+                                    {QStringLiteral("command"), QJsonArray{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("exit 5")}}};
+        spec.insert(QStringLiteral("submitterPodTemplate"),
+                    QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("restartPolicy"), QStringLiteral("Never")},
+                                                                     {QStringLiteral("containers"), QJsonArray{submitter}}}}});
+        spec.insert(QStringLiteral("submitterConfig"), QJsonObject{{QStringLiteral("backoffLimit"), 1}});
+        job.insert(QStringLiteral("spec"), spec);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("nosubmit")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 30000);
+        const QJsonObject s = status(QStringLiteral("nosubmit"));
+        QCOMPARE(s.value(QStringLiteral("reason")).toString(), QStringLiteral("SubmissionFailed"));
+        QCOMPARE(s.value(QStringLiteral("message")).toString(),
+                 QStringLiteral("Job submission has failed. Reason: BackoffLimitExceeded. Message: Job has reached the specified backoff limit"));
+        QCOMPARE(s.value(QStringLiteral("jobStatus")).toString(), QString());
+        QCOMPARE(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=job-name%3Dnosubmit")).size(), 2);
+    }
+
+    // spec.suspend: Suspending → Suspended with the cluster and submitter gone and the job's
+    // Ray fields cleared; resumed, it starts again from New with a new startTime.
+    void suspendAndResume()
+    {
+        QJsonObject job = rayJob(QStringLiteral("parked"), QStringLiteral("sleep 30"), {});
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("parked")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 15000);
+        const QJsonObject before = status(QStringLiteral("parked"));
+        const QString cluster = before.value(QStringLiteral("rayClusterName")).toString();
+        const QString path = m_rayjobs + QStringLiteral("/parked");
+        QCOMPARE(m_http->send("PATCH", path, R"({"spec":{"suspend":true}})", "application/merge-patch+json").status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("parked")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Suspended"), 10000);
+        const QJsonObject suspended = status(QStringLiteral("parked"));
+        QCOMPARE(suspended.value(QStringLiteral("jobStatus")).toString(), QString());
+        QVERIFY(!suspended.contains(QStringLiteral("rayClusterName")) && !suspended.contains(QStringLiteral("jobId")));
+        QCOMPARE(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404);
+        QCOMPARE(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/parked")).status, 404);
+        QStringList reasons;
+        for (const QJsonValue &e : list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.kind%3DRayJob,involvedObject.name%3Dparked"))) {
+            reasons << e[QStringLiteral("reason")].toString();
+        }
+        QVERIFY2(reasons.contains(QStringLiteral("DeletedRayCluster")) && reasons.contains(QStringLiteral("DeletedRayJobSubmitter")), qPrintable(reasons.join(u',')));
+        QTest::qWait(1100);   // startTime has whole seconds
+        QCOMPARE(m_http->send("PATCH", path, R"({"spec":{"suspend":false}})", "application/merge-patch+json").status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("parked")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 15000);
+        const QJsonObject resumed = status(QStringLiteral("parked"));
+        QVERIFY(resumed.value(QStringLiteral("startTime")).toString() > before.value(QStringLiteral("startTime")).toString());
+        QVERIFY(resumed.value(QStringLiteral("rayClusterName")).toString() != cluster);
+        QVERIFY(resumed.value(QStringLiteral("jobId")).toString() != before.value(QStringLiteral("jobId")).toString());
+        // Created suspended, a job never gets a cluster.
+        QJsonObject queued = rayJob(QStringLiteral("queued"), QStringLiteral("true"), {}, 0, QJsonObject{{QStringLiteral("suspend"), true}});
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(queued).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("queued")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Suspended"), 10000);
+        QTest::qWait(500);
+        QCOMPARE(list(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters?labelSelector=ray.io%2Foriginated-from-cr-name%3Dqueued")).size(), 0);
     }
 
     void missingWorkingDirFailsVisibly()
@@ -290,7 +448,10 @@ private Q_SLOTS:
         QVERIFY(!submitters.isEmpty());
         const QString pod = submitters.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
         const QByteArray log = m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/%1/log").arg(pod)).body;
-        QVERIFY2(log.contains("runtime_env setup failed: Local file") && log.contains("missing.zip does not exist"), log.constData());
+        Q_UNUSED(log);
+        // Ray's verdict is the job's message, not the driver's log (the driver never ran).
+        const QString message = status(QStringLiteral("nodir")).value(QStringLiteral("message")).toString();
+        QVERIFY2(message.startsWith(QStringLiteral("runtime_env setup failed: Local file")) && message.contains(QStringLiteral("missing.zip does not exist")), qPrintable(message));
     }
 
     void validationFailures()
@@ -335,7 +496,10 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 10000);
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 10000);
         QCOMPARE(status(QStringLiteral("endless")).value(QStringLiteral("reason")).toString(), QStringLiteral("DeadlineExceeded"));
-        QVERIFY(status(QStringLiteral("endless")).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("The RayJob has passed the activeDeadlineSeconds.")));
+        // The operator's words with the start time as Go prints a metav1.Time.
+        const QString message = status(QStringLiteral("endless")).value(QStringLiteral("message")).toString();
+        const QString start = RayJobStart(status(QStringLiteral("endless")).value(QStringLiteral("startTime")).toString());
+        QCOMPARE(message, QStringLiteral("The RayJob has passed the activeDeadlineSeconds. StartTime: %1. ActiveDeadlineSeconds: 3").arg(start));
     }
 
     void preRunningDeadlineWithAStuckWorker()
@@ -350,6 +514,9 @@ private Q_SLOTS:
         QCOMPARE(status(QStringLiteral("stuck")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Initializing"));
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("stuck")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 10000);
         QCOMPARE(status(QStringLiteral("stuck")).value(QStringLiteral("reason")).toString(), QStringLiteral("PreRunningDeadlineExceeded"));
+        QCOMPARE(status(QStringLiteral("stuck")).value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayJob has passed the preRunningDeadlineSeconds. StartTime: %1. PreRunningDeadlineSeconds: 2")
+                     .arg(RayJobStart(status(QStringLiteral("stuck")).value(QStringLiteral("startTime")).toString())));
     }
 };
 

@@ -15,10 +15,12 @@
 //  - the capsule download: the init container named CapsuleInitContainerName failing, or Ray's
 //    working_dir download failing (runtime_env setup) in the submitter's log or the RayJob's
 //    message;
-//  - the RayJob's status.reason PreRunningDeadlineExceeded.
+//  - the RayJob's status.reason PreRunningDeadlineExceeded, or SubmissionFailed (the submitter
+//    Job reached its backoff limit before Ray had the job).
 //
 // When several apply, the first in this order wins (the others' evidence is left out):
 //   PreRunningDeadlineExceeded   the job is over; its message also carries the cause below it
+//   SubmissionFailed             the job is over: Ray never had it; the submitter pods' exits
 //   ImagePullNotFound / ImagePullUnauthorized / ImagePullFailed
 //   CapsuleDownloadFailed        a pod that starts but cannot get the code
 //   ContainerConfigError
@@ -81,6 +83,7 @@ enum class Cause {
     ContainerConfigError,
     CrashLoop,
     PreRunningDeadlineExceeded,
+    SubmissionFailed,
     Unknown,
 };
 
