@@ -359,8 +359,6 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         }
         ObjectPtr cluster = m_store->get(clusterType().storage, ns, clusterName);
         if (!cluster) {
-        ObjectPtr cluster = m_store->get(clusterType().storage, ns, clusterName);
-        if (!cluster) {
             QJsonObject labels = rayJob.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject();
             labels.insert(QStringLiteral("ray.io/originated-from-cr-name"), name);
             labels.insert(QStringLiteral("ray.io/originated-from-crd"), QStringLiteral("RayJob"));
@@ -396,7 +394,6 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
                 }
             }
             cluster = m_store->get(clusterType().storage, ns, clusterName);
-        }
         }
         if (cluster) {
             status.insert(QStringLiteral("rayClusterStatus"), cluster->object.value(QStringLiteral("status")));
