@@ -7,7 +7,6 @@
 #include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
-#include <QTimeZone>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
@@ -593,7 +592,7 @@ RayJobController::DashboardJob RayJobController::dashboardJob(const QString &ns,
     job.message = info.value(QStringLiteral("message")).toString();
     const auto time = [](const QJsonValue &ms) {
         const qint64 value = ms.toInteger(0);
-        return value > 0 ? QDateTime::fromMSecsSinceEpoch(value, QTimeZone::UTC).toString(Qt::ISODate) : QString();
+        return value > 0 ? QDateTime::fromMSecsSinceEpoch(value, Qt::UTC).toString(Qt::ISODate) : QString();
     };
     job.startTime = time(info.value(QStringLiteral("start_time")));
     job.endTime = time(info.value(QStringLiteral("end_time")));
