@@ -18,6 +18,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <functional>
 #include <csignal>
 
 using namespace Starforge;
@@ -123,13 +124,19 @@ private Q_SLOTS:
         QCOMPARE(python.exitCode(), 0);
     }
 
-    void init()
+    void init() { start(); }
+
+    // A sandbox with the test's options (over the defaults the other tests use).
+    void start(const std::function<void(Sandbox::SandboxOptions &)> &adjust = {})
     {
+        m_http.reset();
+        m_sandbox.reset();
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h200:2x8,cpu:1x0");
         options.presentImages = {RayImage};
         options.jobRetryBackoffMs = 200;
+        if (adjust) adjust(options);
         QString error;
         QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
     }
@@ -401,6 +408,42 @@ private Q_SLOTS:
                  QStringLiteral("Job submission has failed. Reason: BackoffLimitExceeded. Message: Job has reached the specified backoff limit"));
         QCOMPARE(s.value(QStringLiteral("jobStatus")).toString(), QString());
         QCOMPARE(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=job-name%3Dnosubmit")).size(), 2);
+    }
+
+    // The operator's verdicts when Ray cannot say: a submitter that ended without submitting
+    // (Ray does not know the job), and a dashboard that stops answering for longer than
+    // RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS (1 s here), which is not retried.
+    void dashboardFailures()
+    {
+        start([](Sandbox::SandboxOptions &o) { o.rayJobStatusCheckTimeoutSeconds = 1; });
+        QJsonObject job = rayJob(QStringLiteral("quiet"), QStringLiteral("true"), {});
+        QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+        const QJsonObject submitter{{QStringLiteral("name"), QStringLiteral("ray-job-submitter")}, {QStringLiteral("image"), RayImage},
+                                    {QStringLiteral("command"), QJsonArray{QStringLiteral("true")}}};
+        spec.insert(QStringLiteral("submitterPodTemplate"),
+                    QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("restartPolicy"), QStringLiteral("Never")},
+                                                                     {QStringLiteral("containers"), QJsonArray{submitter}}}}});
+        job.insert(QStringLiteral("spec"), spec);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("quiet")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 20000);
+        QCOMPARE(status(QStringLiteral("quiet")).value(QStringLiteral("reason")).toString(), QStringLiteral("AppFailed"));
+        QCOMPARE(status(QStringLiteral("quiet")).value(QStringLiteral("message")).toString(), QStringLiteral("Submitter completed but Ray job not found in RayCluster."));
+
+        QJsonObject lost = rayJob(QStringLiteral("lost"), QStringLiteral("sleep 30"), {}, 0, QJsonObject{{QStringLiteral("backoffLimit"), 2}});
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(lost).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("lost")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 15000);
+        // The head stops answering (its record of itself, which the sandbox's dashboard is, goes).
+        const QString cluster = status(QStringLiteral("lost")).value(QStringLiteral("rayClusterName")).toString();
+        QVERIFY(QFile::remove(m_dir.filePath(QStringLiteral("conn.json.state/ray/heads/starforge/%1.json").arg(cluster))));
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("lost")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 15000);
+        const QJsonObject s = status(QStringLiteral("lost"));
+        QCOMPARE(s.value(QStringLiteral("reason")).toString(), QStringLiteral("JobStatusCheckTimeoutExceeded"));
+        QVERIFY2(QRegularExpression(QStringLiteral("^Job status checks have been failing since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d; exceeded timeout of 1s$"))
+                     .match(s.value(QStringLiteral("message")).toString()).hasMatch(), qPrintable(s.value(QStringLiteral("message")).toString()));
+        // Not retried despite backoffLimit 2.
+        QTest::qWait(500);
+        QCOMPARE(status(QStringLiteral("lost")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"));
+        QCOMPARE(status(QStringLiteral("lost")).value(QStringLiteral("failed")).toInt(), 1);
     }
 
     // spec.suspend: Suspending → Suspended with the cluster and submitter gone and the job's

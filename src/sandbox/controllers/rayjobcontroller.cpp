@@ -578,8 +578,15 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
 RayJobController::DashboardJob RayJobController::dashboardJob(const QString &ns, const QString &cluster, const QString &jobId) const
 {
     DashboardJob job;
+    // A head makes its jobs directory, then records itself; it removes the record when it
+    // stops. A directory without the record is a head that went away: its dashboard cannot be
+    // asked. No directory yet is a head still starting (the operator only asks a ready cluster,
+    // whose dashboard answers), taken as "no such job".
     const QString head = QStringLiteral("%1/heads/%2/%3").arg(m_options.rayStateDir, ns, cluster);
-    if (m_options.rayStateDir.isEmpty() || !QFileInfo::exists(head + QStringLiteral(".json"))) {
+    if (m_options.rayStateDir.isEmpty() || !QFileInfo::exists(head + QStringLiteral(".jobs"))) {
+        return job;
+    }
+    if (!QFileInfo::exists(head + QStringLiteral(".json"))) {
         job.unreachable = true;
         return job;
     }
