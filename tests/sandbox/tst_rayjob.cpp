@@ -4,6 +4,10 @@
 // scheduler's text on the stuck pod, and clean-up after the TTL. The NeMo-RL stand-in named by
 // the connection file's FORGE_NEMO_RL_DIR runs as the driver with the head's environment, its
 // step banners in the log and its checkpoint under FORGE_STORAGE_ROOT, or fails on request.
+// The submitter runs the operator's script word for word; jobStatus and Ray's messages come
+// from the head's "dashboard"; a killed submitter pod is retried without a second submission;
+// SubmissionFailed, the dashboard's failures, suspend and resume, and the deadlines' messages
+// with Go-formatted times.
 
 #include "core/config/embeddedsandbox.h"
 #include "sandbox/sandbox.h"
@@ -106,6 +110,21 @@ class TestRayJob : public QObject
     }
     QJsonArray list(const QString &path) { return m_http->get(path).json().value(QStringLiteral("items")).toArray(); }
 
+    // A sandbox with the test's options (over the defaults the other tests use).
+    void start(const std::function<void(Sandbox::SandboxOptions &)> &adjust = {})
+    {
+        m_http.reset();
+        m_sandbox.reset();
+        Sandbox::SandboxOptions options;
+        options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
+        options.fleet = QStringLiteral("h200:2x8,cpu:1x0");
+        options.presentImages = {RayImage};
+        options.jobRetryBackoffMs = 200;
+        if (adjust) adjust(options);
+        QString error;
+        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -126,20 +145,6 @@ private Q_SLOTS:
 
     void init() { start(); }
 
-    // A sandbox with the test's options (over the defaults the other tests use).
-    void start(const std::function<void(Sandbox::SandboxOptions &)> &adjust = {})
-    {
-        m_http.reset();
-        m_sandbox.reset();
-        Sandbox::SandboxOptions options;
-        options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
-        options.fleet = QStringLiteral("h200:2x8,cpu:1x0");
-        options.presentImages = {RayImage};
-        options.jobRetryBackoffMs = 200;
-        if (adjust) adjust(options);
-        QString error;
-        QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
-    }
     void cleanup()
     {
         m_http.reset();
