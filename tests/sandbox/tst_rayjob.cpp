@@ -416,11 +416,15 @@ private Q_SLOTS:
     }
 
     // The operator's verdicts when Ray cannot say: a submitter that ended without submitting
-    // (Ray does not know the job), and a dashboard that stops answering for longer than
-    // RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS (1 s here), which is not retried.
+    // (Ray does not know the job), one that ended while Ray's job still runs (the 30 s
+    // DefaultSubmitterFinishedTimeout, 1 s here), and a dashboard that stops answering for
+    // longer than RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS (1 s here), which is not retried.
     void dashboardFailures()
     {
-        start([](Sandbox::SandboxOptions &o) { o.rayJobStatusCheckTimeoutSeconds = 1; });
+        start([](Sandbox::SandboxOptions &o) {
+            o.rayJobStatusCheckTimeoutSeconds = 1;
+            o.rayJobSubmitterFinishedTimeoutSeconds = 1;
+        });
         QJsonObject job = rayJob(QStringLiteral("quiet"), QStringLiteral("true"), {});
         QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
         const QJsonObject submitter{{QStringLiteral("name"), QStringLiteral("ray-job-submitter")}, {QStringLiteral("image"), RayImage},
@@ -433,6 +437,26 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("quiet")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 20000);
         QCOMPARE(status(QStringLiteral("quiet")).value(QStringLiteral("reason")).toString(), QStringLiteral("AppFailed"));
         QCOMPARE(status(QStringLiteral("quiet")).value(QStringLiteral("message")).toString(), QStringLiteral("Submitter completed but Ray job not found in RayCluster."));
+
+        // A submitter that submits and leaves without following (its own command, with the
+        // operator's variables): Ray's job still runs when the grace period is over.
+        QJsonObject left = rayJob(QStringLiteral("left"), QStringLiteral("sleep 30"), {});
+        QJsonObject leftSpec = left.value(QStringLiteral("spec")).toObject();
+        const QJsonObject leaving{{QStringLiteral("name"), QStringLiteral("ray-job-submitter")}, {QStringLiteral("image"), RayImage},
+                                  {QStringLiteral("command"), QJsonArray{QStringLiteral("/bin/bash"), QStringLiteral("-c"),
+                                                                         QStringLiteral("ray job submit --address http://$RAY_DASHBOARD_ADDRESS --no-wait "
+                                                                                        "--submission-id $RAY_JOB_SUBMISSION_ID -- sleep 30")}}};
+        leftSpec.insert(QStringLiteral("submitterPodTemplate"),
+                        QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("restartPolicy"), QStringLiteral("Never")},
+                                                                         {QStringLiteral("containers"), QJsonArray{leaving}}}}});
+        left.insert(QStringLiteral("spec"), leftSpec);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(left).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("left")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 20000);
+        const QJsonObject gone = status(QStringLiteral("left"));
+        QCOMPARE(gone.value(QStringLiteral("reason")).toString(), QStringLiteral("JobDeploymentStatusTransitionGracePeriodExceeded"));
+        QCOMPARE(gone.value(QStringLiteral("jobStatus")).toString(), QStringLiteral("FAILED"));
+        QVERIFY2(QRegularExpression(QStringLiteral("^The RayJob submitter finished at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d but the ray job did not reach terminal state within 1s$"))
+                     .match(gone.value(QStringLiteral("message")).toString()).hasMatch(), qPrintable(gone.value(QStringLiteral("message")).toString()));
 
         QJsonObject lost = rayJob(QStringLiteral("lost"), QStringLiteral("sleep 30"), {}, 0, QJsonObject{{QStringLiteral("backoffLimit"), 2}});
         QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(lost).toJson()).status, 201);
