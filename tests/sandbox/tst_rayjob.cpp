@@ -18,6 +18,8 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QProcess>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -359,6 +361,36 @@ private Q_SLOTS:
                                           .value(QStringLiteral("status")).toObject().value(QStringLiteral("conditions")).toArray();
         QVERIFY(!conditions.isEmpty());
         QCOMPARE(conditions.last().toObject().value(QStringLiteral("type")).toString(), QStringLiteral("Complete"));
+    }
+
+    // Ray says PENDING while it sets up the runtime env (here the working_dir's download, which
+    // the test holds), with rayJobInfo.startTime already set (when Ray accepted the job); the
+    // deployment is Running meanwhile. Once the download answers, the driver runs.
+    void pendingWhileTheRuntimeEnvIsSetUp()
+    {
+        QTcpServer server;
+        QVERIFY(server.listen(QHostAddress::LocalHost));
+        QTcpSocket *held = nullptr;
+        connect(&server, &QTcpServer::newConnection, this, [&] { held = server.nextPendingConnection(); });
+        const QString env = QStringLiteral("working_dir: http://127.0.0.1:%1/capsule.zip\nenv_vars:\n  RECIPE: rm\n").arg(server.serverPort());
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("slowenv"), QStringLiteral("python3 main.py"), env)).toJson()).status, 201);
+        QTRY_VERIFY_WITH_TIMEOUT(held != nullptr, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("slowenv")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("PENDING"), 10000);
+        const QJsonObject s = status(QStringLiteral("slowenv"));
+        QCOMPARE(s.value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Running"));
+        QCOMPARE(s.value(QStringLiteral("message")).toString(), QStringLiteral("Job has not started yet. It may be waiting for the runtime environment to be set up."));
+        QVERIFY(!s.value(QStringLiteral("rayJobInfo")).toObject().value(QStringLiteral("startTime")).toString().isEmpty());
+        QTest::qWait(500);
+        QCOMPARE(status(QStringLiteral("slowenv")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("PENDING"));
+        QFile zip(m_zip);
+        QVERIFY(zip.open(QIODevice::ReadOnly));
+        const QByteArray body = zip.readAll();
+        held->write("HTTP/1.0 200 OK\r\nContent-Type: application/zip\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        held->flush();
+        held->disconnectFromHost();
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("slowenv")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        QCOMPARE(status(QStringLiteral("slowenv")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        QVERIFY2(submitterLog(QStringLiteral("slowenv")).contains("training step 1 of 2 rm\n"), submitterLog(QStringLiteral("slowenv")).constData());
     }
 
     // A submitter pod that dies (an eviction, an OOM kill) is replaced by the Job; the new pod
