@@ -185,7 +185,6 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
     const QJsonObject rayJob = current->object;
     const QJsonObject spec = rayJob.value(QStringLiteral("spec")).toObject();
     QJsonObject status = rayJob.value(QStringLiteral("status")).toObject();
-    const QJsonObject original = status;
     const QString deployment = status.value(QStringLiteral("jobDeploymentStatus")).toString();
     const QString now = nowRfc3339();
     const auto write = [&](const QJsonObject &newStatus) {
@@ -572,7 +571,6 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
                    QStringLiteral("Deleted cluster %1/%2").arg(ns, clusterName), QStringLiteral("Delete"));
         }
     }
-    (void)original;
 }
 
 RayJobController::DashboardJob RayJobController::dashboardJob(const QString &ns, const QString &cluster, const QString &jobId) const
