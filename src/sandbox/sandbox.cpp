@@ -315,7 +315,12 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     m_kubelet = std::make_unique<Kubelet>(m_store.get(), m_events.get(), kubelet);
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
     m_rayClusters = std::make_unique<RayClusterController>(m_store.get(), m_events.get(), options.seed);
-    m_rayJobs = std::make_unique<RayJobController>(m_store.get(), m_events.get(), options.seed);
+    RayJobController::Options rayJobs;
+    rayJobs.rayStateDir = m_stateDir + QStringLiteral("/ray");
+    rayJobs.statusCheckTimeoutSeconds = options.rayJobStatusCheckTimeoutSeconds;
+    rayJobs.transitionGraceSeconds = options.rayJobTransitionGraceSeconds;
+    rayJobs.submitterFinishedTimeoutSeconds = options.rayJobSubmitterFinishedTimeoutSeconds;
+    m_rayJobs = std::make_unique<RayJobController>(m_store.get(), m_events.get(), options.seed, rayJobs);
     m_rayJobs->setOperatorOptions({options.deleteRayJobAfterJobFinishes,
                                    options.rayJobDeletionPolicy.value_or(m_kuberayVersion >= QVersionNumber(1, 6))});
     for (const char *plural : {"rayjobs", "rayclusters"}) {

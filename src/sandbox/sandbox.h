@@ -56,6 +56,13 @@ struct SandboxOptions
     int crashLoopBackoffMs = 10000;
     int imagePullBackoffMs = 10000;
     int jobRetryBackoffMs = 10000;
+    // The RayJob operator's settings (KubeRay's defaults): how long the dashboard may be
+    // unreachable (RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS), how long a terminal Ray status may wait
+    // for the deployment status (RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS), and
+    // how long a finished submitter waits for Ray (a constant, 30 s, in the operator).
+    int rayJobStatusCheckTimeoutSeconds = 300;
+    int rayJobTransitionGraceSeconds = 300;
+    int rayJobSubmitterFinishedTimeoutSeconds = 30;
     QStringList vllmImages;      // besides the FORGE_IMAGE_VLLM default
     // Images under this prefix need an imagePullSecrets Secret (kubernetes.io/dockerconfigjson)
     // with credentials for its host, else the pull fails with the runtime's 401; empty: none.

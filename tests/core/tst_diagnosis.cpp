@@ -152,8 +152,8 @@ private Q_SLOTS:
         const QStringList ids = {QStringLiteral("InsufficientGpu"), QStringLiteral("NoNodeMatchesSelector"), QStringLiteral("UntoleratedTaint"),
                                  QStringLiteral("NodesCordoned"), QStringLiteral("ImagePullNotFound"), QStringLiteral("ImagePullUnauthorized"),
                                  QStringLiteral("ImagePullFailed"), QStringLiteral("CapsuleDownloadFailed"), QStringLiteral("ContainerConfigError"),
-                                 QStringLiteral("CrashLoop"), QStringLiteral("PreRunningDeadlineExceeded"), QStringLiteral("QuotaExceeded"),
-                                 QStringLiteral("PodCreationFailed"), QStringLiteral("Unknown")};
+                                 QStringLiteral("CrashLoop"), QStringLiteral("PreRunningDeadlineExceeded"), QStringLiteral("SubmissionFailed"),
+                                 QStringLiteral("QuotaExceeded"), QStringLiteral("PodCreationFailed"), QStringLiteral("Unknown")};
         QCOMPARE(allCauses().size(), ids.size());
         for (int i = 0; i < ids.size(); ++i) {
             QCOMPARE(causeId(allCauses().at(i)), ids.at(i));

@@ -252,6 +252,86 @@ private Q_SLOTS:
         QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf45")), 404);
     }
 
+    // Ray's own verdict on a failed driver (exit code 7, a long last output) is the record's
+    // message, kept whole in the archive: the last 10 lines of the log cut to 20,000 characters.
+    void failedAppMessageIsArchivedWhole()
+    {
+        auto t = tracker();
+        QTRY_VERIFY(t->hasSynced());
+        create(rayJob(QStringLiteral("bcdf48"), script(QStringLiteral(
+            "import sys\nfor i in range(12):\n    print(str(i % 10) * 2300, flush=True)\nprint('the end', flush=True)\nsys.exit(7)\n"))));
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf48"));
+        QCOMPARE(archived.state, JobState::Failed);
+        QCOMPARE(archived.reason, QStringLiteral("AppFailed"));
+        const QString prefix = QStringLiteral("Job entrypoint command failed with exit code 7, last available logs (truncated to 20,000 chars):\n");
+        QVERIFY2(archived.message.startsWith(prefix), qPrintable(archived.message.left(200)));
+        QCOMPARE(archived.message.size(), prefix.size() + 20000);
+        QVERIFY(archived.message.endsWith(QStringLiteral("the end\n")));
+        QVERIFY(archived.message.contains(QString(QStringLiteral("9").repeated(2300) + u'\n')));
+        // The bucket's record has it whole too.
+        QCOMPARE(archivedRecord(QStringLiteral("bcdf48")).message, archived.message);
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf48")), 404);
+    }
+
+    // A submitter that never gets the job to Ray: the operator's SubmissionFailed, diagnosed
+    // with the submitter pods' exits.
+    void submissionFailedIsDiagnosed()
+    {
+        auto t = tracker();
+        QTRY_VERIFY(t->hasSynced());
+        QJsonObject job = rayJob(QStringLiteral("bcdf49"), script(QStringLiteral("pass\n")));
+        QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+        const QJsonObject submitter{{QStringLiteral("name"), QStringLiteral("ray-job-submitter")},
+                                    {QStringLiteral("image"), Testing::jobTestImage()},
+                                    {QStringLiteral("command"), QJsonArray{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                                                           QStringLiteral("echo cannot reach the dashboard; exit 4")}}};
+        spec.insert(QStringLiteral("submitterPodTemplate"),
+                    QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("restartPolicy"), QStringLiteral("Never")},
+                                                                     {QStringLiteral("containers"), QJsonArray{submitter}}}}});
+        spec.insert(QStringLiteral("submitterConfig"), QJsonObject{{QStringLiteral("backoffLimit"), 0}});
+        job.insert(QStringLiteral("spec"), spec);
+        create(job);
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf49"));
+        QCOMPARE(archived.state, JobState::Failed);
+        QCOMPARE(archived.reason, QStringLiteral("SubmissionFailed"));
+        QCOMPARE(archived.cause, QStringLiteral("SubmissionFailed"));
+        QVERIFY2(archived.message.startsWith(QStringLiteral("Job submission has failed. Reason: BackoffLimitExceeded. Message: Job has reached the specified backoff limit")),
+                 qPrintable(archived.message));
+        QVERIFY2(archived.message.contains(QStringLiteral("its submitter gave up after 1 failed pod, the last exiting with code 4")), qPrintable(archived.message));
+        QVERIFY(!archived.started.isValid());
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf49")), 404);
+    }
+
+    // A job parked by suspend (a queue such as Kueue holding it) is not failed by the app's
+    // deadline; after the resume the deadline counts from the operator's new startTime.
+    void aSuspendedJobKeepsItsDeadlineRight()
+    {
+        TrackerOptions options;
+        options.operatorEnforcesDeadline = false;
+        auto t = tracker(options);
+        QTRY_VERIFY(t->hasSynced());
+        QJsonObject job = Testing::withAnnotation(rayJob(QStringLiteral("bcdf4b"), script(QStringLiteral("pass\n")), Testing::unschedulableHead()),
+                                                  Labels::PreRunningDeadline, QStringLiteral("3"));
+        QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+        spec.insert(QStringLiteral("suspend"), true);
+        job.insert(QStringLiteral("spec"), spec);
+        create(job);
+        const QString path = m_rayjobs + QStringLiteral("/track-bcdf4b");
+        QTRY_COMPARE(m_http->get(path).json()[QStringLiteral("status")][QStringLiteral("jobDeploymentStatus")].toString(), QStringLiteral("Suspended"));
+        QTest::qWait(4500);   // past the deadline, counted from the creation
+        QVERIFY(!m_archived.contains(QStringLiteral("bcdf4b")));
+        QVERIFY(t->job(QStringLiteral("bcdf4b")));
+        QCOMPARE(t->job(QStringLiteral("bcdf4b"))->state, JobState::Pending);
+        const QDateTime resumed = QDateTime::currentDateTimeUtc();
+        QCOMPARE(m_http->send("PATCH", path, R"({"spec":{"suspend":false}})", "application/merge-patch+json").status, 200);
+        const JobRecord archived = waitArchived(QStringLiteral("bcdf4b"), 30000);
+        QCOMPARE(archived.state, JobState::Failed);
+        QCOMPARE(archived.reason, QStringLiteral("PreRunningDeadlineExceeded"));
+        // Not before 3 s after the resume (the operator's startTime has whole seconds).
+        QVERIFY2(archived.ended >= resumed.addSecs(2), qPrintable(resumed.toString(Qt::ISODateWithMs) + u' ' + archived.ended.toString(Qt::ISODateWithMs)));
+        QTRY_COMPARE(rayJobStatus(QStringLiteral("bcdf4b")), 404);
+    }
+
     void preRunningDeadlineFailsDiagnosesAndDeletes()
     {
         // The operator is taken to be older than 1.6: the app enforces the deadline alone, the

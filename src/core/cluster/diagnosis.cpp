@@ -630,7 +630,7 @@ QList<Cause> allCauses()
 {
     return {Cause::InsufficientGpu, Cause::NoNodeMatchesSelector, Cause::UntoleratedTaint, Cause::NodesCordoned, Cause::ImagePullNotFound,
             Cause::ImagePullUnauthorized, Cause::ImagePullFailed, Cause::CapsuleDownloadFailed, Cause::ContainerConfigError, Cause::CrashLoop,
-            Cause::PreRunningDeadlineExceeded, Cause::QuotaExceeded, Cause::PodCreationFailed, Cause::Unknown};
+            Cause::PreRunningDeadlineExceeded, Cause::SubmissionFailed, Cause::QuotaExceeded, Cause::PodCreationFailed, Cause::Unknown};
 }
 
 QString causeId(Cause cause)
@@ -647,6 +647,7 @@ QString causeId(Cause cause)
     case Cause::ContainerConfigError: return QStringLiteral("ContainerConfigError");
     case Cause::CrashLoop: return QStringLiteral("CrashLoop");
     case Cause::PreRunningDeadlineExceeded: return QStringLiteral("PreRunningDeadlineExceeded");
+    case Cause::SubmissionFailed: return QStringLiteral("SubmissionFailed");
     case Cause::QuotaExceeded: return QStringLiteral("QuotaExceeded");
     case Cause::PodCreationFailed: return QStringLiteral("PodCreationFailed");
     case Cause::Unknown: return QStringLiteral("Unknown");
@@ -788,6 +789,29 @@ Diagnosis diagnose(const DiagnosisInput &input)
             if (e.regardingKind == QLatin1String("RayJob") && e.type == QLatin1String("Warning")) evidence << e;
         }
         return Diagnosis{Cause::PreRunningDeadlineExceeded, message, evidence};
+    }
+    if (input.rayJob && input.rayJob->reason == QLatin1String("SubmissionFailed")) {
+        // The submitter Job gave up (its backoff limit) before Ray had the job: say how its
+        // pods ended, the last one's exit code, and the operator's words.
+        const Kube::RayJob &j = *input.rayJob;
+        int failedPods = 0;
+        std::optional<int> lastExit;
+        for (const PodInfo &p : input.pods) {
+            if (p.role() != QLatin1String("submitter") || p.view.phase != QLatin1String("Failed")) continue;
+            ++failedPods;
+            for (auto it = p.lastExitCodes.cbegin(); it != p.lastExitCodes.cend(); ++it) lastExit = it.value();
+        }
+        QString message = QStringLiteral("Job %1 was never handed to Ray: its submitter gave up").arg(j.name);
+        if (failedPods > 0) {
+            message += QStringLiteral(" after %1").arg(plural(failedPods, "failed pod", "failed pods"));
+            if (lastExit) message += QStringLiteral(", the last exiting with code %1").arg(*lastExit);
+        }
+        message += QStringLiteral(" (%1)").arg(j.message.isEmpty() ? QStringLiteral("SubmissionFailed") : j.message);
+        QList<Kube::Event> evidence;
+        for (const Kube::Event &e : input.events) {
+            if (e.reason == QLatin1String("BackoffLimitExceeded") || (e.regardingKind == QLatin1String("RayJob") && e.type == QLatin1String("Warning"))) evidence << e;
+        }
+        return Diagnosis{Cause::SubmissionFailed, message, evidence};
     }
     return Diagnosis{below.cause, below.message, below.evidence};
 }

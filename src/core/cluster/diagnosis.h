@@ -15,12 +15,14 @@
 //  - the capsule download: the init container named CapsuleInitContainerName failing, or Ray's
 //    working_dir download failing (runtime_env setup) in the submitter's log or the RayJob's
 //    message;
-//  - the RayJob's status.reason PreRunningDeadlineExceeded;
+//  - the RayJob's status.reason PreRunningDeadlineExceeded, or SubmissionFailed (the submitter
+//    Job reached its backoff limit before Ray had the job);
 //  - pod creation refused by the API server (docs/kuberay.md, "Names, labels and events", and
 //    docs/kubernetes-facts.md, "Resource quotas").
 //
 // When several apply, the first in this order wins (the others' evidence is left out):
 //   PreRunningDeadlineExceeded   the job is over; its message also carries the cause below it
+//   SubmissionFailed             the job is over: Ray never had it; the submitter pods' exits
 //   QuotaExceeded / PodCreationFailed   the API server refused to create a pod, so there is
 //                                no pod to look at: KubeRay's FailedToCreateHeadPod /
 //                                FailedToCreateWorkerPod Warning on the RayCluster, or the Job
@@ -92,6 +94,7 @@ enum class Cause {
     ContainerConfigError,
     CrashLoop,
     PreRunningDeadlineExceeded,
+    SubmissionFailed,
     QuotaExceeded,
     PodCreationFailed,
     Unknown,

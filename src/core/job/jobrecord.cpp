@@ -133,14 +133,17 @@ JobRecord JobRecord::fromRayJob(const QJsonObject &json)
     // Being deleted: the RayJob stays visible until its finalizers are done
     // (docs/kubernetes-facts.md, "Deletion and finalizers").
     record.deleting = readTime(json.value(QStringLiteral("metadata")).toObject(), QStringLiteral("deletionTimestamp"));
-    // Ray's own start of the driver when the operator has it; KubeRay's startTime is when the
-    // cluster was asked for, which is not when the job began to run.
+    // Ray's own start when the operator has it: rayJobInfo.startTime is when Ray accepted the
+    // job (the submission), before its runtime env was set up and its driver started, so it
+    // is set while the job is still PENDING. KubeRay's status.startTime is when the cluster was
+    // asked for, which is earlier still.
     const QJsonObject info = json.value(QStringLiteral("status")).toObject().value(QStringLiteral("rayJobInfo")).toObject();
     // Ray's job status says the driver ran; a job failed before that (a deadline, a validation
-    // error) has a KubeRay startTime but never started.
+    // error, a failed submission, a runtime env that could not be set up) has a KubeRay
+    // startTime, and maybe Ray's, but never ran.
     const bool driverRan = !rayJob.jobStatus.isEmpty() && rayJob.jobStatus != QLatin1String("PENDING");
     record.started = driverRan ? rayJob.startTime : QDateTime();
-    if (const QDateTime rayStart = readTime(info, QStringLiteral("startTime")); rayStart.isValid()) {
+    if (const QDateTime rayStart = readTime(info, QStringLiteral("startTime")); rayStart.isValid() && driverRan) {
         record.started = rayStart;
     }
     record.ended = rayJob.endTime;

@@ -67,7 +67,7 @@ struct JobRecord
     QString message;            // KubeRay's status.message, or the app's sentence
     QString cause;              // the diagnosis cause id for a job that failed before running
     QDateTime created;
-    QDateTime started;          // Ray's driver started (rayJobInfo), else status.startTime
+    QDateTime started;          // when Ray accepted the job (rayJobInfo.startTime), else status.startTime; only once it ran
     QDateTime ended;
     QDateTime archivedAt;
     QString capsuleSha256;

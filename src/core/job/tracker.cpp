@@ -207,16 +207,30 @@ void JobTracker::check()
         // The deadline the job was submitted with, never this viewer's setting.
         const int deadline = live.record.preRunningDeadlineSeconds;
         if (live.record.state != JobState::Pending || live.record.isDeleting() || deadline <= 0 || !live.record.created.isValid()) continue;
+        // Counted as the operator counts it: from status.startTime, which KubeRay sets when the
+        // job leaves New and sets again on a retry and on a resume; before that, from the
+        // creation. A job Suspended (or Suspending) waits in a queue: its deadline is paused,
+        // and starts again with the resume's new startTime.
+        const QJsonObject status = live.rayJob.value(QStringLiteral("status")).toObject();
+        const QString deployment = status.value(QStringLiteral("jobDeploymentStatus")).toString();
+        if (deployment == QLatin1String("Suspended") || deployment == QLatin1String("Suspending")) continue;
+        QDateTime start = QDateTime::fromString(status.value(QStringLiteral("startTime")).toString(), Qt::ISODate);
+        if (!start.isValid() || start < live.record.created) start = live.record.created;
         const bool operatorFailsIt = live.record.deadlineInSpec && m_options.operatorEnforcesDeadline;
         const qint64 limit = deadline + (operatorFailsIt ? m_options.deadlineGraceSeconds : 0);
-        if (live.record.created.secsTo(now) < limit) continue;
+        if (start.secsTo(now) < limit) continue;
         JobRecord outcome = live.record;
         outcome.state = JobState::Failed;
         outcome.reason = QStringLiteral("PreRunningDeadlineExceeded");
-        outcome.message = tr("Not running %1 s after it was submitted (the pre-running deadline it was submitted with, "
-                             "FORGE_KUBERAY_PRERUNNING_DEADLINE_S = %2 s); Starforge failed it.")
-                              .arg(live.record.created.secsTo(now))
-                              .arg(deadline);
+        outcome.message = start == live.record.created
+            ? tr("Not running %1 s after it was submitted (the pre-running deadline it was submitted with, "
+                 "FORGE_KUBERAY_PRERUNNING_DEADLINE_S = %2 s); Starforge failed it.")
+                  .arg(start.secsTo(now))
+                  .arg(deadline)
+            : tr("Not running %1 s after the operator started it (the pre-running deadline it was submitted with, "
+                 "FORGE_KUBERAY_PRERUNNING_DEADLINE_S = %2 s); Starforge failed it.")
+                  .arg(start.secsTo(now))
+                  .arg(deadline);
         outcome.ended = now;
         archive(it.key(), outcome, false);
     }

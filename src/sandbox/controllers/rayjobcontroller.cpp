@@ -5,6 +5,8 @@
 #include "sandbox/store/resourcetypes.h"
 
 #include <QDateTime>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
@@ -46,8 +48,9 @@ QString headImage(const QJsonObject &spec)
 
 } // namespace
 
-RayJobController::RayJobController(ObjectStore *store, EventRecorder *events, quint32 seed, QObject *parent)
+RayJobController::RayJobController(ObjectStore *store, EventRecorder *events, quint32 seed, Options options, QObject *parent)
     : QObject(parent)
+    , m_options(std::move(options))
     , m_store(store)
     , m_events(events)
     , m_random(seed ^ 0x72796a62u)
@@ -197,24 +200,64 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
     const QString now = nowRfc3339();
     const auto write = [&](const QJsonObject &newStatus) {
         m_store->modify(rayJobType(), ns, name, [&](QJsonObject &o) {
+            if (o.value(QStringLiteral("status")).toObject() == newStatus) return false;
             o.insert(QStringLiteral("status"), newStatus);
             return true;
         });
     };
-    const auto finish = [&](const QString &deploymentStatus, const QString &reason, const QString &message) {
-        status.insert(QStringLiteral("jobDeploymentStatus"), deploymentStatus);
-        if (!reason.isEmpty()) status.insert(QStringLiteral("reason"), reason);
-        if (!message.isEmpty()) status.insert(QStringLiteral("message"), message);
-        status.insert(QStringLiteral("endTime"), now);
-        if (deploymentStatus == QLatin1String("Failed")) {
+    const auto fail = [&](const QString &reason, const QString &message) {
+        status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Failed"));
+        status.insert(QStringLiteral("reason"), reason);
+        status.insert(QStringLiteral("message"), message);
+    };
+    // The end of the operator's switch: counters, retries (checkBackoffLimitAndUpdateStatusIfNeeded),
+    // endTime on a terminal status, the status written, and the next look.
+    const auto conclude = [&](int requeueMs) {
+        const QString to = status.value(QStringLiteral("jobDeploymentStatus")).toString();
+        const bool ended = to == QLatin1String("Complete") || to == QLatin1String("Failed");
+        if (to == QLatin1String("Failed")) {
             status.insert(QStringLiteral("failed"), status.value(QStringLiteral("failed")).toInt(0) + 1);
-        } else if (status.value(QStringLiteral("jobStatus")).toString() == QLatin1String("SUCCEEDED")) {
+        } else if (to == QLatin1String("Complete") && status.value(QStringLiteral("jobStatus")).toString() == QLatin1String("SUCCEEDED")) {
             status.insert(QStringLiteral("succeeded"), status.value(QStringLiteral("succeeded")).toInt(0) + 1);
         }
+        if (ended) {
+            status.insert(QStringLiteral("endTime"), now);
+        }
+        const QString reason = status.value(QStringLiteral("reason")).toString();
+        if (to == QLatin1String("Failed") && spec.contains(QStringLiteral("backoffLimit"))
+            && status.value(QStringLiteral("failed")).toInt(0) < spec.value(QStringLiteral("backoffLimit")).toInt(0) + 1
+            && reason != QLatin1String("DeadlineExceeded") && reason != QLatin1String("JobStatusCheckTimeoutExceeded")) {
+            status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Retrying"));
+            write(status);
+            m_queue.add(ns, name);
+            return;
+        }
         write(status);
-        // Back for the TTL clean-up.
-        m_queue.addAfter(ns, name, static_cast<int>(spec.value(QStringLiteral("ttlSecondsAfterFinished")).toInteger(0)) * 1000 + 10);
+        if (ended) {
+            // Back for the TTL clean-up.
+            m_queue.addAfter(ns, name, static_cast<int>(spec.value(QStringLiteral("ttlSecondsAfterFinished")).toInteger(0)) * 1000 + 10);
+        } else if (requeueMs >= 0) {
+            m_queue.addAfter(ns, name, requeueMs);
+        }
     };
+    // checkActiveDeadlineAndUpdateStatusIfNeeded and checkPreRunningDeadlineAndUpdateStatusIfNeeded:
+    // both count from status.startTime, and print it as Go prints a metav1.Time.
+    const auto deadlinePassed = [&](const char *field, const QString &reason, const QString &text) {
+        if (!spec.contains(QLatin1String(field))) return false;
+        const qint64 limit = spec.value(QLatin1String(field)).toInteger();
+        const QString start = status.value(QStringLiteral("startTime")).toString();
+        if (secondsSince(start) < limit) return false;
+        fail(reason, QStringLiteral("The RayJob has passed the %1. StartTime: %2. %3: %4").arg(QLatin1String(field), goTimeString(start), text).arg(limit));
+        return true;
+    };
+    const auto activeDeadlinePassed = [&] {
+        return deadlinePassed("activeDeadlineSeconds", QStringLiteral("DeadlineExceeded"), QStringLiteral("ActiveDeadlineSeconds"));
+    };
+    const auto preRunningDeadlinePassed = [&] {
+        return deadlinePassed("preRunningDeadlineSeconds", QStringLiteral("PreRunningDeadlineExceeded"), QStringLiteral("PreRunningDeadlineSeconds"));
+    };
+    // The next look while a deadline can pass without any object changing.
+    const int deadlineLook = spec.contains(QStringLiteral("activeDeadlineSeconds")) || spec.contains(QStringLiteral("preRunningDeadlineSeconds")) ? 500 : -1;
 
     if (deployment == QLatin1String("ValidationFailed")) {
         return;
@@ -236,26 +279,10 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
     }
     const QString mode = spec.value(QStringLiteral("submissionMode")).toString(QStringLiteral("K8sJobMode"));
     const bool terminal = deployment == QLatin1String("Complete") || deployment == QLatin1String("Failed");
-
-    // Deadlines, measured from startTime, while the job is on its way.
-    if (!terminal && !deployment.isEmpty()) {
-        const qint64 elapsed = secondsSince(status.value(QStringLiteral("startTime")).toString());
-        if (spec.contains(QStringLiteral("activeDeadlineSeconds")) && elapsed >= spec.value(QStringLiteral("activeDeadlineSeconds")).toInteger()) {
-            finish(QStringLiteral("Failed"), QStringLiteral("DeadlineExceeded"),
-                   QStringLiteral("The RayJob has passed the activeDeadlineSeconds. StartTime: %1. ActiveDeadlineSeconds: %2")
-                       .arg(status.value(QStringLiteral("startTime")).toString()).arg(spec.value(QStringLiteral("activeDeadlineSeconds")).toInteger()));
-            return;
-        }
-        if (deployment == QLatin1String("Initializing") && spec.contains(QStringLiteral("preRunningDeadlineSeconds"))
-            && elapsed >= spec.value(QStringLiteral("preRunningDeadlineSeconds")).toInteger()) {
-            finish(QStringLiteral("Failed"), QStringLiteral("PreRunningDeadlineExceeded"),
-                   QStringLiteral("The RayJob has passed the preRunningDeadlineSeconds. StartTime: %1. PreRunningDeadlineSeconds: %2")
-                       .arg(status.value(QStringLiteral("startTime")).toString()).arg(spec.value(QStringLiteral("preRunningDeadlineSeconds")).toInteger()));
-            return;
-        }
-    }
+    const bool suspend = spec.value(QStringLiteral("suspend")).toBool();
 
     if (deployment.isEmpty()) {
+        // New: the finalizer, jobId, rayClusterName and startTime (initRayJobStatusIfNeed), then Initializing.
         if (mode != QLatin1String("K8sJobMode")) {
             status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Failed"));
             status.insert(QStringLiteral("reason"), QStringLiteral("SubmissionFailed"));
@@ -266,19 +293,21 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         m_store->modify(rayJobType(), ns, name, [&](QJsonObject &o) {
             QJsonObject meta = o.value(QStringLiteral("metadata")).toObject();
             QJsonArray finalizers = meta.value(QStringLiteral("finalizers")).toArray();   // added beside the user's own
-            if (!finalizers.contains(QLatin1String(RayJobDeletion::Finalizer))) finalizers.append(QLatin1String(RayJobDeletion::Finalizer));
+            if (finalizers.contains(QLatin1String(RayJobDeletion::Finalizer))) return false;
+            finalizers.append(QLatin1String(RayJobDeletion::Finalizer));
             meta.insert(QStringLiteral("finalizers"), finalizers);
             o.insert(QStringLiteral("metadata"), meta);
             return true;
         });
-        const QString jobId = spec.value(QStringLiteral("jobId")).toString(name + u'-' + randomSuffix(m_random));
-        status.insert(QStringLiteral("jobId"), jobId);
-        status.insert(QStringLiteral("rayClusterName"), QString(name + u'-' + randomSuffix(m_random)));
+        if (status.value(QStringLiteral("jobId")).toString().isEmpty()) {
+            status.insert(QStringLiteral("jobId"), spec.value(QStringLiteral("jobId")).toString(name + u'-' + randomSuffix(m_random)));
+        }
+        if (status.value(QStringLiteral("rayClusterName")).toString().isEmpty()) {
+            status.insert(QStringLiteral("rayClusterName"), QString(name + u'-' + randomSuffix(m_random)));
+        }
         status.insert(QStringLiteral("startTime"), now);
-        status.insert(QStringLiteral("jobDeploymentStatus"), spec.value(QStringLiteral("suspend")).toBool() ? QStringLiteral("Suspended") : QStringLiteral("Initializing"));
+        status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Initializing"));
         status.insert(QStringLiteral("jobStatus"), QString());
-        status.remove(QStringLiteral("reason"));
-        status.remove(QStringLiteral("message"));
         status.remove(QStringLiteral("endTime"));
         if (!status.contains(QStringLiteral("failed"))) status.insert(QStringLiteral("failed"), 0);
         if (!status.contains(QStringLiteral("succeeded"))) status.insert(QStringLiteral("succeeded"), 0);
@@ -291,7 +320,58 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
     const QString jobId = status.value(QStringLiteral("jobId")).toString();
     const ObjectPtr latest = m_store->get(rayJobType().storage, ns, name);
 
+    if (deployment == QLatin1String("Suspending") || deployment == QLatin1String("Retrying")) {
+        // The cluster and the submitter go first; the status moves once both are gone.
+        bool gone = true;
+        if (const ObjectPtr cluster = m_store->get(clusterType().storage, ns, clusterName)) {
+            gone = false;
+            if (!cluster->object.value(QStringLiteral("metadata")).toObject().contains(QStringLiteral("deletionTimestamp"))) {
+                (void)m_store->remove(clusterType(), ns, clusterName);
+                record(rayJob, QStringLiteral("Normal"), QStringLiteral("DeletedRayCluster"), QStringLiteral("Deleted cluster %1/%2").arg(ns, clusterName), QStringLiteral("Delete"));
+            }
+        }
+        if (const ObjectPtr job = m_store->get(jobType().storage, ns, name)) {
+            gone = false;
+            if (!job->object.value(QStringLiteral("metadata")).toObject().contains(QStringLiteral("deletionTimestamp"))) {
+                (void)m_store->remove(jobType(), ns, name);
+                record(rayJob, QStringLiteral("Normal"), QStringLiteral("DeletedRayJobSubmitter"), QStringLiteral("Deleted submitter K8s Job %1/%2").arg(ns, name), QStringLiteral("Delete"));
+            }
+        }
+        if (!gone && (m_store->get(clusterType().storage, ns, clusterName) || m_store->get(jobType().storage, ns, name))) {
+            m_queue.addAfter(ns, name, 200);
+            return;
+        }
+        for (const char *field : {"rayClusterStatus", "rayClusterName", "dashboardURL", "jobId", "message", "reason", "rayJobInfo", "jobStatusCheckFailureStartTime"}) {
+            status.remove(QLatin1String(field));
+        }
+        status.insert(QStringLiteral("jobStatus"), QString());
+        status.insert(QStringLiteral("jobDeploymentStatus"), deployment == QLatin1String("Suspending") ? QStringLiteral("Suspended") : QString());
+        write(status);
+        m_queue.add(ns, name);
+        return;
+    }
+
+    if (deployment == QLatin1String("Suspended")) {
+        if (!suspend) {
+            // Resumed: back to New, which sets a new startTime.
+            status.insert(QStringLiteral("jobStatus"), QString());
+            status.insert(QStringLiteral("jobDeploymentStatus"), QString());
+            write(status);
+            m_queue.add(ns, name);
+        }
+        return;
+    }
+
     if (deployment == QLatin1String("Initializing")) {
+        if (suspend) {
+            status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Suspending"));
+            conclude(0);
+            return;
+        }
+        if (activeDeadlinePassed() || preRunningDeadlinePassed()) {
+            conclude(-1);
+            return;
+        }
         ObjectPtr cluster = m_store->get(clusterType().storage, ns, clusterName);
         if (!cluster) {
             QJsonObject labels = rayJob.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject();
@@ -335,22 +415,16 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         }
         const bool ready = cluster && cluster->object.value(QStringLiteral("status")).toObject().value(QStringLiteral("state")).toString() == QLatin1String("ready");
         if (!ready) {
-            write(status);
-            if (spec.contains(QStringLiteral("activeDeadlineSeconds")) || spec.contains(QStringLiteral("preRunningDeadlineSeconds"))) {
-                m_queue.addAfter(ns, name, 500); // deadlines are checked as the operator's requeue does
-            }
+            conclude(deadlineLook);
             return;
         }
-        status.insert(QStringLiteral("dashboardURL"), QStringLiteral("%1-head-svc.%2.svc.cluster.local:8265").arg(clusterName, ns));
+        // The dashboard URL has no scheme; the submitter's command adds http://.
+        const QString dashboardUrl = QStringLiteral("%1-head-svc.%2.svc.cluster.local:8265").arg(clusterName, ns);
+        status.insert(QStringLiteral("dashboardURL"), dashboardUrl);
         if (!m_store->get(jobType().storage, ns, name)) {
             QString envError;
             const QJsonObject runtimeEnv = *runtimeEnvJson(spec.value(QStringLiteral("runtimeEnvYAML")).toString(), &envError);
-            const QString address = QStringLiteral("http://%1-head-svc.%2.svc.cluster.local:8265").arg(clusterName, ns);
-            QString script = QStringLiteral("ray job submit --address %1").arg(address);
-            if (!runtimeEnv.isEmpty()) {
-                script += QStringLiteral(" --runtime-env-json ") + quoteForBash(QString::fromUtf8(QJsonDocument(runtimeEnv).toJson(QJsonDocument::Compact)));
-            }
-            script += QStringLiteral(" --submission-id %1 -- %2").arg(jobId, spec.value(QStringLiteral("entrypoint")).toString());
+            const QString script = submitterScript(QStringLiteral("http://") + dashboardUrl, jobId, spec.value(QStringLiteral("entrypoint")).toString().trimmed(), runtimeEnv);
             QJsonObject podTemplate = spec.value(QStringLiteral("submitterPodTemplate")).toObject();
             QJsonObject podSpec = podTemplate.value(QStringLiteral("spec")).toObject();
             QJsonArray containers = podSpec.value(QStringLiteral("containers")).toArray();
@@ -364,7 +438,8 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
                 submitter.insert(QStringLiteral("args"), QJsonArray{script});
             }
             QJsonArray env = submitter.value(QStringLiteral("env")).toArray();
-            env.append(QJsonObject{{QStringLiteral("name"), QStringLiteral("RAY_DASHBOARD_ADDRESS")}, {QStringLiteral("value"), address}});
+            env.append(QJsonObject{{QStringLiteral("name"), QStringLiteral("PYTHONUNBUFFERED")}, {QStringLiteral("value"), QStringLiteral("1")}});
+            env.append(QJsonObject{{QStringLiteral("name"), QStringLiteral("RAY_DASHBOARD_ADDRESS")}, {QStringLiteral("value"), dashboardUrl}});
             env.append(QJsonObject{{QStringLiteral("name"), QStringLiteral("RAY_JOB_SUBMISSION_ID")}, {QStringLiteral("value"), jobId}});
             submitter.insert(QStringLiteral("env"), env);
             if (containers.isEmpty()) containers.append(submitter); else containers.replace(0, submitter);
@@ -392,68 +467,111 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
             }
         }
         status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Running"));
-        status.insert(QStringLiteral("jobStatus"), QStringLiteral("PENDING"));
-        write(status);
+        conclude(300);
         return;
     }
 
     if (deployment == QLatin1String("Running")) {
-        if (const ObjectPtr cluster = m_store->get(clusterType().storage, ns, clusterName)) {
-            status.insert(QStringLiteral("rayClusterStatus"), cluster->object.value(QStringLiteral("status")));
-        }
-        const ObjectPtr job = m_store->get(jobType().storage, ns, name);
-        // The submitter runs the driver; its latest pod tells the Ray job's state.
-        ObjectPtr lastPod;
-        for (const ObjectPtr &pod : m_store->list(podType().storage, ns)) {
-            if (job && isControlledBy(pod->object, job->uid) && (!lastPod || pod->resourceVersion > lastPod->resourceVersion)) {
-                lastPod = pod;
-            }
-        }
-        const QJsonObject podStatus = lastPod ? lastPod->object.value(QStringLiteral("status")).toObject() : QJsonObject();
-        const QString phase = podStatus.value(QStringLiteral("phase")).toString();
-        const QJsonObject terminated = podStatus.value(QStringLiteral("containerStatuses")).toArray().first().toObject()
-                                           .value(QStringLiteral("state")).toObject().value(QStringLiteral("terminated")).toObject();
-        if (phase == QLatin1String("Running") && status.value(QStringLiteral("jobStatus")).toString() != QLatin1String("RUNNING")) {
-            status.insert(QStringLiteral("jobStatus"), QStringLiteral("RUNNING"));
-            status.insert(QStringLiteral("rayJobInfo"), QJsonObject{{QStringLiteral("startTime"), now}});
-        }
-        if (phase == QLatin1String("Succeeded")) {
-            status.insert(QStringLiteral("jobStatus"), QStringLiteral("SUCCEEDED"));
-            QJsonObject info = status.value(QStringLiteral("rayJobInfo")).toObject();
-            info.insert(QStringLiteral("endTime"), now);
-            status.insert(QStringLiteral("rayJobInfo"), info);
-            finish(QStringLiteral("Complete"), {}, QStringLiteral("Job finished successfully."));
+        if (suspend) {
+            status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Suspending"));
+            conclude(0);
             return;
         }
-        if (phase == QLatin1String("Failed")) {
-            status.insert(QStringLiteral("jobStatus"), QStringLiteral("FAILED"));
-            QJsonObject info = status.value(QStringLiteral("rayJobInfo")).toObject();
-            info.insert(QStringLiteral("endTime"), now);
-            status.insert(QStringLiteral("rayJobInfo"), info);
-            const int exitCode = terminated.value(QStringLiteral("exitCode")).toInt(1);
-            const int backoff = spec.value(QStringLiteral("backoffLimit")).toInt(0);
-            if (status.value(QStringLiteral("failed")).toInt(0) < backoff) {
-                // Retrying: a new cluster and submitter, as the operator does.
-                status.insert(QStringLiteral("failed"), status.value(QStringLiteral("failed")).toInt(0) + 1);
-                status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Retrying"));
-                write(status);
-                (void)m_store->remove(clusterType(), ns, clusterName);
-                (void)m_store->remove(jobType(), ns, name);
-                record(rayJob, QStringLiteral("Normal"), QStringLiteral("DeletedRayCluster"), QStringLiteral("Deleted cluster %1/%2").arg(ns, clusterName), QStringLiteral("Delete"));
-                QJsonObject fresh{{QStringLiteral("failed"), status.value(QStringLiteral("failed"))},
-                                  {QStringLiteral("succeeded"), status.value(QStringLiteral("succeeded"))}};
-                write(fresh);
-                m_queue.add(ns, name);
+        if (activeDeadlinePassed()) {
+            conclude(-1);
+            return;
+        }
+        const QString rayStatus = status.value(QStringLiteral("jobStatus")).toString();
+        const bool rayTerminal = rayStatus == QLatin1String("SUCCEEDED") || rayStatus == QLatin1String("FAILED") || rayStatus == QLatin1String("STOPPED");
+        // checkTransitionGracePeriodAndUpdateStatusIfNeeded: Ray ended, the deployment did not follow.
+        const QString rayEnd = status.value(QStringLiteral("rayJobInfo")).toObject().value(QStringLiteral("endTime")).toString();
+        if (rayTerminal && !rayEnd.isEmpty() && secondsSince(rayEnd) >= m_options.transitionGraceSeconds) {
+            status.insert(QStringLiteral("jobDeploymentStatus"), rayStatus == QLatin1String("FAILED") ? QStringLiteral("Failed") : QStringLiteral("Complete"));
+            status.insert(QStringLiteral("reason"), QStringLiteral("JobDeploymentStatusTransitionGracePeriodExceeded"));
+            status.insert(QStringLiteral("message"), QStringLiteral("JobDeploymentStatus does not transition to Complete or Failed within the grace period after JobStatus reaches a terminal state."));
+            conclude(-1);
+            return;
+        }
+        // checkJobStatusCheckTimeoutAndUpdateStatusIfNeeded: the dashboard unreachable too long.
+        const QString checkFailing = status.value(QStringLiteral("jobStatusCheckFailureStartTime")).toString();
+        if (!checkFailing.isEmpty() && secondsSince(checkFailing) >= m_options.statusCheckTimeoutSeconds) {
+            fail(QStringLiteral("JobStatusCheckTimeoutExceeded"), QStringLiteral("Job status checks have been failing since %1; exceeded timeout of %2s")
+                                                                      .arg(goDateTime(checkFailing)).arg(m_options.statusCheckTimeoutSeconds));
+            conclude(-1);
+            return;
+        }
+        const ObjectPtr cluster = m_store->get(clusterType().storage, ns, clusterName);
+        // checkSubmitterAndUpdateStatusIfNeeded: the submitter Job failed (its backoff limit
+        // reached), and when it finished either way.
+        const ObjectPtr job = m_store->get(jobType().storage, ns, name);
+        QString finishedAt;
+        for (const QJsonValue &c : job ? job->object.value(QStringLiteral("status")).toObject().value(QStringLiteral("conditions")).toArray() : QJsonArray()) {
+            const QJsonObject condition = c.toObject();
+            if (condition.value(QStringLiteral("status")).toString() != QLatin1String("True")) continue;
+            const QString type = condition.value(QStringLiteral("type")).toString();
+            if (type == QLatin1String("Failed")) {
+                if (rayStatus == QLatin1String("FAILED")) {
+                    status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Failed"));
+                    status.insert(QStringLiteral("reason"), QStringLiteral("AppFailed"));
+                } else {
+                    fail(QStringLiteral("SubmissionFailed"), QStringLiteral("Job submission has failed. Reason: %1. Message: %2")
+                                                                 .arg(condition.value(QStringLiteral("reason")).toString(), condition.value(QStringLiteral("message")).toString()));
+                }
+                conclude(-1);
                 return;
             }
-            finish(QStringLiteral("Failed"), QStringLiteral("AppFailed"),
-                   QStringLiteral("Job entrypoint command failed with exit code %1").arg(exitCode));
+            if (type == QLatin1String("Complete") && finishedAt.isEmpty()) {
+                finishedAt = condition.value(QStringLiteral("lastTransitionTime")).toString();
+            }
+        }
+        // checkSubmitterFinishedTimeoutAndUpdateStatusIfNeeded.
+        if (!finishedAt.isEmpty() && secondsSince(finishedAt) >= m_options.submitterFinishedTimeoutSeconds) {
+            status.insert(QStringLiteral("jobStatus"), QStringLiteral("FAILED"));
+            fail(QStringLiteral("JobDeploymentStatusTransitionGracePeriodExceeded"),
+                 QStringLiteral("The RayJob submitter finished at %1 but the ray job did not reach terminal state within %2s")
+                     .arg(goDateTime(finishedAt)).arg(m_options.submitterFinishedTimeoutSeconds));
+            conclude(-1);
             return;
         }
-        write(status);
-        if (spec.contains(QStringLiteral("activeDeadlineSeconds"))) {
-            m_queue.addAfter(ns, name, 500);
+        // GetJobInfo: the head's job record, as the dashboard answers it.
+        const DashboardJob info = dashboardJob(ns, clusterName, jobId);
+        if (info.unreachable) {
+            if (checkFailing.isEmpty()) {
+                status.insert(QStringLiteral("jobStatusCheckFailureStartTime"), now);
+            }
+            conclude(1000);
+            return;
         }
+        if (info.status.isEmpty()) {
+            // Not submitted yet (the dashboard's BadRequest).
+            if (!finishedAt.isEmpty()) {
+                fail(QStringLiteral("AppFailed"), QStringLiteral("Submitter completed but Ray job not found in RayCluster."));
+                conclude(-1);
+                return;
+            }
+            conclude(300);
+            return;
+        }
+        status.remove(QStringLiteral("jobStatusCheckFailureStartTime"));
+        const bool infoTerminal = info.status == QLatin1String("SUCCEEDED") || info.status == QLatin1String("FAILED") || info.status == QLatin1String("STOPPED");
+        QString to = QStringLiteral("Running");
+        QString reason;
+        if (infoTerminal && !finishedAt.isEmpty()) {
+            to = info.status == QLatin1String("FAILED") ? QStringLiteral("Failed") : QStringLiteral("Complete");
+            if (to == QLatin1String("Failed")) reason = QStringLiteral("AppFailed");
+        }
+        if (cluster) {
+            status.insert(QStringLiteral("rayClusterStatus"), cluster->object.value(QStringLiteral("status")));
+        }
+        status.insert(QStringLiteral("jobStatus"), info.status);
+        status.insert(QStringLiteral("jobDeploymentStatus"), to);
+        if (reason.isEmpty()) status.remove(QStringLiteral("reason")); else status.insert(QStringLiteral("reason"), reason);
+        status.insert(QStringLiteral("message"), info.message);
+        QJsonObject rayInfo = status.value(QStringLiteral("rayJobInfo")).toObject();
+        if (!info.startTime.isEmpty()) rayInfo.insert(QStringLiteral("startTime"), info.startTime);
+        if (!info.endTime.isEmpty()) rayInfo.insert(QStringLiteral("endTime"), info.endTime);
+        if (!rayInfo.isEmpty()) status.insert(QStringLiteral("rayJobInfo"), rayInfo);
+        conclude(300);
         return;
     }
 
@@ -466,6 +584,76 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
             m_queue.addAfter(ns, name, again);
         }
     }
+}
+
+RayJobController::DashboardJob RayJobController::dashboardJob(const QString &ns, const QString &cluster, const QString &jobId) const
+{
+    DashboardJob job;
+    // A head makes its jobs directory, then records itself; it removes the record when it
+    // stops. A directory without the record is a head that went away: its dashboard cannot be
+    // asked. No directory yet is a head still starting (the operator only asks a ready cluster,
+    // whose dashboard answers), taken as "no such job".
+    const QString head = QStringLiteral("%1/heads/%2/%3").arg(m_options.rayStateDir, ns, cluster);
+    if (m_options.rayStateDir.isEmpty() || !QFileInfo::exists(head + QStringLiteral(".jobs"))) {
+        return job;
+    }
+    if (!QFileInfo::exists(head + QStringLiteral(".json"))) {
+        job.unreachable = true;
+        return job;
+    }
+    QFile file(QStringLiteral("%1.jobs/%2.json").arg(head, jobId));
+    if (!file.open(QIODevice::ReadOnly)) {
+        return job;
+    }
+    const QJsonObject info = QJsonDocument::fromJson(file.readAll()).object();
+    job.status = info.value(QStringLiteral("status")).toString();
+    job.message = info.value(QStringLiteral("message")).toString();
+    const auto time = [](const QJsonValue &ms) {
+        const qint64 value = ms.toInteger(0);
+        return value > 0 ? QDateTime::fromMSecsSinceEpoch(value, Qt::UTC).toString(Qt::ISODate) : QString();
+    };
+    job.startTime = time(info.value(QStringLiteral("start_time")));
+    job.endTime = time(info.value(QStringLiteral("end_time")));
+    return job;
+}
+
+QString RayJobController::submitterScript(const QString &address, const QString &jobId, const QString &entrypoint, const QJsonObject &runtimeEnv)
+{
+    // common/job.go's BuildJobSubmitCommand for K8sJobMode, its words joined by single spaces:
+    // wait for the dashboard's GCS health, submit unless the job exists, then follow its logs.
+    QStringList cmd{QStringLiteral("until"),
+                    QStringLiteral("python -c \"import urllib.request; r=urllib.request.urlopen('%1/api/gcs_healthz', timeout=10); "
+                                   "exit(0 if b'success' in r.read() else 1)\"").arg(address),
+                    QStringLiteral(">/dev/null"), QStringLiteral("2>&1"), QStringLiteral(";"), QStringLiteral("do"), QStringLiteral("echo"),
+                    quoteForBash(QStringLiteral("Waiting for Ray Dashboard GCS to become healthy at %1 ...").arg(address)),
+                    QStringLiteral(";"), QStringLiteral("sleep"), QStringLiteral("2"), QStringLiteral(";"), QStringLiteral("done"), QStringLiteral(";"),
+                    QStringLiteral("if"), QStringLiteral("!"), QStringLiteral("ray"), QStringLiteral("job"), QStringLiteral("status"),
+                    QStringLiteral("--address"), address, jobId, QStringLiteral(">/dev/null"), QStringLiteral("2>&1"), QStringLiteral(";"),
+                    QStringLiteral("then"), QStringLiteral("ray"), QStringLiteral("job"), QStringLiteral("submit"), QStringLiteral("--address"), address,
+                    QStringLiteral("--no-wait")};
+    if (!runtimeEnv.isEmpty()) {
+        cmd << QStringLiteral("--runtime-env-json") << quoteForBash(QString::fromUtf8(QJsonDocument(runtimeEnv).toJson(QJsonDocument::Compact)));
+    }
+    if (!jobId.isEmpty()) {
+        cmd << QStringLiteral("--submission-id") << jobId;
+    }
+    cmd << QStringLiteral("--") << entrypoint << QStringLiteral(";") << QStringLiteral("fi") << QStringLiteral(";")
+        << QStringLiteral("ray") << QStringLiteral("job") << QStringLiteral("logs") << QStringLiteral("--address") << address
+        << QStringLiteral("--follow") << jobId;
+    return cmd.join(u' ');
+}
+
+QString RayJobController::goTimeString(const QString &rfc3339)
+{
+    // Go's time.Time.String() of a time read back from the API (whole seconds, UTC).
+    const QDateTime t = QDateTime::fromString(rfc3339, Qt::ISODate).toUTC();
+    return t.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) + QStringLiteral(" +0000 UTC");
+}
+
+QString RayJobController::goDateTime(const QString &rfc3339)
+{
+    // Go's time.DateTime layout, "2006-01-02 15:04:05".
+    return QDateTime::fromString(rfc3339, Qt::ISODate).toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
 }
 
 } // namespace Starforge::Sandbox
