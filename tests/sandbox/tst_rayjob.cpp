@@ -600,15 +600,16 @@ private Q_SLOTS:
 
     void activeDeadlineEndsARunningJob()
     {
-        QJsonObject job = rayJob(QStringLiteral("endless"), QStringLiteral("sleep 60"), {}, 0, QJsonObject{{QStringLiteral("activeDeadlineSeconds"), 3}});
+        // Long enough that the job is seen RUNNING first on a loaded machine.
+        QJsonObject job = rayJob(QStringLiteral("endless"), QStringLiteral("sleep 60"), {}, 0, QJsonObject{{QStringLiteral("activeDeadlineSeconds"), 8}});
         QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
-        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("endless")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 20000);
         QCOMPARE(status(QStringLiteral("endless")).value(QStringLiteral("reason")).toString(), QStringLiteral("DeadlineExceeded"));
         // The operator's words with the start time as Go prints a metav1.Time.
         const QString message = status(QStringLiteral("endless")).value(QStringLiteral("message")).toString();
         const QString start = RayJobStart(status(QStringLiteral("endless")).value(QStringLiteral("startTime")).toString());
-        QCOMPARE(message, QStringLiteral("The RayJob has passed the activeDeadlineSeconds. StartTime: %1. ActiveDeadlineSeconds: 3").arg(start));
+        QCOMPARE(message, QStringLiteral("The RayJob has passed the activeDeadlineSeconds. StartTime: %1. ActiveDeadlineSeconds: 8").arg(start));
     }
 
     // A RayJob with a finalizer of its own besides the operator's: DELETE marks it
