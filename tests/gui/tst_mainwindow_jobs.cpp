@@ -139,6 +139,9 @@ private Q_SLOTS:
         QTRY_VERIFY(full.session()->isUp());
         QTRY_VERIFY(panel->isShowingJobs());
         QTRY_VERIFY(full.jobTracker() && full.jobTracker()->hasSynced());
+        // Nothing submitted yet: the summary says how to submit, the wizard first.
+        QTRY_COMPARE(full.findChild<QLabel *>(QStringLiteral("jobsSummary"))->text(),
+                     QStringLiteral("No jobs yet: File › New Job (Ctrl+N) submits one, as does starforge-cli submit SPEC"));
         auto *view = full.findChild<QTableView *>(QStringLiteral("jobsView"));
         auto *stop = full.findChild<QToolButton *>(QStringLiteral("stopJobButton"));
         auto *refresh = full.findChild<QToolButton *>(QStringLiteral("refreshHistoryButton"));

@@ -392,7 +392,7 @@ void JobsPanel::updateSummary()
     if (total == 0) {
         parts << (m_model->isHistoryLoading()
                       ? tr("Reading the job history…")
-                      : tr("No jobs yet: starforge-cli submit SPEC submits one (the submission wizard is not in this version yet)"));
+                      : tr("No jobs yet: File › New Job (Ctrl+N) submits one, as does starforge-cli submit SPEC"));
     } else {
         parts << (total == 1 ? tr("1 job") : tr("%1 jobs").arg(total)) + tr(": %1 active, %2 ended").arg(active).arg(total - active);
         if (m_proxy->rowCount() != total)
