@@ -19,7 +19,8 @@ const QSet<QString> &flagOptions()
     static const QSet<QString> options{QStringLiteral("json"),     QStringLiteral("stdin"), QStringLiteral("from-env"),
                                        QStringLiteral("markdown"), QStringLiteral("force"), QStringLiteral("help"),
                                        QStringLiteral("version"), QStringLiteral("wait"), QStringLiteral("follow"),
-                                       QStringLiteral("ignore-case"), QStringLiteral("extended-regexp"), QStringLiteral("count")};
+                                       QStringLiteral("ignore-case"), QStringLiteral("extended-regexp"), QStringLiteral("count"),
+                                       QStringLiteral("timeline")};
     return options;
 }
 

@@ -10,6 +10,7 @@
 #include "gui/capacity/capacitypanel.h"
 #include "gui/jobs/jobdetailpanel.h"
 #include "gui/jobs/jobspanel.h"
+#include "gui/events/eventspanel.h"
 #include "gui/logs/logspanel.h"
 #include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
@@ -156,6 +157,17 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
         m_logs->showJob(id);
         m_logs->view()->setFocus(Qt::OtherFocusReason);
     });
+    // The Events dock follows the selection while it is shown, as the Logs dock does.
+    m_events->setSession(m_session);
+    m_events->setJobsModel(m_jobsPanel->model());
+    connect(m_jobsPanel, &JobsPanel::selectedJobChanged, this, [this](const QString &id) {
+        if (!m_eventsDock->visibleRegion().isEmpty())
+            m_events->showJob(id);
+    });
+    connect(m_eventsDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible)
+            m_events->showJob(m_jobsPanel->selectedJob() ? m_jobsPanel->selectedJob()->id : QString());
+    });
     // The Job dock follows the selection; Details brings it forward with the keyboard in it.
     m_jobDetail->setSession(m_session);
     m_jobDetail->setJobsModel(m_jobsPanel->model());
@@ -246,10 +258,11 @@ void MainWindow::createDocks()
     delete m_jobDetailDock->widget();
     m_jobDetail = new JobDetailPanel(m_jobDetailDock);
     m_jobDetailDock->setWidget(m_jobDetail);
-    auto *events = addPanelDock(QStringLiteral("eventsDock"), tr("Events"),
-                                tr("The event timeline is not in this version yet. Double-click a job in the Jobs panel for its spec, status, "
-                                   "pods and progress in the Job tab, or read its logs in the Logs tab."),
-                                Qt::BottomDockWidgetArea);
+    m_eventsDock = addPanelDock(QStringLiteral("eventsDock"), tr("Events"), QString(), Qt::BottomDockWidgetArea);
+    delete m_eventsDock->widget();
+    m_events = new EventsPanel(m_eventsDock);
+    m_eventsDock->setWidget(m_events);
+    QDockWidget *events = m_eventsDock;
     m_logsDock = addPanelDock(QStringLiteral("logsDock"), tr("Logs"), QString(), Qt::BottomDockWidgetArea);
     delete m_logsDock->widget();
     m_logs = new LogsPanel(m_logsDock);

@@ -46,6 +46,7 @@ namespace Starforge::Gui {
 class JobDetailPanel;
 class JobsPanel;
 class LogsPanel;
+class EventsPanel;
 class UserPrompts;
 class ProfilesDialog;
 class SubmitWizard;
@@ -67,6 +68,7 @@ public:
     JobsPanel *jobsPanel() const { return m_jobsPanel; }
     JobDetailPanel *jobDetailPanel() const { return m_jobDetail; }
     LogsPanel *logsPanel() const { return m_logs; }
+    EventsPanel *eventsPanel() const { return m_events; }
     // The live jobs' tracker while connected (null before the session has started it).
     Job::JobTracker *jobTracker() const;
     // The submission wizard while it is open.
@@ -119,6 +121,8 @@ private:
     QDockWidget *m_jobDetailDock = nullptr;
     LogsPanel *m_logs = nullptr;
     QDockWidget *m_logsDock = nullptr;
+    EventsPanel *m_events = nullptr;
+    QDockWidget *m_eventsDock = nullptr;
     bool m_jobsDockWidened = false;
     QPointer<SubmitWizard> m_wizard;
 };

@@ -9,6 +9,7 @@
 
 #include "core/cluster/capacity.h"
 #include "core/cluster/diagnosis.h"
+#include "core/events/timeline.h"
 #include "core/job/jobsnapshot.h"
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
@@ -116,7 +117,7 @@ class TestDiagnosisSandbox : public QObject
     // What the app gathers about one job (Job::fetchJobSnapshot, as the tracker and
     // `starforge-cli diagnose` do): the RayJob, its RayCluster, the Ray and submitter pods, the
     // events about any of them (including pods that are gone) and the submitter's log.
-    Diagnosis diagnoseJob(const QString &name)
+    std::optional<Job::JobSnapshot> snapshotOf(const QString &name)
     {
         Job::SnapshotRequest request = Job::SnapshotRequest::of(QStringLiteral("starforge"), name, true);
         request.rayJobName = name;
@@ -124,9 +125,43 @@ class TestDiagnosisSandbox : public QObject
         Job::fetchJobSnapshot(m_client.get(), request, this, [&snapshot](Result<Job::JobSnapshot> s) { snapshot = std::move(s); });
         if (!QTest::qWaitFor([&] { return snapshot.has_value(); }, 10000) || !*snapshot) {
             qWarning() << "no snapshot of" << name << (snapshot ? snapshot->error().message : QStringLiteral("(no answer)"));
-            return Diagnosis{};
+            return std::nullopt;
         }
-        return diagnose((*snapshot)->diagnosisInput(&m_tracker->model(), SeriesLabel));
+        return **snapshot;
+    }
+
+    Diagnosis diagnoseJob(const QString &name)
+    {
+        const auto snapshot = snapshotOf(name);
+        return snapshot ? diagnose(snapshot->diagnosisInput(&m_tracker->model(), SeriesLabel)) : Diagnosis{};
+    }
+
+    // The evidence is on the job's timeline (the Events panel rings it, `events --timeline`
+    // stars it): each evidence event an item on the lane of the object it is about.
+    void expectEvidenceOnTimeline(const QString &job)
+    {
+        const auto snapshot = snapshotOf(job);
+        QVERIFY(snapshot);
+        const Diagnosis d = diagnose(snapshot->diagnosisInput(&m_tracker->model(), SeriesLabel));
+        Events::TimelineInput input;
+        input.rayJob = snapshot->rayJob;
+        input.rayCluster = snapshot->rayCluster;
+        input.pods = snapshot->pods;
+        input.events = snapshot->events;
+        input.now = QDateTime::currentDateTimeUtc();
+        const Events::Timeline timeline = Events::Timeline::build(input);
+        QStringList keys;
+        for (const Kube::Event &e : d.evidence) {
+            const QString key = e.ns + u'/' + e.name;
+            keys << key;
+            const int item = timeline.indexOfKey(key);
+            QVERIFY2(item >= 0, qPrintable(QStringLiteral("evidence %1 (%2) is not on the timeline").arg(key, e.reason)));
+            const Events::Lane &lane = timeline.lanes.at(timeline.items.at(item).lane);
+            QCOMPARE(lane.objectKind, e.regardingKind);
+            QCOMPARE(lane.objectName, e.regardingName);
+        }
+        if (!keys.isEmpty())
+            QVERIFY2(timeline.toText(60, keys).contains(u'*'), qPrintable(timeline.toText(60, keys)));
     }
 
     // Waits for the cause, then checks the sentence carries each part.
@@ -147,6 +182,7 @@ class TestDiagnosisSandbox : public QObject
         const QJsonObject json = d.toJson();
         QCOMPARE(json.value(QStringLiteral("cause")).toString(), causeId(cause));
         QCOMPARE(json.value(QStringLiteral("evidence")).toArray().size(), d.evidence.size());
+        expectEvidenceOnTimeline(job);
     }
 
     void remove(const QString &job)

@@ -8,6 +8,7 @@
 #include "cli/output.h"
 #include "core/cluster/capacity.h"
 #include "core/cluster/diagnosis.h"
+#include "core/events/timeline.h"
 #include "core/job/archiver.h"
 #include "core/job/history.h"
 #include "core/job/jobactions.h"
@@ -146,8 +147,16 @@ public:
 
     void run() override
     {
-        const auto job = jobArgument(QStringLiteral("events JOB [--json]"));
+        const auto job = jobArgument(QStringLiteral("events JOB [--json | --timeline]"));
         if (!job) return;
+        if (m_args.flag(QStringLiteral("json")) && m_args.flag(QStringLiteral("timeline"))) {
+            fail(Error::invalid(QStringLiteral("events: --json and --timeline are two different outputs; give one of them")));
+            return;
+        }
+        if (m_args.flag(QStringLiteral("timeline"))) {
+            openSession(clientsOnly(), [this, job = *job] { timeline(job); });
+            return;
+        }
         openSession(clientsOnly(), [this, job = *job] {
             auto print = [this](const QList<QJsonObject> &events) {
                 if (m_args.flag(QStringLiteral("json"))) {
@@ -171,6 +180,47 @@ public:
                     QList<QJsonObject> events;
                     for (const QJsonValue &e : QJsonDocument::fromJson(data).array()) events.append(e.toObject());
                     print(events);
+                });
+            });
+        });
+    }
+
+private:
+    // The same lanes as the GUI's timeline, as text: the live job (its diagnosis' evidence
+    // marked) or its archive.
+    void timeline(const QString &job)
+    {
+        // As wide as the terminal says it is, less the lane titles; 60 columns of time otherwise.
+        const int columns = std::clamp(qEnvironmentVariableIntValue("COLUMNS") - 32, 20, 200);
+        const int width = qEnvironmentVariableIsSet("COLUMNS") ? columns : 60;
+        auto print = [this, width](const Job::JobSnapshot &snapshot, bool live, const QStringList &evidence) {
+            Events::TimelineInput input;
+            input.rayJob = snapshot.rayJob;
+            input.rayCluster = snapshot.rayCluster;
+            input.pods = snapshot.pods;
+            input.events = snapshot.events;
+            input.rayJobName = snapshot.rayJobName;
+            if (live) input.now = QDateTime::currentDateTimeUtc();
+            m_out << Events::Timeline::build(input).toText(width, evidence);
+            finish(Ok);
+        };
+        auto evidenceOf = [](const Cluster::Diagnosis &d) {
+            QStringList keys;
+            for (const Kube::Event &e : d.evidence) keys.append(e.ns + u'/' + e.name);
+            return keys;
+        };
+        withSnapshot(job, true, [this, job, print, evidenceOf](const Job::JobSnapshot &taken) {
+            if (taken.rayJob) {
+                withCapacity([this, print, evidenceOf, snap = taken](const Cluster::CapacityModel *capacity) {
+                    print(snap, true, evidenceOf(Cluster::diagnose(snap.diagnosisInput(capacity, m_session->settings().gpuNodeLabel))));
+                });
+                return;
+            }
+            const QString id = taken.jobId.isEmpty() ? job : taken.jobId;
+            readArchived(id, &Job::ArchiveKeys::objects, [this, id, print, evidenceOf](const QByteArray &objects) {
+                readArchived(id, &Job::ArchiveKeys::events, [this, print, evidenceOf, objects](const QByteArray &events) {
+                    const Job::JobSnapshot snapshot = Job::snapshotFromArchive(objects, events);
+                    print(snapshot, false, evidenceOf(Cluster::diagnose(snapshot.diagnosisInput(nullptr, m_session->settings().gpuNodeLabel))));
                 });
             });
         });
