@@ -111,6 +111,15 @@ xdotool key --clearmodifiers Up
 sleep 4
 import -window root "$out/job-detail-pending.png"
 echo "wrote $out/job-detail-pending.png"
+# The Events dock (Ctrl+4) on the stuck job: its lanes, the diagnosis banner and the evidence
+# (the link in the banner selects it, from the keyboard: Tab to the link, Return). Then back to
+# the Jobs table (Ctrl+1) for the keys that follow.
+xdotool key --clearmodifiers ctrl+4
+sleep 6
+import -window root "$out/events-pending.png"
+echo "wrote $out/events-pending.png"
+xdotool key --clearmodifiers ctrl+1
+sleep 0.5
 # The Logs dock on the running job (Ctrl+5), searching its driver's log for the reward lines.
 xdotool key --clearmodifiers Down
 sleep 1

@@ -31,15 +31,20 @@ void TimelineModel::setTimeline(const Events::Timeline &timeline, const QStringL
     }
     const int oldCount = int(oldItems.size());
     const int newCount = int(newItems.size());
-    if (newCount > oldCount)
-        beginInsertRows({}, oldCount, newCount - 1);
-    m_timeline = timeline;
+    // First the rows there were, as they are now (lanes may have been added above them), then
+    // the new rows: a view sees each step on its own.
+    Events::Timeline updated = timeline;
+    updated.items.resize(oldCount);
+    m_timeline = updated;
     m_evidence = newEvidence;
     indexKeys();
-    if (newCount > oldCount)
+    Q_EMIT dataChanged(index(0, 0), index(oldCount - 1, ColumnCount - 1));
+    if (newCount > oldCount) {
+        beginInsertRows({}, oldCount, newCount - 1);
+        m_timeline.items = timeline.items;
+        indexKeys();
         endInsertRows();
-    if (oldCount > 0)
-        Q_EMIT dataChanged(index(0, 0), index(oldCount - 1, ColumnCount - 1));
+    }
     Q_EMIT layoutOfTimelineChanged();
 }
 
@@ -47,13 +52,17 @@ void TimelineModel::indexKeys()
 {
     m_rowOfKey.clear();
     m_rowOfKey.reserve(m_timeline.items.size());
-    for (int row = 0; row < m_timeline.items.size(); ++row)
-        m_rowOfKey.insert(m_timeline.items.at(row).key(), row);
+    m_evidenceRows.fill(false, m_timeline.items.size());
+    for (int row = 0; row < m_timeline.items.size(); ++row) {
+        const QString key = m_timeline.items.at(row).key();
+        m_rowOfKey.insert(key, row);
+        m_evidenceRows[row] = m_evidence.contains(key);
+    }
 }
 
 bool TimelineModel::isEvidence(int row) const
 {
-    return row >= 0 && row < m_timeline.items.size() && m_evidence.contains(m_timeline.items.at(row).key());
+    return row >= 0 && row < m_evidenceRows.size() && m_evidenceRows.at(row);
 }
 
 int TimelineModel::rowOfKey(const QString &key) const

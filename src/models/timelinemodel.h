@@ -61,6 +61,7 @@ private:
     Events::Timeline m_timeline;
     QSet<QString> m_evidence;
     QHash<QString, int> m_rowOfKey;
+    QList<bool> m_evidenceRows;   // per row: painted thousands of times a second, so not by key
 };
 
 } // namespace Starforge::Models

@@ -7,12 +7,12 @@
 #include <QHash>
 #include <QKeyEvent>
 #include <QPainter>
-#include <QPainterPath>
 #include <QPointer>
 #include <QScrollBar>
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 namespace Starforge::Gui {
@@ -598,31 +598,44 @@ void TimelineView::paintEvent(QPaintEvent *)
         }
     }
 
-    // Events: spans, then marks over them; only those in view.
+    // Events: spans, then marks over them; only those in view. A mark drawn at the same pixel
+    // of the same lane as the one before it is drawn once (thousands of events on one screen).
     p.setRenderHint(QPainter::Antialiasing, true);
     const QItemSelectionModel *selection = selectionModel();
+    const bool anySelected = selection && selection->hasSelection();
     const int current = currentIndex().isValid() ? currentIndex().row() : -1;
-    const QDateTime viewFrom = timeAtX(m_gutter - MarkSize);
-    const QDateTime viewTo = timeAtX(all.right() + MarkSize);
+    // Times as milliseconds from here on: this loop runs over every event on each repaint.
+    const qint64 axisStart = t.start.toMSecsSinceEpoch();
+    const double pixelsPerMs = m_pps / 1000.0;
+    const int x0Axis = m_gutter + Margin - horizontalOffset();
+    auto xAt = [&](qint64 ms) { return x0Axis + int(std::lround(double(ms - axisStart) * pixelsPerMs)); };
+    const qint64 viewFrom = timeAtX(m_gutter - MarkSize).toMSecsSinceEpoch();
+    const qint64 viewTo = timeAtX(all.right() + MarkSize).toMSecsSinceEpoch();
     const auto &items = t.items;
+    QList<int> lastMarkX(t.lanes.size(), INT_MIN);
+    QList<bool> lastMarkWarning(t.lanes.size(), false);
+    const QPen markOutline(palette().color(QPalette::Base), 1);
     for (int pass = 0; pass < 2; ++pass) {
         for (int row = 0; row < items.size(); ++row) {
             const Events::TimelineItem &item = items.at(row);
             if (item.lane < firstLane || item.lane > lastLane)
                 continue;
-            if (item.start > viewTo)
+            const qint64 startMs = item.start.toMSecsSinceEpoch();
+            if (startMs > viewTo)
                 break;   // sorted by start: nothing later is in view
-            if (item.end < viewFrom)
+            const qint64 endMs = item.end.toMSecsSinceEpoch();
+            if (endMs < viewFrom)
                 continue;
-            const QColor color = item.warning() ? WarningColor : NormalColor;
+            const bool warning = item.warning();
+            const QColor &color = warning ? WarningColor : NormalColor;
             const int y = laneRect(item.lane).center().y();
             const bool evidence = m_model->isEvidence(row);
-            const bool selected = selection && selection->isRowSelected(row, QModelIndex());
+            const bool selected = anySelected && selection->isRowSelected(row, QModelIndex());
             if (pass == 0) {
                 if (!item.isSpan())
                     continue;
-                const int x0 = xOf(item.start);
-                const int x1 = std::max(x0 + 2, xOf(item.end));
+                const int x0 = xAt(startMs);
+                const int x1 = std::max(x0 + 2, xAt(endMs));
                 QColor fill = color;
                 fill.setAlpha(120);
                 const QRect bar(x0, y - SpanHeight / 2, x1 - x0, SpanHeight);
@@ -632,40 +645,36 @@ void TimelineView::paintEvent(QPaintEvent *)
                     p.setPen(Qt::NoPen);
                 p.setBrush(fill);
                 p.drawRoundedRect(bar, 3, 3);
+                // The count inside the bar when it fits; the tooltip and the list always have it.
                 const QString count = QStringLiteral("×%1").arg(item.event.count);
                 if (bar.width() > fm.horizontalAdvance(count) + MarkSize + 6) {
                     p.setPen(palette().color(QPalette::Text));
                     p.drawText(bar.adjusted(3, -3, -MarkSize, 3), Qt::AlignVCenter | Qt::AlignLeft, count);
-                } else {
-                    p.setPen(palette().color(QPalette::Text));
-                    p.drawText(x1 + MarkSize / 2 + 2, y + fm.ascent() / 2 - 1, count);
                 }
                 continue;
             }
-            const int x = xOf(item.end);
+            const int x = xAt(endMs);
+            const bool special = evidence || selected || row == current;
+            if (!special && lastMarkX.at(item.lane) == x && lastMarkWarning.at(item.lane) == warning)
+                continue;
+            lastMarkX[item.lane] = x;
+            lastMarkWarning[item.lane] = warning;
             if (evidence) {
                 p.setPen(Qt::NoPen);
                 p.setBrush(EvidenceColor);
                 p.drawEllipse(QPoint(x, y), MarkSize, MarkSize);
             }
-            p.setPen(QPen(palette().color(QPalette::Base), 1));
+            p.setPen(markOutline);
             p.setBrush(color);
-            if (item.warning()) {
+            if (warning) {
                 // A warning is a triangle, larger: it stands out without colour too.
-                QPainterPath triangle;
-                triangle.moveTo(x, y - MarkSize / 2 - 2);
-                triangle.lineTo(x + MarkSize / 2 + 2, y + MarkSize / 2 + 1);
-                triangle.lineTo(x - MarkSize / 2 - 2, y + MarkSize / 2 + 1);
-                triangle.closeSubpath();
-                p.drawPath(triangle);
+                const QPoint triangle[3] = {QPoint(x, y - MarkSize / 2 - 2), QPoint(x + MarkSize / 2 + 2, y + MarkSize / 2 + 1),
+                                            QPoint(x - MarkSize / 2 - 2, y + MarkSize / 2 + 1)};
+                p.drawPolygon(triangle, 3);
             } else {
-                QPainterPath diamond;
-                diamond.moveTo(x, y - MarkSize / 2);
-                diamond.lineTo(x + MarkSize / 2, y);
-                diamond.lineTo(x, y + MarkSize / 2);
-                diamond.lineTo(x - MarkSize / 2, y);
-                diamond.closeSubpath();
-                p.drawPath(diamond);
+                const QPoint diamond[4] = {QPoint(x, y - MarkSize / 2), QPoint(x + MarkSize / 2, y), QPoint(x, y + MarkSize / 2),
+                                           QPoint(x - MarkSize / 2, y)};
+                p.drawPolygon(diamond, 4);
             }
             if (selected || row == current) {
                 p.setBrush(Qt::NoBrush);
