@@ -112,10 +112,12 @@ sleep 4
 import -window root "$out/job-detail-pending.png"
 echo "wrote $out/job-detail-pending.png"
 # The Events dock (Ctrl+4) on the stuck job: its lanes, the diagnosis banner and the evidence
-# (the link in the banner selects it, from the keyboard: Tab to the link, Return). Then back to
-# the Jobs table (Ctrl+1) for the keys that follow.
+# ringed; End selects the last event in both the timeline and the list. Then back to the Jobs
+# table (Ctrl+1) for the keys that follow.
 xdotool key --clearmodifiers ctrl+4
 sleep 6
+xdotool key --clearmodifiers End
+sleep 1
 import -window root "$out/events-pending.png"
 echo "wrote $out/events-pending.png"
 xdotool key --clearmodifiers ctrl+1

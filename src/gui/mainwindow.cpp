@@ -11,6 +11,7 @@
 #include "gui/jobs/jobdetailpanel.h"
 #include "gui/jobs/jobspanel.h"
 #include "gui/events/eventspanel.h"
+#include "gui/events/timelineview.h"
 #include "gui/logs/logspanel.h"
 #include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
@@ -168,6 +169,12 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
         if (visible)
             m_events->showJob(m_jobsPanel->selectedJob() ? m_jobsPanel->selectedJob()->id : QString());
     });
+    connect(m_jobsPanel, &JobsPanel::eventsRequested, this, [this](const QString &id) {
+        m_eventsDock->show();
+        m_eventsDock->raise();
+        m_events->showJob(id);
+        m_events->timelineView()->setFocus(Qt::OtherFocusReason);
+    });
     // The Job dock follows the selection; Details brings it forward with the keyboard in it.
     m_jobDetail->setSession(m_session);
     m_jobDetail->setJobsModel(m_jobsPanel->model());
@@ -274,7 +281,7 @@ void MainWindow::createDocks()
     tabifyDockWidget(events, logs);
     m_jobDetailDock->raise();
     resizeDocks({jobs, capacity}, {560, 360}, Qt::Horizontal);
-    resizeDocks({m_jobDetailDock}, {240}, Qt::Vertical);
+    resizeDocks({m_jobDetailDock}, {320}, Qt::Vertical);
 
     // Keyboard paths into the panels: View › Go to …, Ctrl+1 to Ctrl+6, each bringing its dock
     // forward with the keyboard in its main view.

@@ -8,11 +8,13 @@
 #include "core/job/rayjobbuilder.h"
 #include "core/job/tracker.h"
 #include "core/session/session.h"
+#include "gui/events/eventspanel.h"
 #include "gui/jobs/jobdetailpanel.h"
 #include "gui/jobs/jobspanel.h"
 #include "gui/mainwindow.h"
 #include "models/jobpodsmodel.h"
 #include "models/jobsmodel.h"
+#include "models/timelinemodel.h"
 #include "support/memorysecretstore.h"
 #include "support/sandboxfixture.h"
 #include "support/sandboxjobs.h"
@@ -31,6 +33,7 @@
 #include <QSignalSpy>
 #include <QClipboard>
 #include <QContextMenuEvent>
+#include <QDockWidget>
 #include <QMenu>
 #include <QLabel>
 #include <QGuiApplication>
@@ -295,7 +298,7 @@ private Q_SLOTS:
         QCOMPARE(stateOf(view, id), QStringLiteral("Archived (Stopped)"));
 
         // The archived job's actions, from its context menu: Copy RayJob (the archived one, the
-        // cluster has none), the panels still to come (off, saying where to look), then Delete.
+        // cluster has none), Open events (the Events dock on the job), then Delete.
         QGuiApplication::clipboard()->clear();
         const QPoint archivedRow = view->visualRect(view->model()->index(rowOf(view, id), JobsModel::NameColumn)).center();
         QContextMenuEvent onArchived(QContextMenuEvent::Mouse, archivedRow, view->viewport()->mapToGlobal(archivedRow));
@@ -303,8 +306,7 @@ private Q_SLOTS:
         QMenu *archivedMenu = nullptr;
         QTRY_VERIFY((archivedMenu = full.findChild<QMenu *>(QStringLiteral("jobsContextMenu"))) && archivedMenu->isVisible());
         QAction *openEvents = full.findChild<QAction *>(QStringLiteral("openJobEventsAction"));
-        QVERIFY(openEvents && !openEvents->isEnabled());
-        QVERIFY2(openEvents->toolTip().contains(QStringLiteral("starforge-cli events JOB")), qPrintable(openEvents->toolTip()));
+        QVERIFY(openEvents && openEvents->isEnabled());
         QVERIFY(full.findChild<QAction *>(QStringLiteral("resubmitJobAction"))->isEnabled());
         QTest::keyClick(archivedMenu, Qt::Key_J);   // Copy Ray&Job
         QTRY_VERIFY(QGuiApplication::clipboard()->text().contains(QStringLiteral("\"kind\": \"RayJob\"")));
@@ -319,6 +321,15 @@ private Q_SLOTS:
         QTRY_VERIFY2(full.statusBar()->currentMessage().startsWith(QStringLiteral("Cannot resubmit: the job's JobSpec does not read:")),
                      qPrintable(full.statusBar()->currentMessage()));
         QVERIFY(!full.wizard());
+        // Open events: the Events dock comes forward on the archived job, its timeline from the archive.
+        QContextMenuEvent third(QContextMenuEvent::Mouse, archivedRow, view->viewport()->mapToGlobal(archivedRow));
+        QApplication::sendEvent(view->viewport(), &third);
+        QTRY_VERIFY((archivedMenu = full.findChild<QMenu *>(QStringLiteral("jobsContextMenu"))) && archivedMenu->isVisible());
+        QTest::keyClick(archivedMenu, Qt::Key_V);   // Open e&vents
+        QTRY_VERIFY(full.findChild<QDockWidget *>(QStringLiteral("eventsDock"))->isVisible());
+        QCOMPARE(full.eventsPanel()->jobId(), id);
+        QTRY_VERIFY_WITH_TIMEOUT(full.eventsPanel()->timelineModel()->rowCount() > 0, 20000);
+        QCOMPARE(full.eventsPanel()->timelineModel()->timeline().lanes.first().title, QStringLiteral("RayJob gui-gvjb22"));
 
         // Delete (the Delete key on the selected row): asks, then the archive goes and its row too.
         full.activateWindow();

@@ -83,8 +83,11 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     m_copyRayJobAction->setToolTip(tr("Copy the job's RayJob as JSON: the cluster's, else the archived one"));
     m_openEventsAction->setObjectName(QStringLiteral("openJobEventsAction"));
     m_openLogsAction->setObjectName(QStringLiteral("openJobLogsAction"));
-    m_openEventsAction->setEnabled(false);
-    m_openEventsAction->setToolTip(tr("The event timeline is not in this version yet: starforge-cli events JOB shows the events"));
+    m_openEventsAction->setToolTip(tr("See the selected job's events on a timeline in the Events dock"));
+    connect(m_openEventsAction, &QAction::triggered, this, [this] {
+        if (const auto job = selectedJob())
+            Q_EMIT eventsRequested(job->id);
+    });
     m_openLogsAction->setToolTip(tr("Read the selected job's logs in the Logs dock"));
     connect(m_openLogsAction, &QAction::triggered, this, [this] {
         if (const auto job = selectedJob())
@@ -367,6 +370,7 @@ void JobsPanel::updateActions()
                                  : tr("Stop the selected job: its logs and events are archived, then its RayJob is deleted"));
     m_detailsAction->setEnabled(selected.isValid());
     m_openLogsAction->setEnabled(selected.isValid());
+    m_openEventsAction->setEnabled(selected.isValid());
     m_copyIdAction->setEnabled(selected.isValid());
     m_copyRayJobAction->setEnabled(selected.isValid() && m_session && m_session->kube());
     const auto record = selected.isValid() ? selected.data(JobsModel::RecordRole).value<Job::JobRecord>() : Job::JobRecord{};

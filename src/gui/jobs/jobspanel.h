@@ -86,6 +86,8 @@ Q_SIGNALS:
     void detailsRequested(const QString &jobId);
     // Open logs: the Logs dock for this job.
     void logsRequested(const QString &jobId);
+    // Open events: the Events dock for this job.
+    void eventsRequested(const QString &jobId);
     // Resubmit: the selected job's JobSpec, for the submission wizard to open.
     void resubmitRequested(const QJsonObject &jobSpec);
 
