@@ -135,6 +135,37 @@ private Q_SLOTS:
         QCOMPARE(index.lineAt(content.size()), -1);
     }
 
+    // Expressions with and without a literal every match must contain (the search then runs
+    // the expression only on the lines memmem finds with it): the same lines as grep -E.
+    void expressionsWithARequiredLiteralLikeGrep_data()
+    {
+        QTest::addColumn<QString>("pattern");
+        QTest::newRow("optional char") << QStringLiteral("step 1?4 ");
+        QTest::newRow("optional by braces") << QStringLiteral("step 1{0,1}2[0-9] ");
+        QTest::newRow("repeated char") << QStringLiteral("ste+p 9");
+        QTest::newRow("group before") << QStringLiteral("(INFO|DEBUG) step 4[0-9]{2}");
+        QTest::newRow("top-level alternation") << QStringLiteral("WARNING step 1|ERROR step 2");
+        QTest::newRow("anchored end") << QStringLiteral("loss=nan$");
+        QTest::newRow("escaped paren") << QStringLiteral("\\(most recent");
+        QTest::newRow("dot star") << QStringLiteral("Traceback.*last\\)$");
+        QTest::newRow("class plus") << QStringLiteral("^[0-9]+5 ERROR step");
+        QTest::newRow("optional group") << QStringLiteral("step 7(7)? ");
+        QTest::newRow("short literal") << QStringLiteral("^1 ");
+    }
+
+    void expressionsWithARequiredLiteralLikeGrep()
+    {
+        QFETCH(QString, pattern);
+        const QString path = m_dir.filePath(QStringLiteral("must.log"));
+        static const QByteArray content = generated(50000, "\n") + generated(500, "\r\n") + QByteArray("no newline loss=nan");
+        write(path, content);
+        LineIndex index(path);
+        QVERIFY(complete(index.update()));
+        const QList<qint64> expected = grepLines(path, {QStringLiteral("-E")}, pattern);
+        QVERIFY(!expected.isEmpty());
+        QCOMPARE(search(index, pattern, true), expected);
+    }
+
     void searchesLikeGrep()
     {
         const QString path = m_dir.filePath(QStringLiteral("search.log"));

@@ -25,11 +25,138 @@ QRegularExpression expressionFor(const SearchOptions &options)
     return QRegularExpression(options.regex ? options.pattern : QRegularExpression::escape(options.pattern), flags);
 }
 
+// The runs of literal text (three characters or more) every match of a regular expression
+// must contain, longest first; none when that cannot be told for certain. grep finds such a "must" string with Boyer-Moore and runs
+// the expression only on the lines that have it; so does searchTask. Conservative: any
+// alternation outside a group, inline options, or a construct this reader does not know gives
+// up. Inside a group nothing is taken (the group may be optional or alternated); a literal
+// followed by ?, * or {0 is optional and ends the run without being taken; + and {n≥1 keep it.
+QList<QByteArray> requiredLiterals(const QString &pattern)
+{
+    if (pattern.contains(QLatin1String("(?")) || pattern.contains(QLatin1String("\\Q")))
+        return {};
+    QStringList runs;
+    QString run;
+    int depth = 0;
+    auto endRun = [&]() {
+        if (run.size() >= 3)
+            runs << run;
+        run.clear();
+    };
+    for (qsizetype i = 0; i < pattern.size(); ++i) {
+        const QChar c = pattern.at(i);
+        if (c == u'|' && depth == 0)
+            return {};   // top-level alternation: nothing is required of every match
+        if (c == u'(') {
+            endRun();
+            ++depth;
+            continue;
+        }
+        if (c == u')') {
+            --depth;
+            continue;
+        }
+        if (c == u'[') {
+            // A class: skip to its end ("]" first in a class is literal).
+            endRun();
+            qsizetype j = i + 1;
+            if (j < pattern.size() && pattern.at(j) == u'^')
+                ++j;
+            if (j < pattern.size() && pattern.at(j) == u']')
+                ++j;
+            while (j < pattern.size() && pattern.at(j) != u']') {
+                if (pattern.at(j) == u'\\')
+                    ++j;
+                ++j;
+            }
+            i = j;
+            continue;
+        }
+        if (depth > 0)
+            continue;
+        QChar literal;
+        qsizetype next = i + 1;
+        if (c == u'\\') {
+            if (i + 1 >= pattern.size())
+                return {};
+            const QChar e = pattern.at(i + 1);
+            next = i + 2;
+            // Escaped punctuation is itself; letters and digits are classes, anchors, back
+            // references or code points: the run ends there.
+            if (e.isLetterOrNumber() || e.unicode() > 0x7f) {
+                endRun();
+                i = next - 1;
+                continue;
+            }
+            literal = e;
+        } else if (QStringLiteral(".^$").contains(c)) {
+            endRun();
+            continue;
+        } else if (QStringLiteral("*+?{").contains(c)) {
+            // A quantifier on something that ended the run already (a group, a class, a dot).
+            if (c == u'{') {
+                const qsizetype close = pattern.indexOf(u'}', i);
+                if (close < 0)
+                    return {};
+                i = close;
+            }
+            continue;
+        } else {
+            literal = c;
+        }
+        // What follows decides whether this literal is required.
+        const QChar after = next < pattern.size() ? pattern.at(next) : QChar();
+        const bool optional = after == u'?' || after == u'*' || (after == u'{' && pattern.mid(next + 1, 1) == QLatin1String("0"));
+        if (optional) {
+            endRun();
+            i = next - 1;
+            continue;
+        }
+        run += literal;
+        if (after == u'+' || after == u'{') {
+            endRun();   // repeated: this character is required, what follows it is not adjacent
+        }
+        i = next - 1;
+    }
+    endRun();
+    std::stable_sort(runs.begin(), runs.end(), [](const QString &a, const QString &b) { return a.size() > b.size(); });
+    QList<QByteArray> out;
+    for (const QString &r : std::as_const(runs))
+        out << r.toUtf8();
+    return out;
+}
+
+// ASCII letters lowered, eight bytes at a time (SWAR): for each byte, whether it is in 'A'..'Z'
+// is found in its high bit by two additions on its low seven bits, and 0x20 is added where it
+// is. Bytes of 0x80 and above are left as they are, as grep -i does in the C locale.
+void lowerAscii(const char *in, char *out, qint64 n)
+{
+    constexpr quint64 Ones = 0x0101010101010101ULL;
+    constexpr quint64 High = 0x8080808080808080ULL;
+    qint64 i = 0;
+    for (; i + 8 <= n; i += 8) {
+        quint64 x;
+        std::memcpy(&x, in + i, 8);
+        const quint64 low = x & ~High;
+        const quint64 aboveZ = low + (0x7f - 'Z') * Ones;    // high bit: the byte is above 'Z'
+        const quint64 fromA = low + (0x80 - 'A') * Ones;     // high bit: the byte is 'A' or above
+        const quint64 upper = (fromA & ~aboveZ) & ~x & High;
+        x |= upper >> 2;
+        std::memcpy(out + i, &x, 8);
+    }
+    for (; i < n; ++i) {
+        const unsigned char c = static_cast<unsigned char>(in[i]);
+        out[i] = char(unsigned(c - 'A') < 26u ? c + ('a' - 'A') : c);
+    }
+}
+
 struct Task
 {
     qint64 firstLine = 0;
     qint64 lastLine = 0;
 };
+
+void matchInOnePass(qint64 firstLine, const char *data, qint64 length, const QRegularExpression &re, QList<qint64> &found);
 
 // The lines of [task] that match, searching the mapped bytes at data (the task's first line
 // starts at data[0]).
@@ -40,16 +167,36 @@ QList<qint64> searchTask(const LineIndex &index, const Task &task, const char *d
     const qint64 base = index.lineStart(task.firstLine);
     const QByteArray pattern = options.pattern.toUtf8();
     const bool asciiPattern = std::all_of(pattern.cbegin(), pattern.cend(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-    QByteArray folded;
-    if (!options.regex && options.caseInsensitive && asciiPattern) {
+    if (!options.regex && options.caseInsensitive && asciiPattern && !pattern.isEmpty()) {
         // Any case, an ASCII text: both sides lowered (ASCII letters only, as grep -i in the C
-        // locale), then the text search below.
-        folded.resize(length);
-        for (qint64 i = 0; i < length; ++i) {
-            const char c = data[i];
-            folded[i] = (c >= 'A' && c <= 'Z') ? char(c + ('a' - 'A')) : c;
+        // locale). The text is lowered a window at a time into a buffer that stays in the
+        // cache, each window overlapping the next by the needle's length less one; a hit is
+        // taken once, as the line it is on, and the search goes on after that line.
+        const QByteArray needle = pattern.toLower();
+        constexpr qint64 Window = 64 * 1024;
+        QByteArray buffer(Window + needle.size(), Qt::Uninitialized);
+        char *out = buffer.data();   // once: QByteArray::operator[] checks for sharing on every call
+        qint64 next = 0;             // offsets before this are done
+        for (qint64 pos = 0; pos < length; pos += Window) {
+            const qint64 n = std::min<qint64>(Window + needle.size() - 1, length - pos);
+            lowerAscii(data + pos, out, n);
+            qint64 at = std::max<qint64>(0, next - pos);
+            while (at < n) {
+                const void *hit = memmem(out + at, std::size_t(n - at), needle.constData(), std::size_t(needle.size()));
+                if (!hit)
+                    break;
+                const qint64 offset = pos + (static_cast<const char *>(hit) - out);
+                const qint64 line = index.lineAt(base + offset);
+                if (line < 0 || base + offset + needle.size() - 1 > index.lineEnd(line)) {
+                    at = offset - pos + 1;   // across a line end: not a match of either line
+                    continue;
+                }
+                found << line;
+                next = index.lineEnd(line) - base + 1;
+                at = next - pos;
+            }
         }
-        data = folded.constData();
+        return found;
     }
     if (!options.regex && (!options.caseInsensitive || asciiPattern)) {
         // Text: every hit's line, once.
@@ -74,12 +221,55 @@ QList<qint64> searchTask(const LineIndex &index, const Task &task, const char *d
         }
         return found;
     }
-    // An expression over the whole task's text in one global iteration (PCRE2 checks the
-    // subject's UTF-16 once, not per call); lines are counted as the matches move on, and a
-    // line with several matches is taken once.
+    // An expression with literals every match contains, case-sensitive: memmem finds the lines
+    // that have the longest, the others are looked for in the line, and only those lines are
+    // matched, one by one (as grep does with its "must" string). Lines are whole, so a match
+    // still never crosses a line. When most lines have the literal, matching line by line costs
+    // more than one pass over the text: after a sample the rest of the task goes that way.
+    if (!options.caseInsensitive) {
+        const QList<QByteArray> musts = requiredLiterals(options.pattern);
+        if (!musts.isEmpty()) {
+            const QByteArray &must = musts.first();
+            qint64 at = 0;
+            qint64 candidates = 0;
+            while (at < length) {
+                const void *hit = memmem(data + at, std::size_t(length - at), must.constData(), std::size_t(must.size()));
+                if (!hit)
+                    break;
+                const qint64 offset = static_cast<const char *>(hit) - data;
+                const qint64 line = index.lineAt(base + offset);
+                if (line < 0)
+                    break;
+                const qint64 start = index.lineStart(line) - base;
+                const qint64 end = std::min(index.lineEnd(line) - base, length);   // its '\n', or the end
+                if (++candidates == 1024 && end < 1024 * 2048) {
+                    // Dense (a candidate every 2 KiB or less): the rest in one pass.
+                    matchInOnePass(line, data + start, length - start, re, found);
+                    return found;
+                }
+                const QByteArrayView text(data + start, end - start);
+                const bool all = std::all_of(musts.cbegin() + 1, musts.cend(), [&text](const QByteArray &other) { return text.contains(other); });
+                // The line's bytes as the one-pass path sees them (a CR stays, as in grep).
+                if (all && re.match(QString::fromUtf8(text)).hasMatch())
+                    found << line;
+                at = end + 1;
+            }
+            return found;
+        }
+    }
+    matchInOnePass(task.firstLine, data, length, re, found);
+    return found;
+}
+
+// The lines of [data, data + length) that match, its first line being firstLine: the
+// expression over the whole text in one global iteration (PCRE2 checks the subject's UTF-16
+// once, not per call); lines are counted as the matches move on, and a line with several
+// matches is taken once.
+void matchInOnePass(qint64 firstLine, const char *data, qint64 length, const QRegularExpression &re, QList<qint64> &found)
+{
     const QString text = QString::fromUtf8(data, length);
     const QStringView view(text);
-    qint64 line = task.firstLine;
+    qint64 line = firstLine;
     qsizetype lineStartAt = 0;
     const auto lineEndFrom = [&](qsizetype start) {
         const qsizetype n = text.indexOf(u'\n', start);
@@ -119,7 +309,6 @@ QList<qint64> searchTask(const LineIndex &index, const Task &task, const char *d
             to = lineEndFrom(from);
         }
     }
-    return found;
 }
 
 } // namespace
