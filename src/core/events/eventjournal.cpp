@@ -115,6 +115,7 @@ std::atomic<quint64> connectionCount{0};
 struct Opened
 {
     bool corrupt = false;
+    QString damage;   // when corrupt: what SQLite said
     std::optional<Error> error;
 };
 
@@ -124,6 +125,7 @@ Opened initialise(QSqlDatabase &db, const QString &path, const JournalOptions &o
         Opened o;
         if (isCorruption(error)) {
             o.corrupt = true;
+            o.damage = describe(error);
         } else {
             o.error = Error::io(EventJournal::tr("Cannot %1 the event journal %2: %3. Check that the folder can be written and the disk is not full.")
                                     .arg(what, QDir::toNativeSeparators(path), describe(error)));
@@ -149,9 +151,9 @@ Opened initialise(QSqlDatabase &db, const QString &path, const JournalOptions &o
     // failing later.
     if (!q.exec(QStringLiteral("PRAGMA quick_check")) || !q.next()) return failed(EventJournal::tr("check"), q.lastError());
     if (q.value(0).toString() != QLatin1String("ok")) {
-        qCWarning(lcJournal).noquote() << "integrity check of" << path << "failed:" << q.value(0).toString();
         Opened o;
         o.corrupt = true;
+        o.damage = q.value(0).toString();
         return o;
     }
     q.finish();
@@ -253,7 +255,8 @@ Result<std::unique_ptr<EventJournal>> EventJournal::open(const QString &path, Jo
             return Error::io(tr("The event journal %1 is damaged and could not be moved aside: move or delete it, and Starforge starts a new one.")
                                  .arg(QDir::toNativeSeparators(file.absoluteFilePath())));
         }
-        qCWarning(lcJournal).noquote() << "the event journal" << file.absoluteFilePath() << "is damaged; moved it to" << aside << "and started a new one";
+        qCWarning(lcJournal).noquote() << "the event journal" << file.absoluteFilePath() << "is damaged; moved it to" << aside
+                                       << "and started a new one. SQLite said:" << opened.damage.left(300);
     }
     std::unique_ptr<EventJournal> journal(new EventJournal(file.absoluteFilePath(), connection, options, parent));
     journal->prune();
@@ -433,12 +436,15 @@ void EventJournal::flush()
 {
     m_flushTimer.stop();
     writePending();
-    // Past the bound between the hourly prunes (a busy namespace): prune now.
-    QSqlQuery q(QSqlDatabase::database(m_connection, false));
-    if (q.exec(QStringLiteral("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")) && q.next() && q.value(0).toLongLong() > m_options.maxBytes) {
-        q.finish();
-        prune();
+    // Past the bound between the hourly prunes (a busy namespace): prune now. The file's pages
+    // count (some may still be in the log) and so does the log itself.
+    qint64 pageBytes = 0;
+    {
+        QSqlQuery q(QSqlDatabase::database(m_connection, false));
+        if (q.exec(QStringLiteral("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")) && q.next()) pageBytes = q.value(0).toLongLong();
     }
+    const qint64 onDisk = QFileInfo(m_path).size() + QFileInfo(m_path + QStringLiteral("-wal")).size();
+    if (std::max(pageBytes, onDisk) > m_options.maxBytes) prune();
 }
 
 qint64 EventJournal::usedBytes() const
