@@ -127,6 +127,11 @@ private Q_SLOTS:
         auto journal = openOrFail(path);
         QVERIFY(journal);
         QCOMPARE(journal->path(), QFileInfo(path).absoluteFilePath());
+        // Its owner's alone.
+        const QFileDevice::Permissions others = QFileDevice::ReadGroup | QFileDevice::WriteGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther
+            | QFileDevice::WriteOther | QFileDevice::ExeOther;
+        QCOMPARE(QFileInfo(path).permissions() & others, QFileDevice::Permissions());
+        QVERIFY(QFileInfo(path).permissions().testFlags(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
         journal->recordEvent(coreEvent(QStringLiteral("u1"), QStringLiteral("train-ab12cd-head"), 1, BaseTime, BaseTime, QStringLiteral("BackOff"),
                                        QStringLiteral("first copy")));
         journal->flush();
@@ -441,7 +446,8 @@ private Q_SLOTS:
         QFile kept(QDir(folder).filePath(aside.first()));
         QVERIFY(kept.open(QIODevice::ReadOnly));
         QCOMPARE(kept.readAll(), damaged);
-        // A fresh journal works.
+        // A fresh journal works, its owner's alone as a new one is.
+        QCOMPARE(QFileInfo(path).permissions() & (QFileDevice::ReadOther | QFileDevice::ReadGroup), QFileDevice::Permissions());
         QCOMPARE(journal->stats().events, 0);
         journal->recordEvent(coreEvent(QStringLiteral("fresh"), QStringLiteral("pod-0"), 1, BaseTime, BaseTime));
         QCOMPARE(uids(journal->events(QStringLiteral("ml"), {QStringLiteral("pod-")})), QStringList{QStringLiteral("fresh")});

@@ -240,6 +240,14 @@ Result<std::unique_ptr<EventJournal>> EventJournal::open(const QString &path, Jo
 
     const QString connection = QStringLiteral("starforge-journal-%1").arg(++connectionCount);
     for (int attempt = 0; attempt < 2; ++attempt) {
+        if (!QFileInfo::exists(file.absoluteFilePath())) {
+            // Events name people's jobs, pods and images: the file is its owner's alone. SQLite
+            // starts a database in an empty file, and gives its -wal and -shm files the same mode.
+            QFile created(file.absoluteFilePath());
+            if (!created.open(QIODevice::WriteOnly, QFileDevice::ReadOwner | QFileDevice::WriteOwner)) {
+                return Error::io(tr("Cannot create the event journal %1: %2.").arg(QDir::toNativeSeparators(file.absoluteFilePath()), created.errorString()));
+            }
+        }
         Opened opened;
         {
             QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
@@ -436,15 +444,17 @@ void EventJournal::flush()
 {
     m_flushTimer.stop();
     writePending();
-    // Past the bound between the hourly prunes (a busy namespace): prune now. The file's pages
-    // count (some may still be in the log) and so does the log itself.
+    // Past the bound between the hourly prunes (a busy namespace): prune now.
+    if (bytesOnDisk() > m_options.maxBytes) prune();
+}
+
+qint64 EventJournal::bytesOnDisk() const
+{
+    // The file's pages (some may still be only in the log) or the file and its log, whichever is more.
     qint64 pageBytes = 0;
-    {
-        QSqlQuery q(QSqlDatabase::database(m_connection, false));
-        if (q.exec(QStringLiteral("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")) && q.next()) pageBytes = q.value(0).toLongLong();
-    }
-    const qint64 onDisk = QFileInfo(m_path).size() + QFileInfo(m_path + QStringLiteral("-wal")).size();
-    if (std::max(pageBytes, onDisk) > m_options.maxBytes) prune();
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    if (q.exec(QStringLiteral("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")) && q.next()) pageBytes = q.value(0).toLongLong();
+    return std::max(pageBytes, QFileInfo(m_path).size() + QFileInfo(m_path + QStringLiteral("-wal")).size());
 }
 
 qint64 EventJournal::usedBytes() const
@@ -475,10 +485,11 @@ void EventJournal::prune()
         removed += q.numRowsAffected();
     }
 
-    // By size: the oldest go until three quarters of the bound is used, so the next prune is
-    // some way off. Each round removes the share of rows the excess suggests, at least 16.
+    // By size, once over the bound: the oldest go until three quarters of it is used, so the
+    // next prune is some way off. Each round removes the share of rows the excess suggests, at
+    // least 16.
     const qint64 target = m_options.maxBytes * 3 / 4;
-    for (int round = 0; round < 64; ++round) {
+    for (int round = 0; round < 64 && (round > 0 || bytesOnDisk() > m_options.maxBytes); ++round) {
         const qint64 used = usedBytes();
         if (used <= target) break;
         bool any = false;

@@ -114,7 +114,8 @@ private:
     // Writes what is queued, in one transaction (const: the queries see what was recorded).
     void writePending() const;
     std::optional<JobStateChange> lastStored(const QString &ns, const QString &rayJobName) const;
-    qint64 usedBytes() const;   // pages in use, as SQLite counts them
+    qint64 usedBytes() const;     // pages in use, as SQLite counts them
+    qint64 bytesOnDisk() const;   // what the bound is checked against
     bool exec(const QString &sql) const;
 
     QString m_path;

@@ -467,7 +467,9 @@ void Session::openJournal()
         : QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/starforge/journal-%1.sqlite").arg(placeKey());
     auto opened = Events::EventJournal::open(path);
     if (!opened) {
-        switchOff(QStringLiteral("journal"), opened.error().message);
+        QString reason = opened.error().message;
+        if (reason.endsWith(u'.')) reason.chop(1);   // the status line adds its own
+        switchOff(QStringLiteral("journal"), reason);
         return;
     }
     m_journal = std::move(opened).value();
