@@ -32,6 +32,7 @@
 #include <QTimer>
 
 #include <memory>
+#include <optional>
 
 namespace Starforge::Events {
 
@@ -63,7 +64,8 @@ class EventJournal final : public QObject
 public:
     // Opens (creating) the database at path; an error says what to fix (path not writable, a
     // newer schema version than this build knows, a corrupt file: it is moved aside to
-    // <path>.corrupt-<time> and a fresh one started, with a warning logged).
+    // <path>.corrupt-<time> and a fresh one started, with a warning logged). The caller owns the
+    // journal; a parent given as well must outlive it.
     static Result<std::unique_ptr<EventJournal>> open(const QString &path, JournalOptions options = {}, QObject *parent = nullptr);
     ~EventJournal() override;
     QString path() const { return m_path; }
@@ -109,7 +111,6 @@ private:
     };
 
     EventJournal(QString path, QString connection, JournalOptions options, QObject *parent);
-    static Result<void> prepare(const QString &connection, const QString &path);
     void schedule();
     // Writes what is queued, in one transaction (const: the queries see what was recorded).
     void writePending() const;
