@@ -48,6 +48,9 @@ Starforge::SessionOptions guiSessionOptions()
     Starforge::SessionOptions options;
     options.personPresent = true;
     options.followProgress = true;   // the Jobs panel's Progress column and the Job dock's plot
+    // Events and job states kept on this machine (docs/events.md, "The local journal"), so the
+    // event timeline still shows them after Kubernetes has dropped them and after a restart.
+    options.journalEvents = true;
     return options;
 }
 

@@ -1,12 +1,14 @@
 #include "core/session/session.h"
 
 #include "core/cluster/capacity.h"
+#include "core/events/eventjournal.h"
 #include "core/job/progressfollower.h"
 #include "core/job/tracker.h"
 #include "core/kube/execcredentialprovider.h"
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/permissions.h"
+#include "core/kube/resources.h"
 #include "core/kube/resourcekind.h"
 #include "core/kube/selfsubjectreview.h"
 #include "core/logging/logging.h"
@@ -108,11 +110,18 @@ void Session::open(SessionSource source)
     m_source = std::move(source);
     m_error.reset();
     m_reconnectBackoff.reset();
-    m_features.clear();
-    for (const Kube::Feature &f : Kube::Feature::all()) m_features.append(FeatureStatus{f.id, f.title, true, {}, {}});
+    resetFeatures();
     setState(State::Connecting, tr("Connecting (%1)…").arg(m_source.describe()));
     Q_EMIT partsChanged();   // what an earlier session had is gone
     connectFromSource();
+}
+
+void Session::resetFeatures()
+{
+    m_features.clear();
+    for (const Kube::Feature &f : Kube::Feature::all()) m_features.append(FeatureStatus{f.id, f.title, true, {}, {}});
+    // Not a permission: a file on this machine, which can fail to open all the same.
+    if (m_options.journalEvents) m_features.append(FeatureStatus{QStringLiteral("journal"), tr("Event journal on this machine"), true, {}, {}});
 }
 
 void Session::close()
@@ -145,6 +154,9 @@ void Session::teardown()
     m_pods.reset();
     m_nodes.reset();
     m_rayJobs.reset();
+    // Nothing feeds it now: what is queued is written, and the file closed.
+    if (m_journal) m_journal->flush();
+    m_journal.reset();
     m_probe.reset();
     m_permissionCheck.reset();
     m_s3.reset();
@@ -401,13 +413,13 @@ void Session::startParts()
         // The jobs this workstation saw and has not archived yet, per cluster and namespace, so a
         // RayJob the operator deletes while the app is closed is still recorded
         // (docs/jobs.md, "For cluster administrators: deletion settings").
-        const QByteArray where = QCryptographicHash::hash((m_kube->config().server.toString() + u'\n' + m_settings.ns).toUtf8(),
-                                                          QCryptographicHash::Sha256).toHex().left(16);
         tracker.seenJobsFile = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)
-            + QStringLiteral("/starforge/seen-jobs-%1.json").arg(QString::fromLatin1(where));
+            + QStringLiteral("/starforge/seen-jobs-%1.json").arg(placeKey());
         // Children as well as owned: what a session runs can be counted (one tracker, never two).
         m_jobs = std::make_unique<Job::JobTracker>(m_kube.get(), m_s3.get(), tracker, this);
     }
+    // Before the informers start, so their first list is journaled too.
+    if (m_options.journalEvents) openJournal();
     for (Kube::Informer *informer : {m_nodes.get(), m_pods.get(), m_events.get(), m_rayJobs.get()}) {
         if (!informer) continue;
         connect(informer, &Kube::Informer::synced, this, &Session::maybeReady);
@@ -440,6 +452,51 @@ void Session::startParts()
     Q_EMIT partsChanged();
     if (m_options.livenessIntervalMs > 0) m_liveness.start();
     maybeReady();
+}
+
+QString Session::placeKey() const
+{
+    const QString server = m_kube ? m_kube->config().server.toString() : QString();
+    return QString::fromLatin1(QCryptographicHash::hash((server + u'\n' + m_settings.ns).toUtf8(), QCryptographicHash::Sha256).toHex().left(16));
+}
+
+void Session::openJournal()
+{
+    const QString path = !m_options.journalPath.isEmpty()
+        ? m_options.journalPath
+        : QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/starforge/journal-%1.sqlite").arg(placeKey());
+    auto opened = Events::EventJournal::open(path);
+    if (!opened) {
+        QString reason = opened.error().message;
+        if (reason.endsWith(u'.')) reason.chop(1);   // the status line adds its own
+        switchOff(QStringLiteral("journal"), reason);
+        return;
+    }
+    m_journal = std::move(opened).value();
+    Events::EventJournal *journal = m_journal.get();
+    // The journal is the context: deleting it in teardown() cuts these connections.
+    if (m_events) {
+        connect(m_events.get(), &Kube::Informer::added, journal, &Events::EventJournal::recordEvent);
+        connect(m_events.get(), &Kube::Informer::updated, journal, [journal](const QJsonObject &, const QJsonObject &after) { journal->recordEvent(after); });
+    }
+    if (m_rayJobs) {
+        // Starforge's RayJobs only: the informer lists those (JobTracker::labelSelector).
+        auto record = [journal](const QJsonObject &object) {
+            const Kube::RayJob rayJob = Kube::RayJob::fromJson(object);
+            Events::JobStateChange change;
+            change.ns = rayJob.ns;
+            change.rayJobName = rayJob.name;
+            change.jobId = rayJob.labels.value(QLatin1String(Job::Labels::JobId)).toString();
+            change.at = QDateTime::currentDateTimeUtc();
+            change.deploymentStatus = rayJob.jobDeploymentStatus;
+            change.jobStatus = rayJob.jobStatus;
+            change.reason = rayJob.reason;
+            change.message = rayJob.message;
+            journal->recordJobState(change);
+        };
+        connect(m_rayJobs.get(), &Kube::Informer::added, journal, record);
+        connect(m_rayJobs.get(), &Kube::Informer::updated, journal, [record](const QJsonObject &, const QJsonObject &after) { record(after); });
+    }
 }
 
 void Session::watchInformer(Kube::Informer *informer, const QString &featureId)
@@ -634,8 +691,7 @@ void Session::rebuild()
         giveUp(Error::unavailable(tr("The cluster has not answered for %1 s.").arg(m_lostSince.secsTo(QDateTime::currentDateTimeUtc()))));
         return;
     }
-    m_features.clear();
-    for (const Kube::Feature &f : Kube::Feature::all()) m_features.append(FeatureStatus{f.id, f.title, true, {}, {}});
+    resetFeatures();
     setState(State::Reconnecting, tr("Reconnecting (%1)…").arg(m_source.describe()));
     Q_EMIT partsChanged();
     connectFromSource();

@@ -11,7 +11,11 @@
 //     cluster's nodes and pods;
 //   - the CapacityTracker over the node and pod informers;
 //   - the JobTracker over the RayJob informer, given the capacity model, so a job's archived
-//     cause has the same evidence `starforge-cli status` and `diagnose` use.
+//     cause has the same evidence `starforge-cli status` and `diagnose` use;
+//   - the event journal (SessionOptions::journalEvents): every event the event informer adds or
+//     updates and every status change of the RayJobs it follows, kept on this machine
+//     (docs/events.md, "The local journal"). A journal that cannot be opened switches the
+//     "journal" feature off with the reason; the session runs on without it.
 // A feature whose permission is missing is switched off with the reason and the Role rule that
 // would allow it, and never retried; an informer the server starts refusing (403) is stopped
 // the same way. While connected a light request every few seconds tells a lost cluster from a
@@ -19,8 +23,8 @@
 // answers (a restarted sandbox has a new CA and tokens), backing off between attempts.
 //
 // Teardown runs in one written order (teardown()), never by the order members are declared:
-// the progress follower, the job tracker, the capacity tracker, the informers, the checks, then
-// the clients.
+// the progress follower, the job tracker, the capacity tracker, the informers, the journal
+// (flushed and closed once nothing feeds it), the checks, then the clients.
 
 #include "core/config/effectiveconfig.h"
 #include "core/job/ownership.h"
@@ -60,6 +64,9 @@ namespace Starforge::Job {
 class JobTracker;
 class ProgressFollower;
 }
+namespace Starforge::Events {
+class EventJournal;
+}
 
 namespace Starforge {
 
@@ -81,6 +88,12 @@ struct SessionOptions
     QString onlyJobId;              // the RayJob informer and the tracker follow this job alone
     bool followCapacity = true;     // node and pod informers and the CapacityTracker
     bool followEvents = true;       // the namespace's events
+    // Events and RayJob status changes journaled to a SQLite file on this machine, so the
+    // timeline keeps them after Kubernetes drops them and across restarts. The GUI's MainWindow
+    // sets it; the CLI's one-shot commands do not.
+    bool journalEvents = false;
+    // The journal's file; empty: journalPath() under the data folder, per cluster and namespace.
+    QString journalPath;
     // Whether a person can answer an exec credential plugin that asks (the GUI shows its output
     // in a dialog; a CLI on a terminal passes stdin through).
     bool personPresent = false;
@@ -108,7 +121,7 @@ struct SessionOptions
 // One feature of the app as this session can offer it.
 struct FeatureStatus
 {
-    QString id;                  // "jobs", "events", "logs", "capacity", "playground"
+    QString id;                  // "jobs", "events", "logs", "capacity", "playground", "journal"
     QString title;               // "Capacity heatmap and fit verdicts"
     bool available = true;
     QString reason;              // when not: one sentence
@@ -176,6 +189,9 @@ public:
     Cluster::CapacityTracker *capacity() const { return m_capacity.get(); }
     Job::JobTracker *jobs() const { return m_jobs.get(); }
     Job::ProgressFollower *progress() const { return m_progress.get(); }
+    // The event journal (SessionOptions::journalEvents); null when not asked for, when it could
+    // not be opened (feature "journal" says why), and when not connected.
+    Events::EventJournal *journal() const { return m_journal.get(); }
 
     // Seconds since the cluster last answered while Lost; 0 otherwise.
     qint64 lostForSeconds() const;
@@ -223,6 +239,11 @@ private:
     void refreshUpState();
     QString connectedText() const;
     void teardown();
+    void resetFeatures();
+    void openJournal();
+    // Where this machine keeps what it knows of the connected cluster and namespace: the 16 hex
+    // digits that name the seen-jobs file and the event journal.
+    QString placeKey() const;
 
     Secrets::SecretStore *m_secrets;
     QProcessEnvironment m_environment;
@@ -254,6 +275,7 @@ private:
     std::unique_ptr<Cluster::CapacityTracker> m_capacity;
     std::unique_ptr<Job::JobTracker> m_jobs;
     std::unique_ptr<Job::ProgressFollower> m_progress;
+    std::unique_ptr<Events::EventJournal> m_journal;
     std::unique_ptr<StartupCleanup> m_cleanup;
     bool m_cleanupStarted = false;   // once per Session, not per reconnect
 
