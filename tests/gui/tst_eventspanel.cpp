@@ -4,8 +4,10 @@
 //    evidence, which is ringed on the timeline and selected in the list beside it; a click on a
 //    mark selects the event in the list, the keyboard walks and zooms, the filter narrows the
 //    list, and assistive technology reads one child per event;
+//    When Kubernetes drops the job's events, the timeline keeps them from the session's journal;
 //  - a job that runs: no banner, a submitter lane, the Running phase; once it ends and is
-//    archived (its RayCluster deleted) the timeline is read from the archived events.json.
+//    archived (its RayCluster deleted) the timeline is read from the archived events.json,
+//    merged with the journal without duplicates, its phases from the states the journal saw.
 
 #include "core/config/embeddedsandbox.h"
 #include "core/config/profilemanager.h"
@@ -28,6 +30,9 @@
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
+#include <QJsonArray>
+#include <QSet>
+#include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -241,6 +246,28 @@ private Q_SLOTS:
         QVERIFY(accessible->child(failed)->text(QAccessible::Description).contains(QStringLiteral("node")));
         QCOMPARE(accessible->indexOfChild(accessible->child(failed)), failed);
 
+        // Kubernetes drops the job's events (their hour is up): the timeline still has them,
+        // from the session's journal.
+        const QString droppedKey = model->itemAt(rowWithReason(model, QStringLiteral("FailedScheduling"))).key();
+        const QString createdKey = model->itemAt(rowWithReason(model, QStringLiteral("CreatedRayCluster"))).key();
+        const auto listed = m_http->send("GET", QStringLiteral("/api/v1/namespaces/starforge/events"));
+        QCOMPARE(listed.status, 200);
+        int dropped = 0;
+        for (const QJsonValue &e : QJsonDocument::fromJson(listed.body).object().value(QStringLiteral("items")).toArray()) {
+            const QString object = e[QStringLiteral("involvedObject")][QStringLiteral("name")].toString();
+            if (!object.startsWith(QStringLiteral("events-vtbb44")))
+                continue;
+            const QString eventName = e[QStringLiteral("metadata")][QStringLiteral("name")].toString();
+            QCOMPARE(m_http->send("DELETE", QStringLiteral("/api/v1/namespaces/starforge/events/") + eventName).status, 200);
+            ++dropped;
+        }
+        QVERIFY(dropped >= 3);
+        QCOMPARE(m_http->send("GET", QStringLiteral("/api/v1/namespaces/starforge/events/") + droppedKey.section(u'/', 1)).status, 404);
+        QSignalSpy refreshed(model, &TimelineModel::layoutOfTimelineChanged);
+        QTRY_VERIFY_WITH_TIMEOUT(refreshed.size() >= 3, 20000);
+        QVERIFY2(model->rowOfKey(droppedKey) >= 0, qPrintable(droppedKey));
+        QVERIFY2(model->rowOfKey(createdKey) >= 0, qPrintable(createdKey));
+
         QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/events-") + pending).status, 200);
     }
 
@@ -282,6 +309,16 @@ private Q_SLOTS:
         QVERIFY(laneTitles(model).contains(QStringLiteral("submitter")));
         QVERIFY(laneTitles(model).at(0) == QStringLiteral("RayJob events-vtbb22"));
         QVERIFY2(model->rowCount() >= liveEvents, qPrintable(QStringLiteral("%1 < %2").arg(model->rowCount()).arg(liveEvents)));
+        // The archive's events.json and the journal merged: each event once.
+        QSet<QString> keys;
+        for (const Events::TimelineItem &item : model->timeline().items)
+            keys.insert(item.key());
+        QCOMPARE(keys.size(), model->timeline().items.size());
+        // The phases from the states the journal recorded as the job went: it was seen Running.
+        bool sawRunning = false;
+        for (const Events::PhaseBand &band : model->timeline().phases)
+            sawRunning = sawRunning || band.phase == Events::Phase::Running;
+        QVERIFY(sawRunning);
         QVERIFY(!panel->diagnosisBanner()->isVisible());
     }
 };

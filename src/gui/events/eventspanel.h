@@ -8,8 +8,9 @@
 //    on either selects the event in both.
 // A live job is read again (its objects and events) when its record changes, when the
 // session's event informer sees an event of it, and every few seconds while the dock is
-// visible; the session's journal adds what Kubernetes has dropped. An archived job is read once
-// from its archived objects.json and events.json, merged with the journal.
+// visible; the session's journal adds what Kubernetes has dropped and the state changes the
+// phases are drawn from. An archived job is read once from its archived objects.json and
+// events.json, merged with the journal.
 
 #include "core/events/timeline.h"
 #include "core/job/jobsnapshot.h"
