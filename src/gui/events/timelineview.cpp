@@ -644,6 +644,13 @@ void TimelineView::paintEvent(QPaintEvent *)
                 else
                     p.setPen(Qt::NoPen);
                 p.setBrush(fill);
+                if (bar.width() < 3 * MarkSize) {
+                    // Narrow: a plain bar (rounded corners and a label would not show anyway).
+                    p.setRenderHint(QPainter::Antialiasing, false);
+                    p.drawRect(bar);
+                    p.setRenderHint(QPainter::Antialiasing, true);
+                    continue;
+                }
                 p.drawRoundedRect(bar, 3, 3);
                 // The count inside the bar when it fits; the tooltip and the list always have it.
                 const QString count = QStringLiteral("×%1").arg(item.event.count);
