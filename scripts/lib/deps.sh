@@ -4,7 +4,7 @@
 STARFORGE_BUILD_PACKAGES="cmake g++ ninja-build ccache pkg-config
     qt6-base-dev qt6-base-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
     qt6-httpserver-dev qt6-websockets-dev qtkeychain-qt6-dev
-    libarchive-dev libssl-dev libyaml-cpp-dev zlib1g-dev libsimdjson-dev"
+    libarchive-dev libssl-dev libyaml-cpp-dev zlib1g-dev libsimdjson-dev libhyperscan-dev"
 # At run time: the Secret Service the keychain talks to, the Qt platform plugins, and Qt's SQLite
 # driver for the event journal (docs/events.md; the Qt SQL headers come with qt6-base-dev).
 STARFORGE_RUN_PACKAGES="qt6-qpa-plugins libqt6sql6-sqlite gnome-keyring libsecret-1-0 dbus dbus-x11 python3"

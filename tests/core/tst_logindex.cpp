@@ -166,6 +166,34 @@ private Q_SLOTS:
         QCOMPARE(search(index, pattern, true), expected);
     }
 
+    // Expressions mean characters, not bytes, on valid UTF-8 (Hyperscan in UTF-8 mode) and on
+    // a file with invalid bytes (QRegularExpression), the same lines either way: grep in the C
+    // locale cannot be the reference here, so the lines are written out.
+    void expressionsOverCharacters_data()
+    {
+        QTest::addColumn<QByteArray>("tail");
+        QTest::newRow("valid utf-8") << QByteArray("last line\n");
+        QTest::newRow("invalid bytes") << QByteArray("last \xff\xfe line\n");
+    }
+
+    void expressionsOverCharacters()
+    {
+        QFETCH(QByteArray, tail);
+        const QString path = m_dir.filePath(QStringLiteral("unicode.log"));
+        write(path, QByteArray("0 naïve café\n1 naive cafe\n2 NAÏVE CAFÉ\n3 x\xc3\xa9y and xy\n4 δ-loss 0.5\n5 a\tb\n") + tail);
+        LineIndex index(path);
+        QVERIFY(complete(index.update()));
+        QCOMPARE(search(index, QStringLiteral("caf.$"), true), QList<qint64>({0, 1}));
+        QCOMPARE(search(index, QStringLiteral("\\bna\\w+ve\\b"), true), QList<qint64>({0, 1}));
+        QCOMPARE(search(index, QStringLiteral("naïve caf[éE]"), true, true), QList<qint64>({0, 2}));
+        QCOMPARE(search(index, QStringLiteral("x.y"), true), QList<qint64>({3}));
+        QCOMPARE(search(index, QStringLiteral("^[0-9] [α-ω]-loss [0-9.]+$"), true), QList<qint64>({4}));
+        QCOMPARE(search(index, QStringLiteral("a\\sb"), true), QList<qint64>({5}));
+        // Not across lines, whatever could match a newline.
+        QCOMPARE(search(index, QStringLiteral("cafe\\s+2"), true), QList<qint64>());
+        QCOMPARE(search(index, QStringLiteral("CAFÉ[^x]+3"), true), QList<qint64>());
+    }
+
     void searchesLikeGrep()
     {
         const QString path = m_dir.filePath(QStringLiteral("search.log"));

@@ -6,8 +6,13 @@
 #include <QRegularExpression>
 #include <QtConcurrent>
 
+#include <hs/hs.h>
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <memory>
 
 namespace Starforge::Logs {
 
@@ -150,6 +155,88 @@ void lowerAscii(const char *in, char *out, qint64 n)
     }
 }
 
+// An expression compiled for Hyperscan, the regular-expression engine klogg also uses, which
+// scans many times faster than PCRE2 (bench_logindex). It is compiled in UTF-8 mode with
+// Unicode properties, so it means what QRegularExpression with UseUnicodePropertiesOption means
+// (\\w, \\d, \\s, \\b, ., case folding over characters, not bytes); Hyperscan requires valid UTF-8
+// in that mode, so a task whose bytes are not (checked with simdjson, at many GB/s) is searched
+// with QRegularExpression instead. A pattern Hyperscan refuses (back references, look-arounds,
+// one that can match the empty string) stays with QRegularExpression. Hyperscan reports where
+// matches end: the line of the last byte is the matching line. A pattern that could match a
+// newline ([^…], \\s, \\n, (?s), …) has each such line checked again alone with
+// QRegularExpression, so a match never crosses a line.
+class Hyperscan
+{
+public:
+    static std::unique_ptr<Hyperscan> compile(const SearchOptions &options)
+    {
+        if (!options.regex || hs_valid_platform() != HS_SUCCESS)
+            return nullptr;
+        const QByteArray pattern = options.pattern.toUtf8();
+        if (pattern.isEmpty() || pattern.contains('\0'))
+            return nullptr;
+        unsigned flags = HS_FLAG_MULTILINE | HS_FLAG_UTF8 | HS_FLAG_UCP;
+        if (options.caseInsensitive)
+            flags |= HS_FLAG_CASELESS;
+        hs_database_t *db = nullptr;
+        hs_compile_error_t *error = nullptr;
+        if (hs_compile(pattern.constData(), flags, HS_MODE_BLOCK, nullptr, &db, &error) != HS_SUCCESS) {
+            hs_free_compile_error(error);
+            return nullptr;
+        }
+        hs_scratch_t *scratch = nullptr;
+        if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
+            hs_free_database(db);
+            return nullptr;
+        }
+        auto out = std::unique_ptr<Hyperscan>(new Hyperscan);
+        out->m_db = db;
+        out->m_scratch = scratch;
+        for (const char *newline : {"[^", "[:", "(?", "\\n", "\\s", "\\W", "\\D", "\\H", "\\v", "\\R", "\\x", "\\0", "\\c", "\\e",
+                                    "\\N", "\\o", "\\p", "\\P", "\\X", "\\C", "\\u"})
+            out->m_mayCrossLines = out->m_mayCrossLines || pattern.contains(newline);
+        return out;
+    }
+    ~Hyperscan()
+    {
+        hs_free_scratch(m_scratch);
+        hs_free_database(m_db);
+    }
+    Hyperscan(const Hyperscan &) = delete;
+    Hyperscan &operator=(const Hyperscan &) = delete;
+
+    bool mayCrossLines() const { return m_mayCrossLines; }
+
+    // The offsets just past each match's end in [data, data + length), in order, one per line
+    // at most is enough: onEnd returns the offset before which ends need not be reported.
+    bool scan(const char *data, qint64 length, const std::function<qint64(qint64 end)> &onEnd) const
+    {
+        hs_scratch_t *scratch = nullptr;
+        if (hs_clone_scratch(m_scratch, &scratch) != HS_SUCCESS)
+            return false;
+        struct Context
+        {
+            const std::function<qint64(qint64)> *onEnd;
+            qint64 skipBelow = 0;
+        } context{&onEnd};
+        const auto callback = [](unsigned int, unsigned long long, unsigned long long to, unsigned int, void *raw) -> int {
+            auto *c = static_cast<Context *>(raw);
+            if (qint64(to) > c->skipBelow)
+                c->skipBelow = (*c->onEnd)(qint64(to));
+            return 0;
+        };
+        const hs_error_t result = hs_scan(m_db, data, unsigned(length), 0, scratch, callback, &context);
+        hs_free_scratch(scratch);
+        return result == HS_SUCCESS;
+    }
+
+private:
+    Hyperscan() = default;
+    hs_database_t *m_db = nullptr;
+    hs_scratch_t *m_scratch = nullptr;
+    bool m_mayCrossLines = false;
+};
+
 struct Task
 {
     qint64 firstLine = 0;
@@ -161,7 +248,7 @@ void matchInOnePass(qint64 firstLine, const char *data, qint64 length, const QRe
 // The lines of [task] that match, searching the mapped bytes at data (the task's first line
 // starts at data[0]).
 QList<qint64> searchTask(const LineIndex &index, const Task &task, const char *data, qint64 length, const SearchOptions &options,
-                         const QRegularExpression &re)
+                         const QRegularExpression &re, const Hyperscan *hyperscan)
 {
     QList<qint64> found;
     const qint64 base = index.lineStart(task.firstLine);
@@ -220,6 +307,29 @@ QList<qint64> searchTask(const LineIndex &index, const Task &task, const char *d
             at = index.lineEnd(line) - base + 1;   // the next line
         }
         return found;
+    }
+    // Hyperscan, when it took the expression: each match's end gives its line, which is taken
+    // once (the scan is told to skip the rest of the line).
+    if (hyperscan && length < qint64(std::numeric_limits<unsigned int>::max()) && simdjson::validate_utf8(data, std::size_t(length))) {
+        QList<qint64> candidates;
+        const bool scanned = hyperscan->scan(data, length, [&](qint64 end) {
+            const qint64 line = index.lineAt(base + std::max<qint64>(0, end - 1));
+            if (line < 0)
+                return length;
+            candidates << line;
+            return index.lineEnd(line) - base;   // ends up to the line's '\n' are this line's
+        });
+        if (scanned) {
+            if (!hyperscan->mayCrossLines())
+                return candidates;
+            for (const qint64 line : std::as_const(candidates)) {
+                const qint64 start = index.lineStart(line) - base;
+                const qint64 end = std::min(index.lineEnd(line) - base, length);
+                if (re.match(QString::fromUtf8(data + start, end - start)).hasMatch())
+                    found << line;
+            }
+            return found;
+        }
     }
     // An expression with literals every match contains, case-sensitive: memmem finds the lines
     // that have the longest, the others are looked for in the line, and only those lines are
@@ -365,6 +475,7 @@ Result<SearchOutcome> searchLines(const LineIndex &index, const SearchOptions &o
     if (!file.open(QIODevice::ReadOnly)) return Error::io(tr("Cannot read the log %1: %2.").arg(index.path(), file.errorString()));
     const QRegularExpression re = expressionFor(options);
     re.optimize();
+    const std::unique_ptr<Hyperscan> hyperscan = Hyperscan::compile(options);
     std::atomic<qint64> done{0};
     std::atomic<bool> unreadable{false};
     QMutex mapping;   // QFile::map is not meant for concurrent calls on one QFile
@@ -380,7 +491,7 @@ Result<SearchOutcome> searchLines(const LineIndex &index, const SearchOptions &o
         QList<qint64> found;
         if (!mapped && to > from) unreadable = true;
         if (mapped || to == from) {
-            found = searchTask(index, task, reinterpret_cast<const char *>(mapped), to - from, options, re);
+            found = searchTask(index, task, reinterpret_cast<const char *>(mapped), to - from, options, re, hyperscan.get());
         }
         if (mapped) {
             const QMutexLocker lock(&mapping);
