@@ -24,6 +24,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+
 #include <memory>
 
 using namespace Starforge;
@@ -648,6 +650,25 @@ private Q_SLOTS:
         const Run none = job({QStringLiteral("logs"), QStringLiteral("gzbq42"), QStringLiteral("--grep"), QStringLiteral("gamma")});
         QCOMPARE(none.exitCode, 1);
         QVERIFY(none.out.isEmpty());
+
+        // The same running job's events on lanes (events --timeline): the phase strip reaches
+        // Running, one row per object, then the events listed.
+        const Run timeline = job({QStringLiteral("events"), QStringLiteral("gzbq42"), QStringLiteral("--timeline")});
+        QCOMPARE(timeline.exitCode, 0);
+        const QStringList rows = QString::fromUtf8(timeline.out).split(u'\n');
+        QVERIFY2(rows.size() > 8 && rows.at(1).startsWith(QStringLiteral("phase")) && rows.at(1).contains(u'R'), timeline.out.constData());
+        QVERIFY2(rows.at(2).startsWith(QStringLiteral("RayJob grep-gzbq42 ")), timeline.out.constData());
+        QVERIFY2(rows.at(3).startsWith(QStringLiteral("RayCluster grep-gzbq42-")), timeline.out.constData());
+        const auto rowStarting = [&rows](const QString &title) {
+            return std::any_of(rows.cbegin(), rows.cend(), [&title](const QString &row) { return row == title || row.startsWith(title + u' '); });
+        };
+        QVERIFY2(rowStarting(QStringLiteral("head")) && rowStarting(QStringLiteral("submitter")), timeline.out.constData());
+        QVERIFY2(timeline.out.contains("-head-"), timeline.out.constData());
+        QVERIFY2(timeline.out.contains("\nevents, time since ") && timeline.out.contains("CreatedRayCluster"), timeline.out.constData());
+        const Run both = job({QStringLiteral("events"), QStringLiteral("gzbq42"), QStringLiteral("--timeline"), QStringLiteral("--json")});
+        QCOMPARE(both.exitCode, 1);
+        QVERIFY2(both.err.contains("--json and --timeline"), both.err.constData());
+
         QFile(gate).open(QIODevice::WriteOnly);
         QVERIFY(kube("DELETE", path + QStringLiteral("/grep-gzbq42")).ok());
     }
