@@ -8,6 +8,7 @@
 
 #include "core/config/effectiveconfig.h"
 #include "core/config/embeddedsandbox.h"
+#include "core/events/eventjournal.h"
 #include "core/kube/kubeclient.h"
 #include "support/testutil.h"
 
@@ -20,6 +21,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTcpServer>
+#include <QUrl>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
@@ -665,6 +667,35 @@ private Q_SLOTS:
         QVERIFY2(rowStarting(QStringLiteral("head")) && rowStarting(QStringLiteral("submitter")), timeline.out.constData());
         QVERIFY2(timeline.out.contains("-head-"), timeline.out.constData());
         QVERIFY2(timeline.out.contains("\nevents, time since ") && timeline.out.contains("CreatedRayCluster"), timeline.out.constData());
+        // With the app's journal for this cluster and namespace on this machine (the file
+        // docs/events.md names: SHA-256 of the server and namespace), what it kept is drawn too.
+        {
+            const auto connection = Config::SandboxConnection::read(sandbox());
+            QVERIFY(connection);
+            const QString server = QUrl(connection->settings.value(QStringLiteral("FORGE_K8S_API_SERVER"))).toString();
+            const QString key = QString::fromLatin1(QCryptographicHash::hash((server + QStringLiteral("\nstarforge")).toUtf8(), QCryptographicHash::Sha256).toHex().left(16));
+            const QString data = m_dir.filePath(QStringLiteral("data"));
+            auto opened = Events::EventJournal::open(data + QStringLiteral("/starforge/journal-%1.sqlite").arg(key));
+            QVERIFY2(opened, opened ? "" : qPrintable(opened.error().message));
+            std::unique_ptr<Events::EventJournal> journal = std::move(opened).value();
+            const QString when = QDateTime::currentDateTimeUtc().addSecs(-30).toString(Qt::ISODate);
+            journal->recordEvent(QJsonObject{
+                {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("grep-gzbq42.dropped")}, {QStringLiteral("namespace"), QStringLiteral("starforge")},
+                                                        {QStringLiteral("uid"), QStringLiteral("dropped-uid")}}},
+                {QStringLiteral("involvedObject"), QJsonObject{{QStringLiteral("kind"), QStringLiteral("RayJob")}, {QStringLiteral("name"), QStringLiteral("grep-gzbq42")}}},
+                {QStringLiteral("type"), QStringLiteral("Warning")}, {QStringLiteral("reason"), QStringLiteral("JournaledOnly")},
+                {QStringLiteral("message"), QStringLiteral("kept by the app after Kubernetes dropped it")},
+                {QStringLiteral("firstTimestamp"), when}, {QStringLiteral("lastTimestamp"), when}, {QStringLiteral("count"), 1}});
+            journal->flush();
+            journal.reset();
+            QProcessEnvironment withData;
+            withData.insert(QStringLiteral("XDG_DATA_HOME"), data);
+            const Run kept = run(QStringLiteral("starforge-cli"), {QStringLiteral("events"), QStringLiteral("gzbq42"), QStringLiteral("--timeline"),
+                                                                   QStringLiteral("--connection-file"), sandbox()}, {}, withData, 15000);
+            QCOMPARE(kept.exitCode, 0);
+            QVERIFY2(kept.out.contains("Warning JournaledOnly: kept by the app"), QByteArray(kept.out + kept.err).constData());
+            QVERIFY(!timeline.out.contains("JournaledOnly"));
+        }
         const Run both = job({QStringLiteral("events"), QStringLiteral("gzbq42"), QStringLiteral("--timeline"), QStringLiteral("--json")});
         QCOMPARE(both.exitCode, 1);
         QVERIFY2(both.err.contains("--json and --timeline"), both.err.constData());

@@ -8,6 +8,7 @@
 #include "cli/output.h"
 #include "core/cluster/capacity.h"
 #include "core/cluster/diagnosis.h"
+#include "core/events/eventjournal.h"
 #include "core/events/timeline.h"
 #include "core/job/archiver.h"
 #include "core/job/history.h"
@@ -17,6 +18,7 @@
 #include "core/job/progressfollower.h"
 #include "core/s3/s3client.h"
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -201,6 +203,16 @@ private:
             input.events = snapshot.events;
             input.rayJobName = snapshot.rayJobName;
             if (live) input.now = QDateTime::currentDateTimeUtc();
+            // The app's journal on this machine, when it keeps one for this cluster and
+            // namespace: the events Kubernetes has dropped and the states the app saw.
+            const QString journalFile = m_session->journalFile();
+            if (QFileInfo::exists(journalFile)) {
+                if (auto journal = Events::EventJournal::open(journalFile)) {
+                    Events::addFromJournal(**journal, m_session->ns(), input);
+                } else {
+                    note(QStringLiteral("the event journal %1 is not read: %2").arg(journalFile, journal.error().message));
+                }
+            }
             m_out << Events::Timeline::build(input).toText(width, evidence);
             finish(Ok);
         };

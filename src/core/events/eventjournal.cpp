@@ -641,4 +641,20 @@ QList<QJsonObject> mergeEvents(const QList<QJsonObject> &a, const QList<QJsonObj
     return out;
 }
 
+void addFromJournal(const EventJournal &journal, const QString &ns, TimelineInput &input)
+{
+    const QString &name = input.rayJobName;
+    if (name.isEmpty())
+        return;
+    QList<QJsonObject> journaled;
+    for (const QJsonObject &e : journal.events(ns, {name})) {
+        const QString regarding = Kube::Event::fromJson(e).regardingName;
+        if (regarding == name || regarding.startsWith(name + u'-'))
+            journaled.append(e);
+    }
+    input.events = mergeEvents(input.events, journaled);
+    for (const JobStateChange &c : journal.jobStates(ns, name))
+        input.states.append(StateChange{c.at, c.deploymentStatus, c.jobStatus});
+}
+
 } // namespace Starforge::Events

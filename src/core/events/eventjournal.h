@@ -20,6 +20,7 @@
 // with a debug line; nothing here throws or asserts on what the cluster sends.
 // One connection on the thread that opened it (Qt SQL's rule): use it from that thread only.
 
+#include "core/events/timeline.h"
 #include "core/util/result.h"
 
 #include <QDateTime>
@@ -135,5 +136,10 @@ private:
 // count wins), ordered by first seen then last seen. An entry with neither a uid nor a name is
 // kept as it is.
 QList<QJsonObject> mergeEvents(const QList<QJsonObject> &a, const QList<QJsonObject> &b);
+
+// A job's timeline input completed from the journal: the events it kept about the job's objects
+// ("<rayjob>" and "<rayjob>-…"; the prefix query also returns longer names, which are left
+// out) merged with input.events, and the RayJob's recorded states. input.rayJobName names the job.
+void addFromJournal(const EventJournal &journal, const QString &ns, TimelineInput &input);
 
 } // namespace Starforge::Events

@@ -460,11 +460,16 @@ QString Session::placeKey() const
     return QString::fromLatin1(QCryptographicHash::hash((server + u'\n' + m_settings.ns).toUtf8(), QCryptographicHash::Sha256).toHex().left(16));
 }
 
-void Session::openJournal()
+QString Session::journalFile() const
 {
-    const QString path = !m_options.journalPath.isEmpty()
+    return !m_options.journalPath.isEmpty()
         ? m_options.journalPath
         : QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/starforge/journal-%1.sqlite").arg(placeKey());
+}
+
+void Session::openJournal()
+{
+    const QString path = journalFile();
     auto opened = Events::EventJournal::open(path);
     if (!opened) {
         QString reason = opened.error().message;

@@ -189,6 +189,10 @@ public:
     Cluster::CapacityTracker *capacity() const { return m_capacity.get(); }
     Job::JobTracker *jobs() const { return m_jobs.get(); }
     Job::ProgressFollower *progress() const { return m_progress.get(); }
+    // Where this session's journal is or would be: SessionOptions::journalPath, else the data
+    // folder's journal-<hash>.sqlite for this cluster and namespace (read by starforge-cli
+    // events --timeline when the app has kept one).
+    QString journalFile() const;
     // The event journal (SessionOptions::journalEvents); null when not asked for, when it could
     // not be opened (feature "journal" says why), and when not connected.
     Events::EventJournal *journal() const { return m_journal.get(); }

@@ -376,20 +376,8 @@ void EventsPanel::takeSnapshot(const Job::JobSnapshot &snapshot, bool archived)
     // What the journal kept: events Kubernetes has dropped (after an hour, or with a deleted
     // RayCluster) and every state change the app saw, merged with the cluster's or the
     // archive's copy without duplicates.
-    Events::EventJournal *journal = m_session ? m_session->journal() : nullptr;
-    if (journal && !input.rayJobName.isEmpty()) {
-        const QString &name = input.rayJobName;
-        QList<QJsonObject> journaled;
-        for (const QJsonObject &e : journal->events(m_session->ns(), {name})) {
-            // The prefix also takes a longer name ("<name>x"); the job's objects are "<name>" and "<name>-…".
-            const QString regarding = Kube::Event::fromJson(e).regardingName;
-            if (regarding == name || regarding.startsWith(name + u'-'))
-                journaled.append(e);
-        }
-        input.events = Events::mergeEvents(input.events, journaled);
-        for (const Events::JobStateChange &c : journal->jobStates(m_session->ns(), name))
-            input.states.append(Events::StateChange{c.at, c.deploymentStatus, c.jobStatus});
-    }
+    if (Events::EventJournal *journal = m_session ? m_session->journal() : nullptr)
+        Events::addFromJournal(*journal, m_session->ns(), input);
 
     // The diagnosis' evidence, ringed on the timeline: while the job waits, or for a failure.
     QStringList evidence;
