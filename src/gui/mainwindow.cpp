@@ -284,7 +284,7 @@ void MainWindow::createDocks()
     tabifyDockWidget(events, logs);
     m_jobDetailDock->raise();
     resizeDocks({jobs, capacity}, {560, 360}, Qt::Horizontal);
-    resizeDocks({m_jobDetailDock}, {320}, Qt::Vertical);
+    resizeDocks({m_jobDetailDock}, {290}, Qt::Vertical);
 
     // Keyboard paths into the panels: View › Go to …, Ctrl+1 to Ctrl+6, each bringing its dock
     // forward with the keyboard in its main view.

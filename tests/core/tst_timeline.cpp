@@ -179,6 +179,7 @@ private Q_SLOTS:
         // A job still going: the axis runs to now.
         QCOMPARE(t.start, T0);
         QCOMPARE(t.end, T0.addSecs(130));
+        QCOMPARE(t.now, T0.addSecs(130));
         QCOMPARE(t.phases.last().end, t.end);
 
         // Ran and failed: Ray accepted it at 130 s, it ended at 300 s.
@@ -195,6 +196,7 @@ private Q_SLOTS:
         QCOMPARE(phases, QStringList({QStringLiteral("Pending"), QStringLiteral("Initializing"), QStringLiteral("Running"), QStringLiteral("Failed")}));
         // An ended job's axis ends with it, not at now.
         QCOMPARE(t.end, T0.addSecs(300));
+        QVERIFY(!t.now.isValid());
         QCOMPARE(t.phaseAt(T0.addSecs(200)), Phase::Running);
         QCOMPARE(t.phaseAt(T0.addSecs(60)), Phase::Initializing);
     }

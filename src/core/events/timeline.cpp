@@ -337,8 +337,10 @@ Timeline Timeline::build(const TimelineInput &input)
     for (const PhaseBand &band : std::as_const(t.phases))
         widen(band.start);
     const bool ended = !t.phases.isEmpty() && t.phases.last().phase >= Phase::Succeeded;
-    if (!ended && input.now.isValid() && first.isValid())
+    if (!ended && input.now.isValid() && first.isValid()) {
         widen(input.now);
+        t.now = input.now;
+    }
     if (first.isValid() && last <= first)
         last = first.addSecs(1);
     t.start = first;

@@ -113,6 +113,7 @@ struct Timeline
     QList<PhaseBand> phases;
     QDateTime start;                    // the axis: the earliest of creation, phases and events
     QDateTime end;
+    QDateTime now;                      // the input's now, for a job still going (invalid otherwise)
 
     static Timeline build(const TimelineInput &input);
 

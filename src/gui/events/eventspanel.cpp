@@ -106,9 +106,9 @@ EventsPanel::EventsPanel(QWidget *parent)
     m_list->horizontalHeader()->setStretchLastSection(true);
     m_list->setWordWrap(false);
     const int em = fontMetrics().horizontalAdvance(QLatin1Char('M'));
-    m_list->setColumnWidth(TimelineModel::TimeColumn, 7 * em);
+    m_list->setColumnWidth(TimelineModel::TimeColumn, 8 * em);
     m_list->setColumnWidth(TimelineModel::ObjectColumn, 10 * em);
-    m_list->setColumnWidth(TimelineModel::TypeColumn, 5 * em);
+    m_list->setColumnWidth(TimelineModel::TypeColumn, 6 * em);
     m_list->setColumnWidth(TimelineModel::ReasonColumn, 9 * em);
     m_list->setColumnWidth(TimelineModel::CountColumn, 3 * em);
 

@@ -694,6 +694,15 @@ void TimelineView::paintEvent(QPaintEvent *)
     p.setRenderHint(QPainter::Antialiasing, false);
     p.setClipping(false);
 
+    // Now, on a job still going: where the next events will appear.
+    if (t.now.isValid()) {
+        const int x = xOf(t.now);
+        if (x >= m_gutter && x <= all.right()) {
+            p.setPen(QPen(palette().color(QPalette::Highlight), 1, Qt::DashLine));
+            p.drawLine(x, header - fm.height() - 4, x, all.bottom());
+        }
+    }
+
     // The gutter: lane titles over a solid background, so panned marks pass under it.
     const QRect gutter(0, header, m_gutter, all.height() - header);
     p.fillRect(QRect(0, 0, m_gutter, all.height()), palette().color(QPalette::AlternateBase));
