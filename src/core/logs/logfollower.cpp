@@ -1,5 +1,6 @@
 #include "core/logs/logfollower.h"
 
+#include "core/kube/kubeclient.h"
 #include "core/kube/logstream.h"
 
 namespace Starforge::Logs {
@@ -47,7 +48,9 @@ void LogFollower::start()
         options.previous = source.previous;
         options.follow = !source.previous;
         options.backoff = m_backoff;
-        auto stream = std::make_unique<Kube::LogStream>(m_client, m_ns, source.pod, options);
+        if (i % StreamsPerClient == 0)
+            m_clients.push_back(std::make_unique<Kube::KubeClient>(m_client->config()));
+        auto stream = std::make_unique<Kube::LogStream>(m_clients.back().get(), m_ns, source.pod, options);
         const int index = int(i);
         connect(stream.get(), &Kube::LogStream::lines, this, [this, index](const QList<Kube::LogLine> &lines) { onLines(index, lines); });
         connect(stream.get(), &Kube::LogStream::finished, this, [this, index] { onFinished(index); });
@@ -69,6 +72,7 @@ void LogFollower::stop()
     for (const auto &stream : m_streams)
         stream->stop();
     m_streams.clear();
+    m_clients.clear();
     m_mergeTick.stop();
     m_merger.reset();
 }

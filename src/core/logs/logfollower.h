@@ -10,6 +10,12 @@
 //    and written as "[tag] text" once the merge lets them go, every MergeTickMs.
 // Writes are appended as they come (one write per batch the network delivers) and announced
 // with appended(); the reader decides how often to look (the dock does every 100 ms).
+//
+// The streams go through clients of their own (the given client's configuration, at most
+// StreamsPerClient streams each), not the given one: over HTTP/1.1 (the sandbox, or a proxy
+// between) Qt opens at most six connections per host and client, and the session's client keeps
+// several of them for its watches, so a merged view's streams would otherwise wait in line
+// behind them for ever. Over HTTP/2 they would share one connection either way.
 
 #include "core/logs/logmerge.h"
 #include "core/net/backoff.h"
@@ -45,6 +51,7 @@ public:
     };
     static constexpr int HoldBackMs = 1000;   // the merge's window (logmerge.h)
     static constexpr int MergeTickMs = 100;
+    static constexpr int StreamsPerClient = 4;   // of Qt's six per host, room for reconnects
 
     // spool: open for writing, owned by the caller, outliving the follower.
     LogFollower(Kube::KubeClient *client, QString ns, QList<Source> sources, QFileDevice *spool, QObject *parent = nullptr);
@@ -79,6 +86,7 @@ private:
     QList<Source> m_sources;
     QFileDevice *m_spool;
     Net::Backoff::Params m_backoff;
+    std::vector<std::unique_ptr<Kube::KubeClient>> m_clients;   // the streams' (before them: destroyed after)
     std::vector<std::unique_ptr<Kube::LogStream>> m_streams;
     std::unique_ptr<LogMerger> m_merger;
     QTimer m_mergeTick;
