@@ -354,9 +354,16 @@ private Q_SLOTS:
         QApplication::sendEvent(view->viewport(), &viewMenuEvent);
         QTRY_VERIFY(viewMenu->isVisible());
         QTest::keyClick(viewMenu, Qt::Key_S);
+        QTRY_VERIFY(!viewMenu->isVisible());
         QFile savedFile(saved);
         QVERIFY(savedFile.open(QIODevice::ReadOnly));
         QVERIFY(savedFile.readAll().contains("n-398\nn-399\n"));
+        // From the keyboard: Shift+F10 opens the same menu.
+        view->setFocus();
+        QTest::keyClick(view, Qt::Key_F10, Qt::ShiftModifier);
+        QTRY_VERIFY(viewMenu->isVisible());
+        QTest::keyClick(viewMenu, Qt::Key_Escape);
+        QTRY_VERIFY(!viewMenu->isVisible());
 
         // The scroll bar marks the matches: n-100 to n-199, in the band of rows they are in.
         logs->searchEdit()->setFocus();

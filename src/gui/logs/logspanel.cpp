@@ -287,6 +287,9 @@ LogsPanel::LogsPanel(QWidget *parent)
     connect(m_copy, &QAction::triggered, this, &LogsPanel::copySelection);
     connect(saveAction, &QAction::triggered, m_save, &QPushButton::click);
     connect(m_view, &QWidget::customContextMenuRequested, this, &LogsPanel::showContextMenu);
+    // The Menu key reaches customContextMenuRequested; Shift+F10 is the other key for it.
+    auto *menuKey = new QShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F10), m_view, [this] { showContextMenu(QPoint(-1, -1)); });
+    menuKey->setContext(Qt::WidgetShortcut);
     connect(m_save, &QPushButton::clicked, this, [this] {
         const QString path = chooseSaveFile ? chooseSaveFile(this) : QString();
         if (path.isEmpty())
@@ -343,11 +346,13 @@ void LogsPanel::setWrap(bool wrap)
 void LogsPanel::showContextMenu(const QPoint &at)
 {
     m_copy->setEnabled(m_view->selectionModel() && m_view->selectionModel()->hasSelection());
-    // From the keyboard (Menu key, Shift+F10) the point is the view's middle: the current row is nearer.
+    // From the keyboard the menu opens at the current row (or the view's middle).
     QPoint where = at;
-    const QModelIndex current = m_view->currentIndex();
-    if (current.isValid() && !m_view->viewport()->rect().contains(at))
-        where = m_view->visualRect(current).center();
+    if (!m_view->viewport()->rect().contains(at)) {
+        const QModelIndex current = m_view->currentIndex();
+        const QRect row = current.isValid() ? m_view->visualRect(current) : QRect();
+        where = m_view->viewport()->rect().contains(row.center()) ? row.center() : m_view->viewport()->rect().center();
+    }
     m_contextMenu->popup(m_view->viewport()->mapToGlobal(where));
 }
 

@@ -96,4 +96,4 @@ private Q_SLOTS:
 };
 
 QTEST_MAIN(TestMatchScrollBar)
-#include "tst_matchscrollbar.moc"
+#include "tst_logs_matchscrollbar.moc"
