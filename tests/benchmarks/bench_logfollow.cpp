@@ -8,7 +8,10 @@
 // percentile, worst, and at the end), the longest GUI-thread stall (the largest gap of a 1 ms
 // timer), and memory (peak RSS growth, the index).
 //
-//     build/bin/bench_logfollow [--rate 10000] [--seconds 10]
+// A third run follows one pod whose log already has --prefill lines (a million by default): the
+// cost of a follow on top of a long log.
+//
+//     build/bin/bench_logfollow [--rate 10000] [--seconds 10] [--prefill 1000000]
 
 #include "eventloop.h"
 #include "support/bigpodlog.h"
@@ -25,7 +28,7 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QListView>
+#include <QAbstractItemView>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -93,6 +96,7 @@ struct Run
     QList<qint64> lags;        // ms, the newest shown row behind its writer, at each insert
     qint64 endLag = 0;         // ms from the last line written to it being shown
     qint64 worstGapUs = 0;     // the 1 ms timer's largest gap
+    qint64 worstGapAtMs = 0;   // when it ended, from the start of the writers
     qint64 p99GapUs = 0;
     qint64 rssGrowthKb = 0;    // peak VmRSS during the follow, over the RSS before it
     qint64 indexBytes = 0;
@@ -117,11 +121,15 @@ int main(int argc, char **argv)
                                         QStringLiteral("10000"));
     const QCommandLineOption secondsOption(QStringLiteral("seconds"), QStringLiteral("How long the pods write."), QStringLiteral("s"),
                                            QStringLiteral("10"));
+    const QCommandLineOption prefillOption(QStringLiteral("prefill"), QStringLiteral("Lines the log has before the last run's follow starts (0: no such run)."),
+                                           QStringLiteral("n"), QStringLiteral("1000000"));
+    parser.addOption(prefillOption);
     parser.addOption(rateOption);
     parser.addOption(secondsOption);
     parser.process(app);
     const int rate = parser.value(rateOption).toInt();
     const int seconds = parser.value(secondsOption).toInt();
+    const qint64 prefill = parser.value(prefillOption).toLongLong();
 
     // The sandbox, as a process of its own.
     QTemporaryDir dir;
@@ -154,7 +162,7 @@ int main(int argc, char **argv)
     panel.resize(1200, 800);
     panel.show();
 
-    const auto follow = [&](int pods, const QString &what) {
+    const auto follow = [&](int pods, const QString &what, qint64 history) {
         Run out;
         out.what = what;
         out.lines = qint64(rate) * seconds;
@@ -168,7 +176,15 @@ int main(int argc, char **argv)
         // Each pod waits for a start file, then writes; all start within a few milliseconds.
         const QString go = dir.filePath(QStringLiteral("go-%1").arg(serial));
         for (int p = 0; p < pods; ++p) {
-            const QString script = QStringLiteral("import os, time\nwhile not os.path.exists(r'%1'): time.sleep(0.01)\n").arg(go)
+            // The log the follow starts on (history lines, written at once), then the wait for go.
+            const QString script = QStringLiteral("import os, sys, time\n"
+                                                  "sys.stdout.write(''.join('p%3 pre=%d %4\\n' % i for i in range(%2)))\n"
+                                                  "sys.stdout.flush()\n"
+                                                  "while not os.path.exists(r'%1'): time.sleep(0.01)\n")
+                                       .arg(go)
+                                       .arg(history)
+                                       .arg(p)
+                                       .arg(QString(60, u'x'))
                 + writerScript(rate / pods, seconds, QStringLiteral("p%1").arg(p));
             const QJsonObject pod{
                 {QStringLiteral("apiVersion"), QStringLiteral("v1")},
@@ -200,6 +216,11 @@ int main(int argc, char **argv)
         }
         panel.followLive(&client, ns, sources, what);
         Models::LogLinesModel *lines = panel.linesModel();
+        // The log so far is in the view before the clock starts.
+        if (!Bench::spin([&] { return lines->rowCount() >= history * pods; }, 300000)) {
+            out.error = QStringLiteral("the first %1 lines did not arrive").arg(history * pods);
+            return out;
+        }
         (void)Testing::resetPeakRss();
         const qint64 rssBefore = Testing::procStatusKb("VmRSS");
         qint64 rssPeak = rssBefore;
@@ -209,13 +230,20 @@ int main(int argc, char **argv)
         clock.start();
         QList<qint64> gaps;
         qint64 lastTick = -1;
+        qint64 startNs = 0;
         bool measuring = false;
         QTimer ticker;
         ticker.setTimerType(Qt::PreciseTimer);
         ticker.setInterval(1);
         QObject::connect(&ticker, &QTimer::timeout, &panel, [&] {
             const qint64 now = clock.nsecsElapsed();
-            if (measuring && lastTick >= 0) gaps << (now - lastTick) / 1000;
+            if (measuring && lastTick >= 0) {
+                gaps << (now - lastTick) / 1000;
+                if (gaps.last() > out.worstGapUs) {
+                    out.worstGapUs = gaps.last();
+                    out.worstGapAtMs = (now - startNs) / 1000000;
+                }
+            }
             lastTick = now;
         });
         QTimer sampler;
@@ -228,7 +256,7 @@ int main(int argc, char **argv)
             if (t < 0) return;
             if (firstShownMs < 0) {
                 firstShownMs = now;
-                firstT = timeOf(lines->index(0).data(Models::LogLinesModel::RawTextRole).toString());
+                firstT = timeOf(lines->index(int(history * pods)).data(Models::LogLinesModel::RawTextRole).toString());
             }
             lastShownMs = now;
             lastT = std::max(lastT, t);
@@ -238,13 +266,14 @@ int main(int argc, char **argv)
         sampler.start();
         // Go: the writers start, and the stall probe counts from here.
         QFile(go).open(QIODevice::WriteOnly);
+        startNs = clock.nsecsElapsed();
         measuring = true;
-        const bool all = Bench::spin([&] { return lines->rowCount() >= out.lines; }, (seconds + 60) * 1000);
+        const bool all = Bench::spin([&] { return lines->rowCount() >= out.lines + history * pods; }, (seconds + 60) * 1000);
         measuring = false;
         ticker.stop();
         sampler.stop();
         QObject::disconnect(inserted);
-        out.shown = lines->rowCount();
+        out.shown = lines->rowCount() - history * pods;
         out.indexBytes = lines->lineIndex().memoryBytes();
         out.rssGrowthKb = std::max(rssPeak, Testing::procStatusKb("VmHWM")) - rssBefore;
         out.reconnects = panel.follower() ? panel.follower()->reconnects() : 0;
@@ -253,13 +282,13 @@ int main(int argc, char **argv)
         out.writerRate = lastT > firstT ? double(out.lines) * 1000.0 / double(lastT - firstT) : 0;
         out.shownRate = lastShownMs > firstShownMs ? double(out.shown) * 1000.0 / double(lastShownMs - firstShownMs) : 0;
         std::sort(gaps.begin(), gaps.end());
-        out.worstGapUs = gaps.isEmpty() ? 0 : gaps.last();
         out.p99GapUs = gaps.isEmpty() ? 0 : gaps.at(qsizetype(double(gaps.size()) * 0.99));
         // Check every line is there once, in order per pod.
         QHash<QString, qint64> next;
         for (int r = 0; r < lines->rowCount() && out.error.isEmpty(); ++r) {
             const QString text = lines->index(r).data(Models::LogLinesModel::RawTextRole).toString();
             const qsizetype seq = text.indexOf(QLatin1String("seq="));
+            if (seq < 0) continue;   // the log the follow started on
             const QString writer = text.left(seq).trimmed();
             const qint64 n = QStringView(text).mid(seq + 4).split(u' ').first().toLongLong();
             if (n != next.value(writer)) out.error = QStringLiteral("line %1: %2 where seq=%3 was due").arg(r).arg(text.left(40)).arg(next.value(writer));
@@ -271,9 +300,18 @@ int main(int argc, char **argv)
 
     std::printf("| run | lines | writer's rate | shown rate | lag mean / p99 / worst | lag at the end | longest GUI stall (p99 gap) | peak RSS growth | index |\n"
                 "|---|---|---|---|---|---|---|---|---|\n");
+    std::fflush(stdout);
     int failures = 0;
-    for (const auto &[pods, what] : {std::pair{1, QStringLiteral("one pod")}, std::pair{2, QStringLiteral("All pods (merged), 2 pods")}}) {
-        const Run r = follow(pods, what);
+    struct Config
+    {
+        int pods;
+        QString what;
+        qint64 history;
+    };
+    QList<Config> runs{{1, QStringLiteral("one pod"), 0}, {2, QStringLiteral("All pods (merged), 2 pods"), 0}};
+    if (prefill > 0) runs.append({1, QStringLiteral("one pod, on a log of %L1 lines").arg(prefill), prefill});
+    for (const auto &[pods, what, before] : std::as_const(runs)) {
+        const Run r = follow(pods, what, before);
         if (!r.error.isEmpty()) {
             std::fprintf(stderr, "bench_logfollow: %s: %s\n", qPrintable(what), qPrintable(r.error));
             ++failures;
@@ -288,6 +326,8 @@ int main(int argc, char **argv)
                     static_cast<long long>(lags.isEmpty() ? 0 : lags.at(qsizetype(double(lags.size()) * 0.99))),
                     static_cast<long long>(lags.isEmpty() ? 0 : lags.last()), static_cast<long long>(r.endLag), double(r.worstGapUs) / 1000.0,
                     double(r.p99GapUs) / 1000.0, static_cast<long long>(r.rssGrowthKb / 1024), double(r.indexBytes) / 1e6);
+        std::fprintf(stderr, "bench_logfollow: %s: the longest stall ended %.1f s after the writers started; %d reconnects\n", qPrintable(what),
+                     double(r.worstGapAtMs) / 1000.0, r.reconnects);
         std::fflush(stdout);
     }
     sandbox.terminate();

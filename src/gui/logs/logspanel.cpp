@@ -23,7 +23,8 @@
 #include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
-#include <QListView>
+#include <QHeaderView>
+#include <QTableView>
 #include <QKeyEvent>
 #include <QLocale>
 #include <QMenu>
@@ -88,16 +89,33 @@ namespace {
 // profile setting).
 const char WrapSetting[] = "logs/wrapLines";
 
-// The log's view: Ctrl+C copies the selected lines (QAbstractItemView would copy the current
-// row's shown text only, a progress line's marker rather than the line).
-class LogView final : public QListView
+// The log's view: one column of rows without headers or grid. A table, not a QListView: a list
+// view lays all its rows out again on every insert (a step per row, about 70 ms at a million
+// rows), while a table's rows are sections of its vertical header, and appending sections is
+// cheap whatever the count (bench_logfollow, docs/logs.md "Following a fast log"). Ctrl+C copies
+// the selected lines (QAbstractItemView would copy the current row's shown text only, a
+// progress line's marker rather than the line).
+class LogView final : public QTableView
 {
 public:
-    LogView(QWidget *parent, std::function<void()> copy)
-        : QListView(parent)
+    LogView(QWidget *parent, std::function<void()> copy, std::function<void()> resized)
+        : QTableView(parent)
         , m_copy(std::move(copy))
+        , m_resized(std::move(resized))
     {
+        setShowGrid(false);
+        horizontalHeader()->hide();
+        horizontalHeader()->setStretchLastSection(true);
+        verticalHeader()->hide();
+        verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+        setSelectionBehavior(QAbstractItemView::SelectRows);
+        setWordWrap(false);
+        setCornerButtonEnabled(false);
+        setTabKeyNavigation(false);
     }
+
+    // One row height for the font: every row has it unless wrapped.
+    void fitRowHeight() { verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 2); }
 
 protected:
     void keyPressEvent(QKeyEvent *event) override
@@ -107,11 +125,18 @@ protected:
             event->accept();
             return;
         }
-        QListView::keyPressEvent(event);
+        QTableView::keyPressEvent(event);
+    }
+
+    void resizeEvent(QResizeEvent *event) override
+    {
+        QTableView::resizeEvent(event);
+        m_resized();
     }
 
 private:
     std::function<void()> m_copy;
+    std::function<void()> m_resized;
 };
 
 // Colours by severity, readable on light and dark palettes. With the view's word wrap on, a
@@ -119,7 +144,7 @@ private:
 class SeverityDelegate final : public QStyledItemDelegate
 {
 public:
-    explicit SeverityDelegate(QListView *view)
+    explicit SeverityDelegate(QAbstractItemView *view)
         : QStyledItemDelegate(view)
         , m_view(view)
     {
@@ -127,12 +152,12 @@ public:
 
     QSize sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const override
     {
-        if (!m_view->wordWrap())
+        if (!(option.features & QStyleOptionViewItem::WrapText))
             return QStyledItemDelegate::sizeHint(option, index);
-        // The style wraps only within a valid rectangle (its height is not used); the list view
-        // gives none.
+        // The style wraps only within a valid rectangle (its height is not used): the view's
+        // width.
         QStyleOptionViewItem wrapped = option;
-        wrapped.rect = QRect(0, 0, std::max(50, m_view->viewport()->width() - 4), 1);
+        wrapped.rect = QRect(0, 0, std::max(50, m_view->viewport()->width()), 1);
         const QSize size = QStyledItemDelegate::sizeHint(wrapped, index);
         return QSize(wrapped.rect.width(), size.height());
     }
@@ -162,7 +187,7 @@ protected:
     }
 
 private:
-    QListView *m_view;
+    QAbstractItemView *m_view;
 };
 
 QCheckBox *check(QWidget *parent, const QString &text, const char *name, const QString &tip)
@@ -200,7 +225,7 @@ LogsPanel::LogsPanel(QWidget *parent)
     , m_onlyMatching(check(this, tr("Only &matching"), "logsOnlyMatching", tr("Show only the lines that match the search")))
     , m_previous(button(this, tr("Pre&vious"), "logsPreviousButton", tr("Previous match (Shift+F3)")))
     , m_next(button(this, tr("&Next"), "logsNextButton", tr("Next match (F3)")))
-    , m_view(new LogView(this, [this] { copySelection(); }))
+    , m_view(new LogView(this, [this] { copySelection(); }, [this] { fitWrappedRows(); }))
     , m_lines(new LogLinesModel(this))
     , m_matchesModel(new MatchesModel(m_lines, this))
     , m_status(new QLabel(this))
@@ -218,11 +243,12 @@ LogsPanel::LogsPanel(QWidget *parent)
     m_view->setObjectName(QStringLiteral("logsView"));
     m_view->setAccessibleName(tr("Log lines"));
     m_view->setModel(m_lines);
-    m_view->setUniformItemSizes(true);   // ten million rows lay out in constant time
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    static_cast<LogView *>(m_view)->fitRowHeight();
     m_view->setItemDelegate(new SeverityDelegate(m_view));
     m_view->setVerticalScrollBar(m_scrollBar);
+    connect(m_scrollBar, &QScrollBar::valueChanged, this, &LogsPanel::fitWrappedRows);
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
     m_view->setAccessibleDescription(tr("Ctrl+C copies the selected lines; the context menu (Shift+F10) has Copy, Save and Wrap lines."));
     // Wrap lines: a toggle in the tool row and the context menu, Alt+W anywhere in the dock.
@@ -313,6 +339,7 @@ LogsPanel::LogsPanel(QWidget *parent)
     connect(m_lines, &QAbstractItemModel::rowsInserted, this, [this] {
         if (m_follow->isChecked() && m_view->model() == m_lines)
             m_view->scrollToBottom();
+        fitWrappedRows();
         updateStatus();
         updateOverview();
         // A search over a growing log takes in the new lines now and then, not on every batch.
@@ -321,6 +348,7 @@ LogsPanel::LogsPanel(QWidget *parent)
     });
     connect(m_lines, &LogLinesModel::failed, this, &LogsPanel::setStatus);
     connect(m_lines, &QAbstractItemModel::modelReset, this, &LogsPanel::updateOverview);
+    connect(m_lines, &QAbstractItemModel::modelReset, this, [this] { m_wrappedRows.clear(); });
     m_wrap->setChecked(QSettings().value(QLatin1String(WrapSetting), false).toBool());
     setStatus(tr("Select a job in the Jobs panel to read its logs."));
 }
@@ -332,15 +360,59 @@ void LogsPanel::setWrap(bool wrap)
     // Wrapped rows differ in height, so the view lays them out one by one, in batches that keep
     // the window responsive; unwrapped rows share one height and lay out in constant time.
     m_view->setWordWrap(wrap);
-    m_view->setUniformItemSizes(!wrap);
-    m_view->setLayoutMode(wrap ? QListView::Batched : QListView::SinglePass);
-    m_view->setBatchSize(2000);
-    m_view->setResizeMode(wrap ? QListView::Adjust : QListView::Fixed);
-    m_view->setHorizontalScrollBarPolicy(wrap ? Qt::ScrollBarAlwaysOff : Qt::ScrollBarAsNeeded);
     m_view->setTextElideMode(wrap ? Qt::ElideNone : Qt::ElideRight);
-    m_view->doItemsLayout();
+    if (wrap) {
+        fitWrappedRows();
+    } else {
+        // The rows that were measured back to the one height.
+        const int height = m_view->verticalHeader()->defaultSectionSize();
+        const int rows = m_view->model()->rowCount();
+        for (const int row : std::as_const(m_wrappedRows)) {
+            if (row < rows)
+                m_view->setRowHeight(row, height);
+        }
+        m_wrappedRows.clear();
+    }
     if (m_follow->isChecked() && m_view->model() == m_lines)
         m_view->scrollToBottom();
+}
+
+QAbstractItemView *LogsPanel::view() const
+{
+    return m_view;
+}
+
+void LogsPanel::fitWrappedRows()
+{
+    // Only the rows that can be seen are measured: wrapping every row of a long log would read
+    // and lay out all of it. Rows not seen yet keep one line's height, so the scroll bar is
+    // approximate until they are; measuring can move rows, so it goes round until none change.
+    if (!m_view->wordWrap())
+        return;
+    for (int round = 0; round < 4; ++round) {
+        const int height = m_view->viewport()->height();
+        int first = m_view->rowAt(0);
+        int last = m_view->rowAt(height - 1);
+        const int rows = m_view->model()->rowCount();
+        if (rows == 0)
+            return;
+        if (first < 0)
+            first = 0;
+        if (last < 0)
+            last = rows - 1;
+        const int page = last - first + 1;
+        bool changed = false;
+        for (int row = std::max(0, first - page); row <= std::min(rows - 1, last + page); ++row) {
+            const int before = m_view->rowHeight(row);
+            m_view->resizeRowToContents(row);
+            if (m_view->rowHeight(row) != before) {
+                changed = true;
+                m_wrappedRows.insert(row);
+            }
+        }
+        if (!changed)
+            return;
+    }
 }
 
 void LogsPanel::showContextMenu(const QPoint &at)
@@ -710,8 +782,11 @@ void LogsPanel::showMatches()
     m_matchesModel->setMatches(m_matches);
     const bool only = m_onlyMatching->isChecked() && !m_search->text().isEmpty();
     QAbstractItemModel *wanted = only ? static_cast<QAbstractItemModel *>(m_matchesModel) : m_lines;
-    if (m_view->model() != wanted)
+    if (m_view->model() != wanted) {
         m_view->setModel(wanted);
+        m_wrappedRows.clear();   // a new model: new sections, all of one height
+        fitWrappedRows();
+    }
     updateOverview();
 }
 

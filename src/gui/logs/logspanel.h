@@ -18,6 +18,7 @@
 #include "core/net/backoff.h"
 
 #include <QPointer>
+#include <QSet>
 #include <QTimer>
 #include <QWidget>
 
@@ -31,7 +32,8 @@ class QToolButton;
 class QComboBox;
 class QLabel;
 class QLineEdit;
-class QListView;
+class QAbstractItemView;
+class QTableView;
 class QPushButton;
 class QStringListModel;
 class QTemporaryFile;
@@ -66,7 +68,7 @@ public:
 
     // For tests and screenshots.
     QComboBox *sourceCombo() const { return m_source; }
-    QListView *view() const { return m_view; }
+    QAbstractItemView *view() const;
     Models::LogLinesModel *linesModel() const { return m_lines; }
     QLineEdit *searchEdit() const { return m_search; }
     QCheckBox *regexCheck() const { return m_regex; }
@@ -128,6 +130,8 @@ private:
     void setWrap(bool wrap);
     void showContextMenu(const QPoint &at);
     void updateOverview();
+    // Wrapped: the rows in view (and a page either side) get their wrapped height.
+    void fitWrappedRows();
 
     QPointer<Session> m_session;
     QPointer<Models::JobsModel> m_jobsModel;
@@ -160,7 +164,8 @@ private:
     QCheckBox *m_onlyMatching;
     QPushButton *m_previous;
     QPushButton *m_next;
-    QListView *m_view;
+    QTableView *m_view;
+    QSet<int> m_wrappedRows;   // rows given a wrapped height, to give back one line's
     Models::LogLinesModel *m_lines;
     MatchesModel *m_matchesModel;
     QLabel *m_status;
