@@ -244,8 +244,8 @@ void LogStream::onStreamFinished()
     const ApiResult result = KubeClient::collect(reply, what);
     const ApiError error = result.error ? *result.error
                                         : ApiError::transport(tr("The log stream of pod %1 broke: %2").arg(m_pod, reply->errorString()));
-    if (error.kind == ApiError::Kind::NotFound || error.kind == ApiError::Kind::Forbidden
-        || error.kind == ApiError::Kind::Unauthorized || (error.kind == ApiError::Kind::Invalid && m_options.previous)) {
+    if (error.kind == ApiError::Kind::NotFound || error.kind == ApiError::Kind::Forbidden || error.kind == ApiError::Kind::Unauthorized
+        || (error.kind == ApiError::Kind::Invalid && m_options.previous)) {
         // A previous container that is not there (400) will not appear by waiting either.
         // Nothing to wait for: the pod is gone or we may not read it.
         m_lastError = error;

@@ -57,7 +57,7 @@ void LogFollower::start()
         connect(stream.get(), &Kube::LogStream::interrupted, this, [this, index](const Kube::ApiError &error) {
             const Kube::LogStream *s = m_streams.at(size_t(index)).get();
             if (!s->isRunning())
-                Q_EMIT failed(error.message);   // gone for good: finished() follows
+                Q_EMIT failed(error.message); // gone for good: finished() follows
             else
                 Q_EMIT interrupted(error.message);
         });
@@ -83,7 +83,7 @@ void LogFollower::onLines(int source, const QList<Kube::LogLine> &lines)
         const qint64 now = m_clock.elapsed();
         for (const Kube::LogLine &line : lines)
             m_merger->add(source, line.timestamp, line.text, now);
-        return;   // the next tick writes what the merge lets go
+        return; // the next tick writes what the merge lets go
     }
     // One source: straight to the file. A piece of a line cut for length is a line of its own.
     QByteArray out;
@@ -92,7 +92,7 @@ void LogFollower::onLines(int source, const QList<Kube::LogLine> &lines)
         out += '\n';
     }
     m_spool->write(out);
-    m_spool->flush();   // the index maps the file: what is written must be in it
+    m_spool->flush(); // the index maps the file: what is written must be in it
     m_written += lines.size();
     Q_EMIT appended();
 }

@@ -45,13 +45,13 @@ public:
     struct Source
     {
         QString pod;
-        QString container;    // empty: the pod's only one
-        QByteArray tag;       // in the merged view: "head", "worker gpu-0", "submitter"
+        QString container; // empty: the pod's only one
+        QByteArray tag; // in the merged view: "head", "worker gpu-0", "submitter"
         bool previous = false; // the previous container's log (read once, not followed)
     };
-    static constexpr int HoldBackMs = 1000;   // the merge's window (logmerge.h)
+    static constexpr int HoldBackMs = 1000; // the merge's window (logmerge.h)
     static constexpr int MergeTickMs = 100;
-    static constexpr int StreamsPerClient = 4;   // of Qt's six per host, room for reconnects
+    static constexpr int StreamsPerClient = 4; // of Qt's six per host, room for reconnects
 
     // spool: open for writing, owned by the caller, outliving the follower.
     LogFollower(Kube::KubeClient *client, QString ns, QList<Source> sources, QFileDevice *spool, QObject *parent = nullptr);
@@ -86,12 +86,12 @@ private:
     QList<Source> m_sources;
     QFileDevice *m_spool;
     Net::Backoff::Params m_backoff;
-    std::vector<std::unique_ptr<Kube::KubeClient>> m_clients;   // the streams' (before them: destroyed after)
+    std::vector<std::unique_ptr<Kube::KubeClient>> m_clients; // the streams' (before them: destroyed after)
     std::vector<std::unique_ptr<Kube::LogStream>> m_streams;
     std::unique_ptr<LogMerger> m_merger;
     QTimer m_mergeTick;
     QElapsedTimer m_clock;
-    int m_open = 0;           // streams not finished
+    int m_open = 0; // streams not finished
     qint64 m_written = 0;
 };
 

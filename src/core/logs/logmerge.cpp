@@ -39,8 +39,8 @@ std::optional<qint64> parseRfc3339Nanos(QByteArrayView t)
     // YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)
     int year, month, day, hour, minute, second;
     if (t.size() < 20 || !digits(t, 0, 4, year) || t.at(4) != '-' || !digits(t, 5, 2, month) || t.at(7) != '-' || !digits(t, 8, 2, day)
-        || (t.at(10) != 'T' && t.at(10) != 't') || !digits(t, 11, 2, hour) || t.at(13) != ':' || !digits(t, 14, 2, minute) || t.at(16) != ':'
-        || !digits(t, 17, 2, second))
+        || (t.at(10) != 'T' && t.at(10) != 't') || !digits(t, 11, 2, hour) || t.at(13) != ':' || !digits(t, 14, 2, minute)
+        || t.at(16) != ':' || !digits(t, 17, 2, second))
         return std::nullopt;
     if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
         return std::nullopt;
@@ -103,16 +103,16 @@ void LogMerger::add(int source, QByteArrayView timestamp, QByteArrayView text, q
     Source &s = m_sources[size_t(source)];
     if (text.endsWith('\r'))
         text.chop(1);
-    qint64 time = s.lastTime;   // no time: right after the line before it
+    qint64 time = s.lastTime; // no time: right after the line before it
     if (const auto parsed = timestamp.isEmpty() ? std::nullopt : parseRfc3339Nanos(timestamp)) {
-        time = std::max(*parsed, s.lastTime);   // never before a line of its own source
+        time = std::max(*parsed, s.lastTime); // never before a line of its own source
         s.lastTime = time;
         s.timed = true;
     }
     QByteArray out;
     out.reserve(s.prefix.size() + text.size() + 1);
     out.append(s.prefix).append(text).append('\n');
-    s.queue.push_back(Pending{time, nowMs, std::move(out)});
+    s.queue.push_back(Pending { time, nowMs, std::move(out) });
     ++m_pending;
 }
 

@@ -30,8 +30,8 @@
 
 #include <deque>
 #include <limits>
-#include <vector>
 #include <optional>
+#include <vector>
 
 namespace Starforge::Logs {
 
@@ -71,10 +71,10 @@ private:
     };
     struct Source
     {
-        QByteArray prefix;                 // "[tag] "
-        std::deque<Pending> queue;         // in arrival order, times never decreasing
+        QByteArray prefix; // "[tag] "
+        std::deque<Pending> queue; // in arrival order, times never decreasing
         qint64 lastTime = std::numeric_limits<qint64>::min();
-        bool timed = false;                // a line with a time has arrived
+        bool timed = false; // a line with a time has arrived
         bool finished = false;
     };
 

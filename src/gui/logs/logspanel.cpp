@@ -7,8 +7,8 @@
 #include "core/logs/logsearch.h"
 #include "core/s3/s3client.h"
 #include "core/session/session.h"
-#include "models/jobsmodel.h"
 #include "gui/logs/matchscrollbar.h"
+#include "models/jobsmodel.h"
 #include "models/loglinesmodel.h"
 
 #include <QAction>
@@ -20,18 +20,18 @@
 #include <QFutureWatcher>
 #include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QJsonArray>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
-#include <QHeaderView>
-#include <QTableView>
-#include <QKeyEvent>
 #include <QLocale>
 #include <QMenu>
 #include <QPushButton>
 #include <QSettings>
 #include <QShortcut>
 #include <QStyledItemDelegate>
+#include <QTableView>
 #include <QTemporaryFile>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -225,7 +225,8 @@ LogsPanel::LogsPanel(QWidget *parent)
     , m_onlyMatching(check(this, tr("Only &matching"), "logsOnlyMatching", tr("Show only the lines that match the search")))
     , m_previous(button(this, tr("Pre&vious"), "logsPreviousButton", tr("Previous match (Shift+F3)")))
     , m_next(button(this, tr("&Next"), "logsNextButton", tr("Next match (F3)")))
-    , m_view(new LogView(this, [this] { copySelection(); }, [this] { fitWrappedRows(); }))
+    , m_view(new LogView(
+          this, [this] { copySelection(); }, [this] { fitWrappedRows(); }))
     , m_lines(new LogLinesModel(this))
     , m_matchesModel(new MatchesModel(m_lines, this))
     , m_status(new QLabel(this))
@@ -266,7 +267,7 @@ LogsPanel::LogsPanel(QWidget *parent)
     m_wrapButton->setFocusPolicy(Qt::StrongFocus);
     m_copy->setObjectName(QStringLiteral("logsCopyAction"));
     m_copy->setShortcut(QKeySequence::Copy);
-    m_copy->setShortcutContext(Qt::WidgetShortcut);   // shown in the menu; the view handles the key itself
+    m_copy->setShortcutContext(Qt::WidgetShortcut); // shown in the menu; the view handles the key itself
     m_contextMenu->setObjectName(QStringLiteral("logsContextMenu"));
     m_contextMenu->setAccessibleName(tr("Log lines menu"));
     m_contextMenu->addAction(m_copy);
@@ -526,7 +527,13 @@ void LogsPanel::refreshSources()
     const Job::JobRecord record = m_jobsModel->recordAt(row);
     if (record.archived) {
         for (const Job::ArchivedLog &l : record.logs) {
-            m_sources.append({ tr("%1: %2/%3 (archived, %4)").arg(l.role, l.pod, l.container, QLocale().formattedDataSize(l.size)), {}, {}, false, l.key, false, {} });
+            m_sources.append({ tr("%1: %2/%3 (archived, %4)").arg(l.role, l.pod, l.container, QLocale().formattedDataSize(l.size)),
+                               {},
+                               {},
+                               false,
+                               l.key,
+                               false,
+                               {} });
             m_source->addItem(m_sources.last().label);
         }
         if (m_sources.isEmpty()) {
@@ -563,9 +570,8 @@ void LogsPanel::refreshSources()
             const QString role = info.role();
             pods.append({ role == u"submitter" ? 0 : role == u"head" ? 1 : 2, role, info.view.name, pod });
         }
-        std::sort(pods.begin(), pods.end(), [](const Found &a, const Found &b) {
-            return std::tie(a.rank, a.role, a.pod) < std::tie(b.rank, b.role, b.pod);
-        });
+        std::sort(pods.begin(), pods.end(),
+                  [](const Found &a, const Found &b) { return std::tie(a.rank, a.role, a.pod) < std::tie(b.rank, b.role, b.pod); });
         QHash<QString, int> perRole;
         for (const Found &pod : std::as_const(pods)) {
             // The tag: "head", "submitter", "worker gpu-0" (the n-th pod of the group).
@@ -573,12 +579,14 @@ void LogsPanel::refreshSources()
             if (pod.rank == 2)
                 tag += QStringLiteral("-%1").arg(perRole[pod.role]++);
             const QJsonArray containers = pod.json.value(QLatin1String("spec")).toObject().value(QLatin1String("containers")).toArray();
-            const QJsonArray statuses = pod.json.value(QLatin1String("status")).toObject().value(QLatin1String("containerStatuses")).toArray();
+            const QJsonArray statuses
+                = pod.json.value(QLatin1String("status")).toObject().value(QLatin1String("containerStatuses")).toArray();
             for (const QJsonValue &c : containers) {
                 const QString container = c.toObject().value(QLatin1String("name")).toString();
-                const QString label = containers.size() > 1 ? tr("%1: %2/%3").arg(pod.role, pod.pod, container) : tr("%1: %2").arg(pod.role, pod.pod);
+                const QString label
+                    = containers.size() > 1 ? tr("%1: %2/%3").arg(pod.role, pod.pod, container) : tr("%1: %2").arg(pod.role, pod.pod);
                 const QByteArray sourceTag = (containers.size() > 1 ? tag + u'/' + container : tag).toUtf8();
-                const Source current{ label, pod.pod, container, false, {}, false, sourceTag };
+                const Source current { label, pod.pod, container, false, {}, false, sourceTag };
                 m_sources.append(current);
                 // A container that restarted has its previous run's log (why it crashed).
                 for (const QJsonValue &st : statuses) {
@@ -588,7 +596,8 @@ void LogsPanel::refreshSources()
                     const bool restarted = status.value(QLatin1String("restartCount")).toInt() > 0
                         || status.value(QLatin1String("lastState")).toObject().contains(QLatin1String("terminated"));
                     if (restarted)
-                        m_sources.append(Source{ tr("%1 (previous container)").arg(label), pod.pod, container, true, {}, false, sourceTag });
+                        m_sources.append(
+                            Source { tr("%1 (previous container)").arg(label), pod.pod, container, true, {}, false, sourceTag });
                 }
             }
         }
@@ -596,7 +605,7 @@ void LogsPanel::refreshSources()
         for (const Source &source : std::as_const(m_sources))
             live += source.previous ? 0 : 1;
         if (live > 1) {
-            m_sources.append(Source{ tr("All pods (merged)"), {}, {}, false, {}, true, {} });
+            m_sources.append(Source { tr("All pods (merged)"), {}, {}, false, {}, true, {} });
         }
         for (const Source &source : std::as_const(m_sources))
             m_source->addItem(source.label);
@@ -654,10 +663,11 @@ void LogsPanel::openSource(int index)
     startFollowing(m_session->kube(), m_session->ns(), follow);
 }
 
-void LogsPanel::followLive(Kube::KubeClient *client, const QString &ns, const QList<Logs::LogFollower::Source> &sources, const QString &label)
+void LogsPanel::followLive(Kube::KubeClient *client, const QString &ns, const QList<Logs::LogFollower::Source> &sources,
+                           const QString &label)
 {
     closeSource();
-    m_sources = { Source{ label, {}, {}, false, {}, false, {} } };
+    m_sources = { Source { label, {}, {}, false, {}, false, {} } };
     m_source->clear();
     m_source->addItem(label);
     if (openSpool())
@@ -784,7 +794,7 @@ void LogsPanel::showMatches()
     QAbstractItemModel *wanted = only ? static_cast<QAbstractItemModel *>(m_matchesModel) : m_lines;
     if (m_view->model() != wanted) {
         m_view->setModel(wanted);
-        m_wrappedRows.clear();   // a new model: new sections, all of one height
+        m_wrappedRows.clear(); // a new model: new sections, all of one height
         fitWrappedRows();
     }
     updateOverview();

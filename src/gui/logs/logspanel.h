@@ -109,8 +109,8 @@ private:
         QString container;
         bool previous = false;
         QString archiveKey;    // archived: the object in the bucket
-        bool merged = false;   // every live (current) source above, merged by time
-        QByteArray tag;        // the source's tag in the merged view
+        bool merged = false; // every live (current) source above, merged by time
+        QByteArray tag; // the source's tag in the merged view
     };
     static constexpr int MaxCopyLines = 100000;
 
@@ -165,7 +165,7 @@ private:
     QPushButton *m_previous;
     QPushButton *m_next;
     QTableView *m_view;
-    QSet<int> m_wrappedRows;   // rows given a wrapped height, to give back one line's
+    QSet<int> m_wrappedRows; // rows given a wrapped height, to give back one line's
     Models::LogLinesModel *m_lines;
     MatchesModel *m_matchesModel;
     QLabel *m_status;

@@ -46,7 +46,7 @@ private:
     bool m_shown = true;
     mutable bool m_dirty = true;
     mutable QList<int> m_rows;
-    mutable int m_rowsFor = -1;   // the groove height m_rows was computed for
+    mutable int m_rowsFor = -1; // the groove height m_rows was computed for
 };
 
 } // namespace Starforge::Gui
