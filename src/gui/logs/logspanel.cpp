@@ -28,6 +28,7 @@
 #include <QLocale>
 #include <QMenu>
 #include <QPushButton>
+#include <QScopedValueRollback>
 #include <QSettings>
 #include <QShortcut>
 #include <QStyledItemDelegate>
@@ -388,8 +389,10 @@ void LogsPanel::fitWrappedRows()
     // Only the rows that can be seen are measured: wrapping every row of a long log would read
     // and lay out all of it. Rows not seen yet keep one line's height, so the scroll bar is
     // approximate until they are; measuring can move rows, so it goes round until none change.
-    if (!m_view->wordWrap())
+    if (!m_view->wordWrap() || m_fitting)
         return;
+    // Resizing rows moves the scroll bar, which asks for this again: once is enough.
+    const QScopedValueRollback<bool> fitting(m_fitting, true);
     for (int round = 0; round < 4; ++round) {
         const int height = m_view->viewport()->height();
         int first = m_view->rowAt(0);
