@@ -166,7 +166,7 @@ private:
     QPushButton *m_next;
     QTableView *m_view;
     QSet<int> m_wrappedRows; // rows given a wrapped height, to give back one line's
-    bool m_fitting = false;  // fitWrappedRows() is under way
+    bool m_fitting = false; // fitWrappedRows() is under way
     Models::LogLinesModel *m_lines;
     MatchesModel *m_matchesModel;
     QLabel *m_status;
