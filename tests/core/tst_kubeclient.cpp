@@ -83,6 +83,7 @@ private Q_SLOTS:
         options.rbacFile = rbac;
         options.presentImages = {Present, QStringLiteral("vllm/vllm-openai:v0.20.0")};
         options.tokenRate = 40;
+        options.crashLoopBackoffMs = 300;   // previousContainerLog's container is back at once
         QString error;
         QVERIFY2(Testing::startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
     }
@@ -270,6 +271,62 @@ private Q_SLOTS:
             joined += received.at(i).text;
         }
         QCOMPARE(joined, QByteArray(3000000, 'a'));
+    }
+
+    void previousContainerLog()
+    {
+        // A container that fails on its first run and runs on after the restart.
+        const QString mark = m_dir.filePath(QStringLiteral("restarter-ran"));
+        const QString script = QStringLiteral("if [ -e '%1' ]; then echo later run; exec sleep 600; fi; touch '%1'; echo first run; echo exiting 3; exit 3").arg(mark);
+        const QJsonObject container{{QStringLiteral("name"), QStringLiteral("main")}, {QStringLiteral("image"), Present},
+                                    {QStringLiteral("command"), QJsonArray{QStringLiteral("sh"), QStringLiteral("-c"), script}}};
+        QJsonObject pod = QJsonDocument::fromJson(podJson(QStringLiteral("restarter"), container)).object();
+        QJsonObject spec = pod.value(QStringLiteral("spec")).toObject();
+        spec.insert(QStringLiteral("restartPolicy"), QStringLiteral("Always"));
+        pod.insert(QStringLiteral("spec"), spec);
+        QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods"), QJsonDocument(pod).toJson()).status, 201);
+        const QString steady = QStringLiteral("echo steady; exec sleep 600");
+        QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods"),
+                              podJson(QStringLiteral("steady"), QJsonObject{{QStringLiteral("name"), QStringLiteral("main")}, {QStringLiteral("image"), Present},
+                                                                             {QStringLiteral("command"), QJsonArray{QStringLiteral("sh"), QStringLiteral("-c"), steady}}}))
+                     .status,
+                 201);
+        const auto running = [&](const QString &name, int restarts) {
+            const QJsonObject status = m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/") + name).json().value(QStringLiteral("status")).toObject();
+            const QJsonObject c = status.value(QStringLiteral("containerStatuses")).toArray().first().toObject();
+            return c.value(QStringLiteral("restartCount")).toInt() >= restarts && c.value(QStringLiteral("state")).toObject().contains(QStringLiteral("running"));
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(running(QStringLiteral("restarter"), 1), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(running(QStringLiteral("steady"), 0), 20000);
+
+        KubeClient client(config());
+        const auto read = [&](const QString &name, QList<QByteArray> &lines, std::optional<ApiError> &error) {
+            LogStreamOptions options;
+            options.previous = true;
+            LogStream stream(&client, QStringLiteral("starforge"), name, options);
+            bool done = false;
+            connect(&stream, &LogStream::lines, this, [&](const QList<LogLine> &got) {
+                for (const LogLine &l : got) lines << l.text;
+            });
+            connect(&stream, &LogStream::finished, this, [&] { done = true; });
+            stream.start();
+            QTRY_VERIFY_WITH_TIMEOUT(done, 20000);
+            QVERIFY(!stream.isRunning());
+            error = stream.lastError();
+        };
+        // The run before the restart, read once and ended: not the running one's "later run".
+        QList<QByteArray> lines;
+        std::optional<ApiError> error;
+        read(QStringLiteral("restarter"), lines, error);
+        QCOMPARE(lines, (QList<QByteArray>{"first run", "exiting 3"}));
+        QVERIFY(!error);
+        // A container that never restarted: the API server's 400, and the stream ends at once.
+        lines.clear();
+        read(QStringLiteral("steady"), lines, error);
+        QVERIFY(lines.isEmpty());
+        QVERIFY(error);
+        QCOMPARE(error->kind, ApiError::Kind::Invalid);
+        QVERIFY2(error->message.contains(QStringLiteral("previous terminated container \"main\" in pod \"steady\" not found")), qPrintable(error->message));
     }
 
     void resumeRuleSkipsWhatWasDelivered()

@@ -113,7 +113,9 @@ void LogStream::connectStream()
     ApiRequest request;
     request.path = ResourceKind::pods().path(m_ns, m_pod, QStringLiteral("log"));
     request.query.addQueryItem(QStringLiteral("timestamps"), QStringLiteral("true"));
-    if (m_options.follow) {
+    if (m_options.previous) {
+        request.query.addQueryItem(QStringLiteral("previous"), QStringLiteral("true"));
+    } else if (m_options.follow) {
         request.query.addQueryItem(QStringLiteral("follow"), QStringLiteral("true"));
     }
     if (!m_options.container.isEmpty()) {
@@ -231,7 +233,7 @@ void LogStream::onStreamFinished()
                 Q_EMIT lines(out);
             }
         }
-        if (!m_options.follow) {
+        if (!m_options.follow || m_options.previous) {
             m_running = false;
             Q_EMIT finished();
             return;
@@ -242,8 +244,9 @@ void LogStream::onStreamFinished()
     const ApiResult result = KubeClient::collect(reply, what);
     const ApiError error = result.error ? *result.error
                                         : ApiError::transport(tr("The log stream of pod %1 broke: %2").arg(m_pod, reply->errorString()));
-    if (error.kind == ApiError::Kind::NotFound || error.kind == ApiError::Kind::Forbidden
-        || error.kind == ApiError::Kind::Unauthorized) {
+    if (error.kind == ApiError::Kind::NotFound || error.kind == ApiError::Kind::Forbidden || error.kind == ApiError::Kind::Unauthorized
+        || (error.kind == ApiError::Kind::Invalid && m_options.previous)) {
+        // A previous container that is not there (400) will not appear by waiting either.
         // Nothing to wait for: the pod is gone or we may not read it.
         m_lastError = error;
         m_running = false;

@@ -36,6 +36,9 @@ struct LogStreamOptions
     QString container;       // empty: the pod's only container
     int tailLines = -1;      // the first request only; -1: all
     bool follow = true;
+    // The container's previous instance (previous=true): the log of the run before the last
+    // restart. Never followed; a 400 (no restart yet) ends the stream with that error.
+    bool previous = false;
     Net::Backoff::Params backoff;
     qsizetype maxLineBytes = 1024 * 1024;   // longer lines are split, so memory stays bounded
 };

@@ -4,32 +4,42 @@
 #include "core/job/archiver.h"
 #include "core/job/jobactions.h"
 #include "core/job/jobsnapshot.h"
-#include "core/kube/logstream.h"
 #include "core/logs/logsearch.h"
 #include "core/s3/s3client.h"
 #include "core/session/session.h"
+#include "gui/logs/matchscrollbar.h"
 #include "models/jobsmodel.h"
 #include "models/loglinesmodel.h"
 
+#include <QAction>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
 #include <QFile>
 #include <QFontDatabase>
 #include <QFutureWatcher>
+#include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QJsonArray>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
-#include <QListView>
 #include <QLocale>
+#include <QMenu>
 #include <QPushButton>
+#include <QScopedValueRollback>
+#include <QSettings>
 #include <QShortcut>
 #include <QStyledItemDelegate>
+#include <QTableView>
 #include <QTemporaryFile>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
 #include <algorithm>
+#include <tuple>
 
 namespace Starforge::Gui {
 
@@ -76,11 +86,82 @@ private:
 
 namespace {
 
-// Colours by severity, readable on light and dark palettes.
+// The settings key of Wrap lines (the application's own QSettings: a view preference, not a
+// profile setting).
+const char WrapSetting[] = "logs/wrapLines";
+
+// The log's view: one column of rows without headers or grid. A table, not a QListView: a list
+// view lays all its rows out again on every insert (a step per row, about 70 ms at a million
+// rows), while a table's rows are sections of its vertical header, and appending sections is
+// cheap whatever the count (bench_logfollow, docs/logs.md "Following a fast log"). Ctrl+C copies
+// the selected lines (QAbstractItemView would copy the current row's shown text only, a
+// progress line's marker rather than the line).
+class LogView final : public QTableView
+{
+public:
+    LogView(QWidget *parent, std::function<void()> copy, std::function<void()> resized)
+        : QTableView(parent)
+        , m_copy(std::move(copy))
+        , m_resized(std::move(resized))
+    {
+        setShowGrid(false);
+        horizontalHeader()->hide();
+        horizontalHeader()->setStretchLastSection(true);
+        verticalHeader()->hide();
+        verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+        setSelectionBehavior(QAbstractItemView::SelectRows);
+        setWordWrap(false);
+        setCornerButtonEnabled(false);
+        setTabKeyNavigation(false);
+    }
+
+    // One row height for the font: every row has it unless wrapped.
+    void fitRowHeight() { verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 2); }
+
+protected:
+    void keyPressEvent(QKeyEvent *event) override
+    {
+        if (event == QKeySequence::Copy) {
+            m_copy();
+            event->accept();
+            return;
+        }
+        QTableView::keyPressEvent(event);
+    }
+
+    void resizeEvent(QResizeEvent *event) override
+    {
+        QTableView::resizeEvent(event);
+        m_resized();
+    }
+
+private:
+    std::function<void()> m_copy;
+    std::function<void()> m_resized;
+};
+
+// Colours by severity, readable on light and dark palettes. With the view's word wrap on, a
+// row is as tall as its line wrapped at the view's width.
 class SeverityDelegate final : public QStyledItemDelegate
 {
 public:
-    using QStyledItemDelegate::QStyledItemDelegate;
+    explicit SeverityDelegate(QAbstractItemView *view)
+        : QStyledItemDelegate(view)
+        , m_view(view)
+    {
+    }
+
+    QSize sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const override
+    {
+        if (!(option.features & QStyleOptionViewItem::WrapText))
+            return QStyledItemDelegate::sizeHint(option, index);
+        // The style wraps only within a valid rectangle (its height is not used): the view's
+        // width.
+        QStyleOptionViewItem wrapped = option;
+        wrapped.rect = QRect(0, 0, std::max(50, m_view->viewport()->width()), 1);
+        const QSize size = QStyledItemDelegate::sizeHint(wrapped, index);
+        return QSize(wrapped.rect.width(), size.height());
+    }
 
 protected:
     void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
@@ -105,6 +186,9 @@ protected:
             break;
         }
     }
+
+private:
+    QAbstractItemView *m_view;
 };
 
 QCheckBox *check(QWidget *parent, const QString &text, const char *name, const QString &tip)
@@ -131,13 +215,19 @@ LogsPanel::LogsPanel(QWidget *parent)
     , m_follow(check(this, tr("F&ollow"), "logsFollow", tr("Keep the newest line in view as the log grows")))
     , m_traceback(button(this, tr("First &traceback"), "logsTracebackButton", tr("Go to the first Python traceback")))
     , m_save(button(this, tr("Sa&ve…"), "logsSaveButton", tr("Save the log to a file")))
+    , m_wrap(new QAction(tr("&Wrap lines"), this))
+    , m_wrapButton(new QToolButton(this))
+    , m_copy(new QAction(tr("&Copy"), this))
+    , m_contextMenu(new QMenu(this))
+    , m_scrollBar(new MatchScrollBar(this))
     , m_search(new QLineEdit(this))
     , m_regex(check(this, tr("Re&gex"), "logsRegex", tr("The search is a regular expression (Perl syntax)")))
     , m_anyCase(check(this, tr("An&y case"), "logsAnyCase", tr("Match upper and lower case alike")))
     , m_onlyMatching(check(this, tr("Only &matching"), "logsOnlyMatching", tr("Show only the lines that match the search")))
     , m_previous(button(this, tr("Pre&vious"), "logsPreviousButton", tr("Previous match (Shift+F3)")))
     , m_next(button(this, tr("&Next"), "logsNextButton", tr("Next match (F3)")))
-    , m_view(new QListView(this))
+    , m_view(new LogView(
+          this, [this] { copySelection(); }, [this] { fitWrappedRows(); }))
     , m_lines(new LogLinesModel(this))
     , m_matchesModel(new MatchesModel(m_lines, this))
     , m_status(new QLabel(this))
@@ -155,10 +245,37 @@ LogsPanel::LogsPanel(QWidget *parent)
     m_view->setObjectName(QStringLiteral("logsView"));
     m_view->setAccessibleName(tr("Log lines"));
     m_view->setModel(m_lines);
-    m_view->setUniformItemSizes(true);   // ten million rows lay out in constant time
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    static_cast<LogView *>(m_view)->fitRowHeight();
     m_view->setItemDelegate(new SeverityDelegate(m_view));
+    m_view->setVerticalScrollBar(m_scrollBar);
+    connect(m_scrollBar, &QScrollBar::valueChanged, this, &LogsPanel::fitWrappedRows);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_view->setAccessibleDescription(tr("Ctrl+C copies the selected lines; the context menu (Shift+F10) has Copy, Save and Wrap lines."));
+    // Wrap lines: a toggle in the tool row and the context menu, Alt+W anywhere in the dock.
+    m_wrap->setObjectName(QStringLiteral("logsWrapAction"));
+    m_wrap->setCheckable(true);
+    m_wrap->setShortcut(QKeySequence(Qt::ALT | Qt::Key_W));
+    m_wrap->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_wrap->setToolTip(tr("Wrap long lines at the view's width instead of cutting them (Alt+W)"));
+    addAction(m_wrap);
+    m_wrapButton->setObjectName(QStringLiteral("logsWrapButton"));
+    m_wrapButton->setDefaultAction(m_wrap);
+    m_wrapButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_wrapButton->setAccessibleName(tr("Wrap lines"));
+    m_wrapButton->setAccessibleDescription(tr("Wraps long lines at the view's width instead of cutting them (Alt+W)"));
+    m_wrapButton->setFocusPolicy(Qt::StrongFocus);
+    m_copy->setObjectName(QStringLiteral("logsCopyAction"));
+    m_copy->setShortcut(QKeySequence::Copy);
+    m_copy->setShortcutContext(Qt::WidgetShortcut); // shown in the menu; the view handles the key itself
+    m_contextMenu->setObjectName(QStringLiteral("logsContextMenu"));
+    m_contextMenu->setAccessibleName(tr("Log lines menu"));
+    m_contextMenu->addAction(m_copy);
+    QAction *saveAction = m_contextMenu->addAction(tr("&Save…"));
+    saveAction->setObjectName(QStringLiteral("logsSaveAction"));
+    m_contextMenu->addSeparator();
+    m_contextMenu->addAction(m_wrap);
     m_status->setObjectName(QStringLiteral("logsStatus"));
     m_status->setAccessibleName(tr("Log status"));
 
@@ -167,6 +284,7 @@ LogsPanel::LogsPanel(QWidget *parent)
     top->addWidget(m_source, 1);
     top->addWidget(m_follow);
     top->addWidget(m_traceback);
+    top->addWidget(m_wrapButton);
     top->addWidget(m_save);
     auto *find = new QHBoxLayout;
     find->addWidget(m_search, 1);
@@ -193,6 +311,13 @@ LogsPanel::LogsPanel(QWidget *parent)
     connect(m_previous, &QPushButton::clicked, this, &LogsPanel::findPrevious);
     connect(m_traceback, &QPushButton::clicked, this, &LogsPanel::jumpToFirstTraceback);
     connect(m_source, &QComboBox::activated, this, &LogsPanel::openSource);
+    connect(m_wrap, &QAction::toggled, this, &LogsPanel::setWrap);
+    connect(m_copy, &QAction::triggered, this, &LogsPanel::copySelection);
+    connect(saveAction, &QAction::triggered, m_save, &QPushButton::click);
+    connect(m_view, &QWidget::customContextMenuRequested, this, &LogsPanel::showContextMenu);
+    // The Menu key reaches customContextMenuRequested; Shift+F10 is the other key for it.
+    auto *menuKey = new QShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F10), m_view, [this] { showContextMenu(QPoint(-1, -1)); });
+    menuKey->setContext(Qt::WidgetShortcut);
     connect(m_save, &QPushButton::clicked, this, [this] {
         const QString path = chooseSaveFile ? chooseSaveFile(this) : QString();
         if (path.isEmpty())
@@ -216,13 +341,132 @@ LogsPanel::LogsPanel(QWidget *parent)
     connect(m_lines, &QAbstractItemModel::rowsInserted, this, [this] {
         if (m_follow->isChecked() && m_view->model() == m_lines)
             m_view->scrollToBottom();
+        fitWrappedRows();
         updateStatus();
+        updateOverview();
         // A search over a growing log takes in the new lines now and then, not on every batch.
         if (!m_search->text().isEmpty() && !m_searchMore.isActive())
             m_searchMore.start();
     });
     connect(m_lines, &LogLinesModel::failed, this, &LogsPanel::setStatus);
+    connect(m_lines, &QAbstractItemModel::modelReset, this, &LogsPanel::updateOverview);
+    connect(m_lines, &QAbstractItemModel::modelReset, this, [this] { m_wrappedRows.clear(); });
+    m_wrap->setChecked(QSettings().value(QLatin1String(WrapSetting), false).toBool());
     setStatus(tr("Select a job in the Jobs panel to read its logs."));
+}
+
+void LogsPanel::setWrap(bool wrap)
+{
+    if (QSettings().value(QLatin1String(WrapSetting), false).toBool() != wrap)
+        QSettings().setValue(QLatin1String(WrapSetting), wrap);
+    // Wrapped rows differ in height, so the view lays them out one by one, in batches that keep
+    // the window responsive; unwrapped rows share one height and lay out in constant time.
+    m_view->setWordWrap(wrap);
+    m_view->setTextElideMode(wrap ? Qt::ElideNone : Qt::ElideRight);
+    if (wrap) {
+        fitWrappedRows();
+    } else {
+        // The rows that were measured back to the one height.
+        const int height = m_view->verticalHeader()->defaultSectionSize();
+        const int rows = m_view->model()->rowCount();
+        for (const int row : std::as_const(m_wrappedRows)) {
+            if (row < rows)
+                m_view->setRowHeight(row, height);
+        }
+        m_wrappedRows.clear();
+    }
+    if (m_follow->isChecked() && m_view->model() == m_lines)
+        m_view->scrollToBottom();
+}
+
+QAbstractItemView *LogsPanel::view() const
+{
+    return m_view;
+}
+
+void LogsPanel::fitWrappedRows()
+{
+    // Only the rows that can be seen are measured: wrapping every row of a long log would read
+    // and lay out all of it. Rows not seen yet keep one line's height, so the scroll bar is
+    // approximate until they are; measuring can move rows, so it goes round until none change.
+    if (!m_view->wordWrap() || m_fitting)
+        return;
+    // Resizing rows moves the scroll bar, which asks for this again: once is enough.
+    const QScopedValueRollback<bool> fitting(m_fitting, true);
+    for (int round = 0; round < 4; ++round) {
+        const int height = m_view->viewport()->height();
+        int first = m_view->rowAt(0);
+        int last = m_view->rowAt(height - 1);
+        const int rows = m_view->model()->rowCount();
+        if (rows == 0)
+            return;
+        if (first < 0)
+            first = 0;
+        if (last < 0)
+            last = rows - 1;
+        const int page = last - first + 1;
+        bool changed = false;
+        for (int row = std::max(0, first - page); row <= std::min(rows - 1, last + page); ++row) {
+            const int before = m_view->rowHeight(row);
+            m_view->resizeRowToContents(row);
+            if (m_view->rowHeight(row) != before) {
+                changed = true;
+                m_wrappedRows.insert(row);
+            }
+        }
+        if (!changed)
+            return;
+    }
+}
+
+void LogsPanel::showContextMenu(const QPoint &at)
+{
+    m_copy->setEnabled(m_view->selectionModel() && m_view->selectionModel()->hasSelection());
+    // From the keyboard the menu opens at the current row (or the view's middle).
+    QPoint where = at;
+    if (!m_view->viewport()->rect().contains(at)) {
+        const QModelIndex current = m_view->currentIndex();
+        const QRect row = current.isValid() ? m_view->visualRect(current) : QRect();
+        where = m_view->viewport()->rect().contains(row.center()) ? row.center() : m_view->viewport()->rect().center();
+    }
+    m_contextMenu->popup(m_view->viewport()->mapToGlobal(where));
+}
+
+void LogsPanel::copySelection()
+{
+    const QItemSelectionModel *selection = m_view->selectionModel();
+    if (!selection || !selection->hasSelection())
+        return;
+    // Ranges, not selectedRows(): a select-all over ten million rows is one range.
+    QList<QPair<int, int>> ranges;
+    for (const QItemSelectionRange &range : selection->selection())
+        ranges.append({ range.top(), range.bottom() });
+    std::sort(ranges.begin(), ranges.end());
+    QStringList lines;
+    int last = -1;
+    bool cut = false;
+    QAbstractItemModel *model = m_view->model();
+    for (const auto &[top, bottom] : std::as_const(ranges)) {
+        for (int row = std::max(top, last + 1); row <= bottom; ++row) {
+            if (lines.size() >= MaxCopyLines) {
+                cut = true;
+                break;
+            }
+            lines << model->index(row, 0).data(LogLinesModel::RawTextRole).toString();
+            last = row;
+        }
+        if (cut)
+            break;
+    }
+    QGuiApplication::clipboard()->setText(lines.join(QLatin1Char('\n')) + QLatin1Char('\n'));
+    setStatus(cut ? tr("Copied the first %n line(s) of the selection; Save… writes the whole log.", nullptr, int(lines.size()))
+                  : tr("Copied %n line(s).", nullptr, int(lines.size())));
+}
+
+void LogsPanel::updateOverview()
+{
+    m_scrollBar->setOverviewShown(m_view->model() == m_lines && !m_search->text().isEmpty());
+    m_scrollBar->setMatches(m_matches, m_lines->rowCount());
 }
 
 LogsPanel::~LogsPanel()
@@ -263,9 +507,7 @@ void LogsPanel::showJob(const QString &jobId)
 void LogsPanel::closeSource()
 {
     m_work.reset();
-    if (m_stream)
-        m_stream->stop();
-    m_stream.reset();
+    m_follower.reset();
     m_refresh.stop();
     m_lines->setFile(QString());
     m_spool.reset();
@@ -273,6 +515,7 @@ void LogsPanel::closeSource()
     m_searchedTo = 0;
     m_searchMore.stop();
     m_matchesModel->setMatches({});
+    updateOverview();
 }
 
 void LogsPanel::refreshSources()
@@ -287,7 +530,13 @@ void LogsPanel::refreshSources()
     const Job::JobRecord record = m_jobsModel->recordAt(row);
     if (record.archived) {
         for (const Job::ArchivedLog &l : record.logs) {
-            m_sources.append({ tr("%1: %2/%3 (archived, %4)").arg(l.role, l.pod, l.container, QLocale().formattedDataSize(l.size)), {}, {}, false, l.key });
+            m_sources.append({ tr("%1: %2/%3 (archived, %4)").arg(l.role, l.pod, l.container, QLocale().formattedDataSize(l.size)),
+                               {},
+                               {},
+                               false,
+                               l.key,
+                               false,
+                               {} });
             m_source->addItem(m_sources.last().label);
         }
         if (m_sources.isEmpty()) {
@@ -309,30 +558,76 @@ void LogsPanel::refreshSources()
             setStatus(snapshot.error().message);
             return;
         }
-        // The driver's log (the submitter's) first, then the head's, then the workers'.
-        QList<QPair<int, Source>> found;
+        // The driver's log (the submitter's) first, then the head's, then the workers' (by
+        // group, then name: the merged view's fixed order).
+        struct Found
+        {
+            int rank;
+            QString role;
+            QString pod;
+            QJsonObject json;
+        };
+        QList<Found> pods;
         for (const QJsonObject &pod : std::as_const(snapshot->pods)) {
             const Cluster::PodInfo info = Cluster::PodInfo::fromJson(pod);
             const QString role = info.role();
-            const int rank = role == u"submitter" ? 0 : role == u"head" ? 1 : 2;
-            const QJsonArray containers = pod.value(QLatin1String("spec")).toObject().value(QLatin1String("containers")).toArray();
+            pods.append({ role == u"submitter" ? 0 : role == u"head" ? 1 : 2, role, info.view.name, pod });
+        }
+        std::sort(pods.begin(), pods.end(),
+                  [](const Found &a, const Found &b) { return std::tie(a.rank, a.role, a.pod) < std::tie(b.rank, b.role, b.pod); });
+        QHash<QString, int> perRole;
+        for (const Found &pod : std::as_const(pods)) {
+            // The tag: "head", "submitter", "worker gpu-0" (the n-th pod of the group).
+            QString tag = pod.role;
+            if (pod.rank == 2)
+                tag += QStringLiteral("-%1").arg(perRole[pod.role]++);
+            const QJsonArray containers = pod.json.value(QLatin1String("spec")).toObject().value(QLatin1String("containers")).toArray();
+            const QJsonArray statuses
+                = pod.json.value(QLatin1String("status")).toObject().value(QLatin1String("containerStatuses")).toArray();
             for (const QJsonValue &c : containers) {
                 const QString container = c.toObject().value(QLatin1String("name")).toString();
-                const QString label = containers.size() > 1 ? tr("%1: %2/%3").arg(role, info.view.name, container) : tr("%1: %2").arg(role, info.view.name);
-                found.append({ rank, Source{ label, info.view.name, container, false, {} } });
+                const QString label
+                    = containers.size() > 1 ? tr("%1: %2/%3").arg(pod.role, pod.pod, container) : tr("%1: %2").arg(pod.role, pod.pod);
+                const QByteArray sourceTag = (containers.size() > 1 ? tag + u'/' + container : tag).toUtf8();
+                const Source current { label, pod.pod, container, false, {}, false, sourceTag };
+                m_sources.append(current);
+                // A container that restarted has its previous run's log (why it crashed).
+                for (const QJsonValue &st : statuses) {
+                    const QJsonObject status = st.toObject();
+                    if (status.value(QLatin1String("name")).toString() != container)
+                        continue;
+                    const bool restarted = status.value(QLatin1String("restartCount")).toInt() > 0
+                        || status.value(QLatin1String("lastState")).toObject().contains(QLatin1String("terminated"));
+                    if (restarted)
+                        m_sources.append(
+                            Source { tr("%1 (previous container)").arg(label), pod.pod, container, true, {}, false, sourceTag });
+                }
             }
         }
-        std::stable_sort(found.begin(), found.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-        for (const auto &f : found) {
-            m_sources.append(f.second);
-            m_source->addItem(f.second.label);
+        int live = 0;
+        for (const Source &source : std::as_const(m_sources))
+            live += source.previous ? 0 : 1;
+        if (live > 1) {
+            m_sources.append(Source { tr("All pods (merged)"), {}, {}, false, {}, true, {} });
         }
+        for (const Source &source : std::as_const(m_sources))
+            m_source->addItem(source.label);
         if (m_sources.isEmpty()) {
             setStatus(tr("Job %1 has no pods yet.").arg(id));
             return;
         }
         openSource(0);
     });
+}
+
+bool LogsPanel::openSpool()
+{
+    m_spool = std::make_unique<QTemporaryFile>(Job::temporaryLogTemplate());
+    if (!m_spool->open()) {
+        setStatus(tr("Cannot make a file for the log: %1.").arg(m_spool->errorString()));
+        return false;
+    }
+    return true;
 }
 
 void LogsPanel::openSource(int index)
@@ -344,11 +639,8 @@ void LogsPanel::openSource(int index)
     closeSource();
     m_sources = sources;
     m_source->setCurrentIndex(index);
-    m_spool = std::make_unique<QTemporaryFile>(Job::temporaryLogTemplate());
-    if (!m_spool->open()) {
-        setStatus(tr("Cannot make a file for the log: %1.").arg(m_spool->errorString()));
+    if (!openSpool())
         return;
-    }
     m_work = std::make_unique<QObject>();
     if (!source.archiveKey.isEmpty()) {
         setStatus(tr("Downloading the archived log…"));
@@ -362,25 +654,45 @@ void LogsPanel::openSource(int index)
         });
         return;
     }
-    m_lines->setFile(m_spool->fileName());
-    Kube::LogStreamOptions options;
-    options.container = source.container;
-    options.follow = true;
-    m_stream = std::make_unique<Kube::LogStream>(m_session->kube(), m_session->ns(), source.pod, options);
-    connect(m_stream.get(), &Kube::LogStream::lines, this, [this](const QList<Kube::LogLine> &lines) {
-        // A piece of a line cut for length continues the line before it.
-        for (const Kube::LogLine &line : lines) {
-            m_spool->write(line.text);
-            m_spool->write("\n", 1);
+    QList<Logs::LogFollower::Source> follow;
+    if (source.merged) {
+        for (const Source &s : sources) {
+            if (!s.merged && !s.previous && s.archiveKey.isEmpty())
+                follow.append({ s.pod, s.container, s.tag, false });
         }
-        m_spool->flush();
+    } else {
+        follow.append({ source.pod, source.container, source.tag, source.previous });
+    }
+    startFollowing(m_session->kube(), m_session->ns(), follow);
+}
+
+void LogsPanel::followLive(Kube::KubeClient *client, const QString &ns, const QList<Logs::LogFollower::Source> &sources,
+                           const QString &label)
+{
+    closeSource();
+    m_sources = { Source { label, {}, {}, false, {}, false, {} } };
+    m_source->clear();
+    m_source->addItem(label);
+    if (openSpool())
+        startFollowing(client, ns, sources);
+}
+
+void LogsPanel::startFollowing(Kube::KubeClient *client, const QString &ns, const QList<Logs::LogFollower::Source> &sources)
+{
+    m_lines->setFile(m_spool->fileName());
+    m_follower = std::make_unique<Logs::LogFollower>(client, ns, sources, m_spool.get());
+    m_follower->setBackoff(m_backoff);
+    // Lines are written to the spool as they come; the model takes them in once per tick (one
+    // insert of all the rows that came meanwhile), so the view's work does not grow with the rate.
+    connect(m_follower.get(), &Logs::LogFollower::appended, this, [this] {
         if (!m_refresh.isActive())
             m_refresh.start();
     });
-    connect(m_stream.get(), &Kube::LogStream::interrupted, this, [this](const Kube::ApiError &error) {
-        setStatus(tr("The log stream was interrupted (%1); reconnecting without losing or repeating a line.").arg(error.message));
+    connect(m_follower.get(), &Logs::LogFollower::interrupted, this, [this](const QString &message) {
+        setStatus(tr("The log stream was interrupted (%1); reconnecting without losing or repeating a line.").arg(message));
     });
-    m_stream->start();
+    connect(m_follower.get(), &Logs::LogFollower::failed, this, &LogsPanel::setStatus);
+    m_follower->start();
 }
 
 qint64 LogsPanel::currentLine() const
@@ -483,8 +795,12 @@ void LogsPanel::showMatches()
     m_matchesModel->setMatches(m_matches);
     const bool only = m_onlyMatching->isChecked() && !m_search->text().isEmpty();
     QAbstractItemModel *wanted = only ? static_cast<QAbstractItemModel *>(m_matchesModel) : m_lines;
-    if (m_view->model() != wanted)
+    if (m_view->model() != wanted) {
         m_view->setModel(wanted);
+        m_wrappedRows.clear(); // a new model: new sections, all of one height
+        fitWrappedRows();
+    }
+    updateOverview();
 }
 
 void LogsPanel::goToLine(qint64 line)
