@@ -134,7 +134,7 @@ QString LogLinesModel::progressMarker(QStringView line)
     const qsizetype brace = line.indexOf(u'{');
     const QJsonObject o = brace < 0 ? QJsonObject() : QJsonDocument::fromJson(line.mid(brace).toUtf8()).object();
     const QString kind = o.value(QLatin1String("kind")).toString();
-    const QString mark = QStringLiteral("⏵ ");
+    const QString mark = QStringLiteral("▸ ");
     if (kind == u"step")
         return mark + tr("step %1/%2").arg(o.value(QLatin1String("step")).toInt()).arg(o.value(QLatin1String("total")).toInt());
     if (kind == u"epoch")

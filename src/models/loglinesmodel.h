@@ -44,7 +44,7 @@ public:
     bool isIndexing() const { return m_indexing; }
     const Logs::LineIndex &lineIndex() const { return m_index; }
 
-    // The severity of a line's text, and what a progress line is shown as ("⏵ step 3/10").
+    // The severity of a line's text, and what a progress line is shown as ("▸ step 3/10").
     static Severity severityOf(QStringView line);
     static QString progressMarker(QStringView line);
 

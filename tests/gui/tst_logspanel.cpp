@@ -153,7 +153,7 @@ private Q_SLOTS:
         QTRY_VERIFY2_WITH_TIMEOUT(rowOfText(QStringLiteral("ERROR second failure")) >= 0, dump().constData(), 20000);
         const qint64 b = rowOfText(QStringLiteral("alpha 1"));
         QVERIFY(b >= 0);
-        QCOMPARE(lines->index(int(b + 2)).data().toString(), QStringLiteral("⏵ step 1/2"));
+        QCOMPARE(lines->index(int(b + 2)).data().toString(), QStringLiteral("▸ step 1/2"));
         QCOMPARE(lines->index(int(b + 3)).data(Models::LogLinesModel::SeverityRole).value<Models::LogLinesModel::Severity>(), Models::LogLinesModel::Severity::Error);
 
         // Search as typed; F3 and Shift+F3 move between the matches.

@@ -39,9 +39,9 @@ private Q_SLOTS:
         QCOMPARE(LogLinesModel::severityOf(u"WARNING: the GCS is slow"), LogLinesModel::Severity::Warning);
         QCOMPARE(LogLinesModel::severityOf(u"Step 3/10"), LogLinesModel::Severity::Plain);
         QCOMPARE(LogLinesModel::severityOf(u"STARFORGE_PROGRESS {\"kind\": \"step\", \"step\": 3, \"total\": 10}"), LogLinesModel::Severity::Progress);
-        QCOMPARE(LogLinesModel::progressMarker(u"STARFORGE_PROGRESS {\"kind\": \"step\", \"step\": 3, \"total\": 10}"), QStringLiteral("⏵ step 3/10"));
-        QCOMPARE(LogLinesModel::progressMarker(u"STARFORGE_PROGRESS {\"kind\": \"metric\", \"name\": \"Loss\", \"value\": 0.5}"), QStringLiteral("⏵ Loss 0.5"));
-        QCOMPARE(LogLinesModel::progressMarker(u"STARFORGE_PROGRESS {\"kind\": \"checkpoint\", \"step\": 20}"), QStringLiteral("⏵ checkpoint at step 20"));
+        QCOMPARE(LogLinesModel::progressMarker(u"STARFORGE_PROGRESS {\"kind\": \"step\", \"step\": 3, \"total\": 10}"), QStringLiteral("▸ step 3/10"));
+        QCOMPARE(LogLinesModel::progressMarker(u"STARFORGE_PROGRESS {\"kind\": \"metric\", \"name\": \"Loss\", \"value\": 0.5}"), QStringLiteral("▸ Loss 0.5"));
+        QCOMPARE(LogLinesModel::progressMarker(u"STARFORGE_PROGRESS {\"kind\": \"checkpoint\", \"step\": 20}"), QStringLiteral("▸ checkpoint at step 20"));
         QCOMPARE(LogLinesModel::progressMarker(u"STARFORGE_PROGRESS not json"), QStringLiteral("STARFORGE_PROGRESS not json"));
     }
 
@@ -82,7 +82,7 @@ private Q_SLOTS:
         model.setFile(path);
         QTRY_VERIFY(!model.isIndexing());
         QCOMPARE(model.rowCount(), 3);
-        QCOMPARE(model.index(1).data().toString(), QStringLiteral("⏵ step 1/2"));
+        QCOMPARE(model.index(1).data().toString(), QStringLiteral("▸ step 1/2"));
         QCOMPARE(model.index(1).data(LogLinesModel::RawTextRole).toString(), QStringLiteral("STARFORGE_PROGRESS {\"kind\": \"step\", \"step\": 1, \"total\": 2}"));
         QCOMPARE(model.index(1).data(LogLinesModel::SeverityRole).value<LogLinesModel::Severity>(), LogLinesModel::Severity::Progress);
         QCOMPARE(model.index(2).data().toString(), QStringLiteral("part"));

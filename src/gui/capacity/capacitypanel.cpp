@@ -122,7 +122,8 @@ CapacityPanel::CapacityPanel(QWidget *parent)
     splitter->setStretchFactor(0, 0);
     splitter->setStretchFactor(1, 1);
     splitter->setStretchFactor(2, 0);
-    splitter->setSizes({ 110, 300, 110 });
+    // The heatmap first: the pods list is short until a node is chosen.
+    splitter->setSizes({ 110, 360, 60 });
 
     auto *page = new QWidget(this);
     auto *pageLayout = new QVBoxLayout(page);
