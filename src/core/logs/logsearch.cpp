@@ -4,6 +4,8 @@
 #include <QFile>
 #include <QMutex>
 #include <QRegularExpression>
+#include <QThread>
+#include <QThreadPool>
 #include <QtConcurrent>
 
 #include <hs/hs.h>
@@ -236,6 +238,17 @@ private:
     hs_scratch_t *m_scratch = nullptr;
     bool m_mayCrossLines = false;
 };
+
+QThreadPool *searchPool()
+{
+    static QThreadPool *pool = [] {
+        auto *p = new QThreadPool;   // lives as long as the process: searches may run to its end
+        p->setMaxThreadCount(std::max(1, QThread::idealThreadCount()));
+        p->setObjectName(QStringLiteral("log search"));
+        return p;
+    }();
+    return pool;
+}
 
 struct Task
 {
@@ -501,7 +514,10 @@ Result<SearchOutcome> searchLines(const LineIndex &index, const SearchOptions &o
         if (progress) progress(std::min(now, total), total);
         return found;
     };
-    const QList<QList<qint64>> perTask = QtConcurrent::blockingMapped(tasks, run);
+    // The tasks run on a pool of their own: searchLines itself is often run on the global pool
+    // (the Logs dock), and a search waiting there for tasks queued behind it and behind other
+    // searches waiting the same way would wait for ever once every global thread is such a wait.
+    const QList<QList<qint64>> perTask = QtConcurrent::blockingMapped(searchPool(), tasks, run);
     if (unreadable) return Error::io(tr("Cannot map the log %1 to search it: %2.").arg(index.path(), file.errorString()));
     for (const QList<qint64> &found : perTask) outcome.lines += found;
     outcome.bytesSearched = std::min(done.load(), total);
