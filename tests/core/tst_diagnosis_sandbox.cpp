@@ -503,6 +503,40 @@ private Q_SLOTS:
         remove(QStringLiteral("quota"));
     }
 
+    // A ResourceQuota on memory requests that the head (50Mi) fits and the submitter (KubeRay's
+    // default 200Mi) does not: the Job controller's FailedCreate carries the API's 403, no
+    // submitter pod exists, nothing counts against the backoff limit, and the diagnosis names
+    // the quota for the submitter. Raising the quota lets the submitter be created.
+    void quotaStopsTheSubmitterPod()
+    {
+        const QString quotas = m_base + QStringLiteral("/resourcequotas");
+        const QJsonObject quota{{QStringLiteral("apiVersion"), QStringLiteral("v1")}, {QStringLiteral("kind"), QStringLiteral("ResourceQuota")},
+                                {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), QStringLiteral("team-memory")}}},
+                                {QStringLiteral("spec"), QJsonObject{{QStringLiteral("hard"), QJsonObject{{QStringLiteral("requests.memory"), QStringLiteral("150Mi")}}}}}};
+        QCOMPARE(m_http->send("POST", quotas, QJsonDocument(quota).toJson()).status, 201);
+        m_quotas << QStringLiteral("team-memory");
+        const QJsonObject small{{QStringLiteral("resources"), QJsonObject{{QStringLiteral("requests"), QJsonObject{{QStringLiteral("memory"), QStringLiteral("50Mi")}}}}}};
+        submit(rayJob(QStringLiteral("subquota"), podSpec(QJsonArray{container(QStringLiteral("ray-head"), RayImage, 0, small)})));
+        expect(QStringLiteral("subquota"), Cause::QuotaExceeded,
+               {QStringLiteral("ResourceQuota team-memory in namespace starforge does not allow the submitter pod"), QStringLiteral("requests.memory")});
+        const Diagnosis d = diagnoseJob(QStringLiteral("subquota"));
+        QCOMPARE(d.evidence.first().reason, QStringLiteral("FailedCreate"));
+        QCOMPARE(d.evidence.first().regardingKind, QStringLiteral("Job"));
+        QVERIFY2(d.evidence.first().message.startsWith(QStringLiteral("Error creating: pods \"subquota-")), qPrintable(d.evidence.first().message));
+        QVERIFY2(d.evidence.first().message.contains(QStringLiteral("is forbidden: exceeded quota: team-memory, requested: requests.memory=")),
+                 qPrintable(d.evidence.first().message));
+        // Not a failure of the Job: nothing counted, no condition.
+        const QJsonObject job = m_http->send("GET", QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/subquota")).json();
+        QCOMPARE(job[QStringLiteral("status")][QStringLiteral("failed")].toInt(), 0);
+        QVERIFY(job[QStringLiteral("status")][QStringLiteral("conditions")].toArray().isEmpty());
+
+        // Raised: the submitter is created at once (the quota change), and the refusal is history.
+        QCOMPARE(m_http->send("PATCH", quotas + QStringLiteral("/team-memory"), R"({"spec":{"hard":{"requests.memory":"4Gi"}}})",
+                              "application/merge-patch+json").status, 200);
+        QTRY_VERIFY_WITH_TIMEOUT(diagnoseJob(QStringLiteral("subquota")).cause != Cause::QuotaExceeded, 10000);
+        remove(QStringLiteral("subquota"));
+    }
+
     void unknown()
     {
         // A memory request no node can hold: the scheduler says so, but it is not a GPU cause.

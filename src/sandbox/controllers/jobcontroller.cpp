@@ -1,6 +1,7 @@
 #include "sandbox/controllers/jobcontroller.h"
 
 #include "sandbox/cluster/eventrecorder.h"
+#include "sandbox/cluster/resourcequota.h"
 #include "sandbox/store/objectstore.h"
 #include "sandbox/store/resourcetypes.h"
 
@@ -46,6 +47,13 @@ void JobController::onChange(const Change &change)
 {
     if (change.storage == jobType().storage && change.type != ChangeType::Deleted) {
         m_queue.add(change.object->ns, change.object->name);
+    } else if (change.storage == QLatin1String("resourcequotas")
+               && (change.type != ChangeType::Modified || !change.previous
+                   || change.previous->object.value(QStringLiteral("spec")) != change.object->object.value(QStringLiteral("spec")))) {
+        // A quota added, changed or removed may let a refused pod be created now.
+        for (const ObjectPtr &job : m_store->list(jobType().storage, change.object->ns)) {
+            m_queue.add(job->ns, job->name);
+        }
     } else if (change.storage == podType().storage) {
         const QJsonObject labels = change.object->object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject();
         const QString job = labels.value(QStringLiteral("batch.kubernetes.io/job-name")).toString();
@@ -138,7 +146,17 @@ void JobController::reconcile(const QString &ns, const QString &name)
         pod.insert(QStringLiteral("metadata"), meta);
         pod.insert(QStringLiteral("apiVersion"), QStringLiteral("v1"));
         pod.insert(QStringLiteral("kind"), QStringLiteral("Pod"));
-        if (std::holds_alternative<ObjectPtr>(m_store->create(podType(), pod))) {
+        // The API server's quota admission refuses the create: a Warning FailedCreate with the
+        // API's words (the name the server generated is in them), nothing counted against the
+        // backoff limit, and another try after a back-off or as soon as a quota changes.
+        if (const auto exceeded = ResourceQuotas::exceeded(*m_store, ns, pod)) {
+            m_events->record(job->object, QStringLiteral("Warning"), QStringLiteral("FailedCreate"),
+                             QStringLiteral("Error creating: %1").arg(ResourceQuotas::forbiddenMessage(podName, *exceeded)),
+                             QStringLiteral("job-controller"), EventRecorder::Api::EventsV1);
+            const int refused = ++m_refusals[job->uid];
+            m_queue.addAfter(ns, name, std::min(m_retryBackoffMs << std::min(refused - 1, 6), 360000));
+        } else if (std::holds_alternative<ObjectPtr>(m_store->create(podType(), pod))) {
+            m_refusals.remove(job->uid);
             ++active;
             m_events->record(job->object, QStringLiteral("Normal"), QStringLiteral("SuccessfulCreate"),
                              QStringLiteral("Created pod: %1").arg(podName), QStringLiteral("job-controller"), EventRecorder::Api::EventsV1);

@@ -3,7 +3,9 @@
 // Kubernetes' Job controller for the one shape KubeRay's submitter uses (one completion, one
 // pod at a time): pods named <job>-<5 chars> with the job-name, batch.kubernetes.io/job-name
 // and controller-uid labels, a new pod after a failure until backoffLimit, then the Failed
-// condition with BackoffLimitExceeded; Complete when a pod succeeds.
+// condition with BackoffLimitExceeded; Complete when a pod succeeds. A pod a ResourceQuota
+// refuses is a Warning FailedCreate ("Error creating: pods \"x\" is forbidden: exceeded quota:
+// ..."), not a failure: it is tried again after a back-off, and at once when a quota changes.
 
 #include "sandbox/controllers/controllerutil.h"
 
@@ -33,6 +35,7 @@ private:
     int m_retryBackoffMs;
     ReconcileQueue m_queue;
     QHash<QString, QDateTime> m_retryAt; // "<job uid>/<failures>" -> when the next pod may start
+    QHash<QString, int> m_refusals;      // job uid -> pod creates the quota refused in a row
 };
 
 } // namespace Starforge::Sandbox
