@@ -208,14 +208,12 @@ private Q_SLOTS:
 
         // The keyboard: Right goes to the next event in time, + zooms in, 0 fits again.
         view->setFocus();
-        const int before = view->currentIndex().row();
         QTest::keyClick(view, Qt::Key_End);
         QCOMPARE(view->currentIndex().row(), model->rowCount() - 1);
         QTest::keyClick(view, Qt::Key_Home);
         QCOMPARE(view->currentIndex().row(), 0);
         QTest::keyClick(view, Qt::Key_Right);
         QCOMPARE(view->currentIndex().row(), 1);
-        Q_UNUSED(before);
         const double fitted = view->pixelsPerSecond();
         QVERIFY(view->isFitting());
         QTest::keyClick(view, Qt::Key_Plus);
