@@ -12,6 +12,7 @@
 //
 //     build/bin/bench_heatmap [--nodes 5000] [--seconds 5]
 
+#include "repaint.h"
 #include "core/cluster/capacity.h"
 #include "gui/capacity/capacityheatmapview.h"
 #include "gui/capacity/capacitypanel.h"
@@ -63,24 +64,6 @@ QJsonObject podJson(const QString &name, const QString &node, int gpus)
         {QStringLiteral("status"), QJsonObject{{QStringLiteral("phase"), QStringLiteral("Running")}}}};
 }
 
-struct Repaint
-{
-    double median = 0;
-    double worst = 0;
-};
-
-Repaint repaintTimes(QWidget *viewport, int rounds)
-{
-    QList<double> ms;
-    for (int i = 0; i < rounds; ++i) {
-        QElapsedTimer t;
-        t.start();
-        viewport->repaint();
-        ms << double(t.nsecsElapsed()) / 1e6;
-    }
-    std::sort(ms.begin(), ms.end());
-    return {ms.at(ms.size() / 2), ms.constLast()};
-}
 
 } // namespace
 
@@ -118,10 +101,10 @@ int main(int argc, char **argv)
     view->zoomToFit();
     QCoreApplication::processEvents();
     const int fitted = view->cellSize();
-    const Repaint overview = repaintTimes(view->viewport(), 30);
+    const Bench::Repaint overview = Bench::repaintTimes(view->viewport(), 30);
     view->setCellSize(48);
     QCoreApplication::processEvents();
-    const Repaint zoomed = repaintTimes(view->viewport(), 30);
+    const Bench::Repaint zoomed = Bench::repaintTimes(view->viewport(), 30);
     view->setCellSize(fitted);
     QCoreApplication::processEvents();
 

@@ -11,6 +11,7 @@
 //
 //     build/bin/bench_timeline [--events 5000]
 
+#include "repaint.h"
 #include "core/events/timeline.h"
 #include "gui/events/timelineview.h"
 #include "models/timelinemodel.h"
@@ -28,24 +29,6 @@ using namespace Starforge;
 
 namespace {
 
-struct Repaint
-{
-    double median = 0;
-    double worst = 0;
-};
-
-Repaint repaintTimes(QWidget *viewport, int rounds)
-{
-    QList<double> ms;
-    for (int i = 0; i < rounds; ++i) {
-        QElapsedTimer t;
-        t.start();
-        viewport->repaint();
-        ms << double(t.nsecsElapsed()) / 1e6;
-    }
-    std::sort(ms.begin(), ms.end());
-    return {ms.at(ms.size() / 2), ms.constLast()};
-}
 
 QList<QJsonObject> manyEvents(int count, const QDateTime &t0, const QString &job, const QString &cluster)
 {
@@ -121,12 +104,12 @@ int main(int argc, char **argv)
     QApplication::processEvents();
 
     view.zoomToFit();
-    const Repaint fitted = repaintTimes(view.viewport(), 50);
+    const Bench::Repaint fitted = Bench::repaintTimes(view.viewport(), 50);
     const double fitPps = view.pixelsPerSecond();
     view.setPixelsPerSecond(fitPps * 64);
     view.setCurrentIndex(model.index(int(model.rowCount() / 2), 0));
     view.scrollTo(view.currentIndex());
-    const Repaint zoomed = repaintTimes(view.viewport(), 50);
+    const Bench::Repaint zoomed = Bench::repaintTimes(view.viewport(), 50);
 
     QElapsedTimer textTime;
     textTime.start();

@@ -187,10 +187,16 @@ void EventsPanel::setSession(Session *session)
         m_informer = m_session ? m_session->eventInformer() : nullptr;
         if (m_informer) {
             // An event about one of this job's objects: read the job again soon.
+            // Runs for every event of the namespace: it compares names only (the job's RayJob
+            // name is kept by render(), not read from the model each time).
             auto mine = [this](const QJsonObject &event) {
-                const QString name = Kube::Event::fromJson(event).regardingName;
-                const auto record = currentRecord();
-                if (record && !record->rayJobName.isEmpty() && (name == record->rayJobName || name.startsWith(record->rayJobName + u'-')))
+                if (m_rayJobName.isEmpty())
+                    return;
+                QJsonObject object = event.value(QStringLiteral("involvedObject")).toObject();   // core/v1
+                if (object.isEmpty())
+                    object = event.value(QStringLiteral("regarding")).toObject();            // events.k8s.io/v1
+                const QString name = object.value(QStringLiteral("name")).toString();
+                if (name == m_rayJobName || (name.startsWith(m_rayJobName) && name.at(m_rayJobName.size()) == u'-'))
                     m_soon.start();
             };
             connect(m_informer, &Kube::Informer::added, this, mine);
@@ -263,6 +269,7 @@ void EventsPanel::showEvent(QShowEvent *event)
 void EventsPanel::render()
 {
     const auto record = currentRecord();
+    m_rayJobName = record ? record->rayJobName : QString();
     if (!record) {
         m_stack->setCurrentIndex(0);
         m_refreshTimer.stop();

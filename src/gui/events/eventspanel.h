@@ -90,6 +90,7 @@ private:
     QPointer<Models::JobsModel> m_jobs;
     QPointer<Kube::Informer> m_informer;
     QString m_jobId;
+    QString m_rayJobName;   // the shown job's, for the event informer's filter
     std::optional<Job::JobSnapshot> m_snapshot;
     std::unique_ptr<QObject> m_fetch;
     bool m_fetchAgain = false;
