@@ -11,6 +11,7 @@
 #include "sandbox/cluster/scheduler.h"
 #include "sandbox/controllers/controllerutil.h"
 #include "sandbox/controllers/jobcontroller.h"
+#include "sandbox/cluster/eviction.h"
 #include "sandbox/controllers/rayclustercontroller.h"
 #include "sandbox/controllers/rayjobcontroller.h"
 #include "sandbox/credential/credentialstate.h"
@@ -314,7 +315,8 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     kubelet.caFile = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".ca.pem");
     m_kubelet = std::make_unique<Kubelet>(m_store.get(), m_events.get(), kubelet);
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
-    m_rayClusters = std::make_unique<RayClusterController>(m_store.get(), m_events.get(), options.seed);
+    m_rayClusters = std::make_unique<RayClusterController>(m_store.get(), m_events.get(), options.seed,
+                                                          RayClusterController::Options{options.injectInitContainer, options.injectProbes});
     RayJobController::Options rayJobs;
     rayJobs.rayStateDir = m_stateDir + QStringLiteral("/ray");
     rayJobs.statusCheckTimeoutSeconds = options.rayJobStatusCheckTimeoutSeconds;
@@ -355,6 +357,10 @@ Result<void> Sandbox::start(const SandboxOptions &options)
                                      if (const int dropMs = m_api->faults().dropLogsAfterMs; dropMs > 0) {
                                          QTimer::singleShot(dropMs, responder, [responder] { responder->abortConnection(); });
                                      }
+                                 });
+    m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("eviction"),
+                                 [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {
+                                     Eviction::serve(*m_store, info, request, responder);
                                  });
     m_api->setSubresourceHandler(QStringLiteral("pods"), QStringLiteral("proxy"),
                                  [this](const RequestInfo &info, const Http::Request &request, Http::Responder *responder) {

@@ -76,6 +76,10 @@ struct SandboxOptions
     // The operator's DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: shutdownAfterJobFinishes deletes
     // the RayJob itself at the TTL, not only its RayCluster.
     bool deleteRayJobAfterJobFinishes = false;
+    // The operator's ENABLE_INIT_CONTAINER_INJECTION and ENABLE_PROBES_INJECTION (on unless
+    // "false"): workers' wait-gcs-ready init container, the Ray containers' probes.
+    bool injectInitContainer = true;
+    bool injectProbes = true;
     // The operator's RayJobDeletionPolicy feature gate (spec.deletionStrategy); unset: on from
     // 1.6 (beta, on by default), off below.
     std::optional<bool> rayJobDeletionPolicy;

@@ -5,12 +5,14 @@
 // the connection file's FORGE_NEMO_RL_DIR runs as the driver with the head's environment, its
 // step banners in the log and its checkpoint under FORGE_STORAGE_ROOT, or fails on request.
 // The submitter runs the operator's script word for word; jobStatus and Ray's messages come
-// from the head's "dashboard"; a killed submitter pod is retried without a second submission;
-// SubmissionFailed, the dashboard's failures, suspend and resume, and the deadlines' messages
+// from the head's "dashboard"; a killed submitter pod, and one `kubectl drain` evicts, is retried
+// without a second submission; workers wait for the head in the injected wait-gcs-ready init
+// container and Ray containers carry the operator's probes; SubmissionFailed, the dashboard's failures, suspend and resume, and the deadlines' messages
 // with Go-formatted times.
 
 #include "core/config/embeddedsandbox.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/store/objectstore.h"
 #include "support/sandboxfixture.h"
 #include "support/testutil.h"
 
@@ -18,6 +20,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
@@ -333,14 +336,81 @@ private Q_SLOTS:
         QVERIFY(workers.first().toObject().value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString().startsWith(cluster + QStringLiteral("-gpu-worker-")));
         const QJsonObject clusterObject = m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).json();
         QCOMPARE(clusterObject.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject().value(QStringLiteral("team")).toString(), QStringLiteral("rl"));
+
+        // What the operator adds: the head has no init container; each worker waits for the
+        // head's GCS in wait-gcs-ready (the worker's image, 200m/256Mi, FQ_RAY_IP and RAY_IP);
+        // Ray 2.55 containers are probed over HTTP at the dashboard agent's /api/healthz.
+        const QJsonObject headSpec = heads.first().toObject().value(QStringLiteral("spec")).toObject();
+        QVERIFY(headSpec.value(QStringLiteral("initContainers")).toArray().isEmpty());
+        const QJsonObject headRay = headSpec.value(QStringLiteral("containers")).toArray().first().toObject();
+        QCOMPARE(headRay[QStringLiteral("readinessProbe")][QStringLiteral("httpGet")][QStringLiteral("path")].toString(), QStringLiteral("/api/healthz"));
+        QCOMPARE(headRay[QStringLiteral("readinessProbe")][QStringLiteral("timeoutSeconds")].toInt(), 5);
+        QCOMPARE(headRay[QStringLiteral("livenessProbe")][QStringLiteral("failureThreshold")].toInt(), 120);
+        const QJsonObject workerPod = workers.first().toObject();
+        const QJsonObject workerSpec = workerPod.value(QStringLiteral("spec")).toObject();
+        const QJsonArray inits = workerSpec.value(QStringLiteral("initContainers")).toArray();
+        QCOMPARE(inits.size(), 1);
+        const QJsonObject wait = inits.first().toObject();
+        QCOMPARE(wait.value(QStringLiteral("name")).toString(), QStringLiteral("wait-gcs-ready"));
+        QCOMPARE(wait.value(QStringLiteral("image")).toString(), RayImage);
+        QCOMPARE(wait[QStringLiteral("resources")][QStringLiteral("requests")][QStringLiteral("memory")].toString(), QStringLiteral("256Mi"));
+        const QString fqdn = cluster + QStringLiteral("-head-svc.starforge.svc.cluster.local");
+        QVERIFY(wait.value(QStringLiteral("args")).toArray().first().toString().contains(QStringLiteral("ray health-check --address %1:6379").arg(fqdn)));
+        QStringList envNames;
+        for (const QJsonValue &e : wait.value(QStringLiteral("env")).toArray()) {
+            envNames << e[QStringLiteral("name")].toString() + u'=' + e[QStringLiteral("value")].toString();
+        }
+        QCOMPARE(envNames, (QStringList{QStringLiteral("FQ_RAY_IP=") + fqdn, QStringLiteral("RAY_IP=%1-head-svc").arg(cluster)}));
+        const QJsonObject workerRay = workerSpec.value(QStringLiteral("containers")).toArray().first().toObject();
+        QCOMPARE(workerRay[QStringLiteral("readinessProbe")][QStringLiteral("timeoutSeconds")].toInt(), 2);
+        QCOMPARE(workerRay[QStringLiteral("livenessProbe")][QStringLiteral("httpGet")][QStringLiteral("port")].toInt(), 52365);
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).json()
-                                      .value(QStringLiteral("status")).toObject().value(QStringLiteral("state")).toString(), QStringLiteral("ready"), 10000);
+                                      .value(QStringLiteral("status")).toObject().value(QStringLiteral("state")).toString(), QStringLiteral("ready"), 20000);
+        // The worker started only after its init container saw the head.
+        const QString workerName = workerPod[QStringLiteral("metadata")][QStringLiteral("name")].toString();
+        QVERIFY(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/%1/log?container=wait-gcs-ready").arg(workerName)).body.contains("GCS is ready."));
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("labels")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 10000);
         QCOMPARE(status(QStringLiteral("labels")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Running"));
         // Deleting the RayJob takes everything it owns with it.
         QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/labels")).status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D") + cluster).size(), 0, 10000);
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/labels")).status, 404, 10000);
+    }
+
+    // Older Rays are probed through wget (the head also for the GCS); a probe the user wrote is
+    // kept; ENABLE_INIT_CONTAINER_INJECTION=false leaves the workers without wait-gcs-ready.
+    void injectionsFollowRayVersionAndOperatorSettings()
+    {
+        start([](Sandbox::SandboxOptions &o) { o.injectInitContainer = false; });
+        QJsonObject job = rayJob(QStringLiteral("olderray"), QStringLiteral("sleep 30"), QStringLiteral("working_dir: file://%1\n").arg(m_zip));
+        QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+        QJsonObject clusterSpec = spec.value(QStringLiteral("rayClusterSpec")).toObject();
+        clusterSpec.insert(QStringLiteral("rayVersion"), QStringLiteral("2.46.0"));
+        QJsonArray groups = clusterSpec.value(QStringLiteral("workerGroupSpecs")).toArray();
+        QJsonObject group = groups.first().toObject();
+        QJsonObject worker = container(QStringLiteral("ray-worker"));
+        const QJsonObject own{{QStringLiteral("tcpSocket"), QJsonObject{{QStringLiteral("port"), 6380}}}, {QStringLiteral("periodSeconds"), 7}};
+        worker.insert(QStringLiteral("readinessProbe"), own);
+        group.insert(QStringLiteral("template"), QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("containers"), QJsonArray{worker}}}}});
+        groups.replace(0, group);
+        clusterSpec.insert(QStringLiteral("workerGroupSpecs"), groups);
+        spec.insert(QStringLiteral("rayClusterSpec"), clusterSpec);
+        job.insert(QStringLiteral("spec"), spec);
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        QJsonArray pods;
+        QTRY_COMPARE_WITH_TIMEOUT((pods = list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fis-ray-node%3Dyes"))).size(), 3, 10000);
+        for (const QJsonValue &pod : pods) {
+            const bool head = pod[QStringLiteral("metadata")][QStringLiteral("labels")][QStringLiteral("ray.io/node-type")].toString() == QLatin1String("head");
+            const QJsonObject podSpec = pod[QStringLiteral("spec")].toObject();
+            QVERIFY(podSpec.value(QStringLiteral("initContainers")).toArray().isEmpty());
+            const QJsonObject ray = podSpec.value(QStringLiteral("containers")).toArray().first().toObject();
+            const QString liveness = ray[QStringLiteral("livenessProbe")][QStringLiteral("exec")][QStringLiteral("command")].toArray().last().toString();
+            QVERIFY2(liveness.startsWith(QStringLiteral("wget --tries 1 -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success")), qPrintable(liveness));
+            QCOMPARE(liveness.contains(QStringLiteral("http://localhost:8265/api/gcs_healthz")), head);
+            if (!head) {
+                QCOMPARE(ray.value(QStringLiteral("readinessProbe")).toObject(), own);
+            }
+        }
     }
 
     void failingEntrypointFailsTheJob()
@@ -423,6 +493,69 @@ private Q_SLOTS:
         }
         QVERIFY2(second.contains("first\nsecond\n"), second.constData());
         QVERIFY2(!second.contains("submitted successfully"), second.constData());
+    }
+
+    // `kubectl drain` evicts the running submitter pod through the Eviction API: the pod is
+    // marked DisruptionTarget/EvictionByEvictionAPI and deleted, the Job counts it as failed
+    // (KubeRay sets no podFailurePolicy) and starts another on a node that is not cordoned,
+    // which re-attaches to the running Ray job; the job succeeds, submitted once.
+    void anEvictedSubmitterPodIsRetried()
+    {
+        const QString kubectlPath = QStandardPaths::findExecutable(QStringLiteral("kubectl"));
+        QVERIFY2(!kubectlPath.isEmpty(), "kubectl must be on PATH (it is part of the build image)");
+        const QString driver = m_dir.filePath(QStringLiteral("drained.sh"));
+        QFile file(driver);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("echo first\nsleep 4\necho second\n");
+        file.close();
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("drained"), QStringLiteral("sh ") + driver, {})).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("drained")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("RUNNING"), 15000);
+        const QJsonArray submitters = list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=job-name%3Ddrained"));
+        QCOMPARE(submitters.size(), 1);
+        const QString evicted = submitters.first()[QStringLiteral("metadata")][QStringLiteral("name")].toString();
+        const QString node = submitters.first()[QStringLiteral("spec")][QStringLiteral("nodeName")].toString();
+
+        QJsonObject lastSeen;
+        connect(m_sandbox->store(), &Sandbox::ObjectStore::changed, this, [&](const Sandbox::Change &change) {
+            if (change.storage == QLatin1String("pods") && change.object->name == evicted) lastSeen = change.object->object;
+        });
+        QProcess drain;
+        drain.start(kubectlPath, {QStringLiteral("--kubeconfig"), m_sandbox->kubeconfigFile(), QStringLiteral("--cache-dir"), m_dir.filePath(QStringLiteral("kubectl-cache")),
+                                  QStringLiteral("drain"), node, QStringLiteral("--pod-selector=job-name=drained"), QStringLiteral("--ignore-daemonsets"),
+                                  QStringLiteral("--delete-emptydir-data"), QStringLiteral("--timeout=60s")});
+        // The sandbox answers on this thread: wait with the event loop running.
+        QTRY_COMPARE_WITH_TIMEOUT(drain.state(), QProcess::NotRunning, 70000);
+        const QString out = QString::fromUtf8(drain.readAllStandardOutput() + drain.readAllStandardError());
+        QVERIFY2(drain.exitCode() == 0, qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("pod/%1 evicted").arg(evicted)), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("node/%1 drained").arg(node)), qPrintable(out));
+        QCOMPARE(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/") + evicted).status, 404);
+        // Its last state: marked by the Eviction API before it went.
+        QJsonObject disruption;
+        for (const QJsonValue &c : lastSeen[QStringLiteral("status")][QStringLiteral("conditions")].toArray()) {
+            if (c[QStringLiteral("type")].toString() == QLatin1String("DisruptionTarget")) disruption = c.toObject();
+        }
+        QCOMPARE(disruption.value(QStringLiteral("reason")).toString(), QStringLiteral("EvictionByEvictionAPI"));
+        QCOMPARE(disruption.value(QStringLiteral("message")).toString(), QStringLiteral("Eviction API: evicting"));
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("drained")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        QCOMPARE(status(QStringLiteral("drained")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        const QJsonObject jobStatus = m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/drained")).json().value(QStringLiteral("status")).toObject();
+        QCOMPARE(jobStatus.value(QStringLiteral("failed")).toInt(), 1);
+        QCOMPARE(jobStatus.value(QStringLiteral("succeeded")).toInt(), 1);
+        const QJsonArray after = list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=job-name%3Ddrained"));
+        QCOMPARE(after.size(), 1);
+        QVERIFY(after.first()[QStringLiteral("spec")][QStringLiteral("nodeName")].toString() != node); // the drained node is cordoned
+        const QByteArray second = m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/%1/log").arg(after.first()[QStringLiteral("metadata")][QStringLiteral("name")].toString())).body;
+        QVERIFY2(second.contains("first\nsecond\n"), second.constData());
+        QVERIFY2(!second.contains("submitted successfully"), second.constData());
+
+        // The Eviction API's refusals: a body naming another pod, a pod that is not there.
+        const QByteArray other = R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"someone-else"}})";
+        const auto mismatch = m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods/%1/eviction").arg(after.first()[QStringLiteral("metadata")][QStringLiteral("name")].toString()), other);
+        QCOMPARE(mismatch.status, 400);
+        QCOMPARE(mismatch.json().value(QStringLiteral("message")).toString(), QStringLiteral("name in URL does not match name in Eviction object"));
+        QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods/someone-else/eviction"), other).status, 404);
     }
 
     // A submitter that fails up to its Job's backoff limit: SubmissionFailed with the Job's condition.

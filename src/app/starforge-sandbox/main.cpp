@@ -65,7 +65,13 @@ int main(int argc, char *argv[])
                                           QStringLiteral("The operator's feature gates: RayJobDeletionPolicy=true|false "
                                                          "(spec.deletionStrategy; default on from --kuberay-version 1.6)."),
                                           QStringLiteral("gates"));
-    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl, deleteRayJob, featureGates});
+    const QCommandLineOption operatorEnv(QStringLiteral("operator-env"),
+                                         QStringLiteral("The operator's environment, comma-separated: ENABLE_INIT_CONTAINER_INJECTION, "
+                                                        "ENABLE_PROBES_INJECTION (on unless false) and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES "
+                                                        "(off unless true), e.g. ENABLE_PROBES_INJECTION=false."),
+                                         QStringLiteral("vars"));
+    parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl, deleteRayJob, featureGates,
+                       operatorEnv});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -114,6 +120,25 @@ int main(int argc, char *argv[])
             return fail(QStringLiteral("--feature-gates takes RayJobDeletionPolicy=true or RayJobDeletionPolicy=false, not '%1'").arg(gate));
         }
         options.rayJobDeletionPolicy = kv.at(1) == QLatin1String("true");
+    }
+    for (const QString &variable : parser.value(operatorEnv).split(u',', Qt::SkipEmptyParts)) {
+        const qsizetype eq = variable.indexOf(u'=');
+        const QString key = variable.left(eq).trimmed();
+        // As the operator reads them: only "false" turns an injection off, only "true" turns
+        // the RayJob's own deletion on.
+        const QString value = eq < 0 ? QString() : variable.mid(eq + 1).trimmed().toLower();
+        if (eq < 0) {
+            return fail(QStringLiteral("--operator-env takes NAME=VALUE pairs, not '%1'").arg(variable));
+        } else if (key == QLatin1String("ENABLE_INIT_CONTAINER_INJECTION")) {
+            options.injectInitContainer = value != QLatin1String("false");
+        } else if (key == QLatin1String("ENABLE_PROBES_INJECTION")) {
+            options.injectProbes = value != QLatin1String("false");
+        } else if (key == QLatin1String("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES")) {
+            options.deleteRayJobAfterJobFinishes = value == QLatin1String("true");
+        } else {
+            return fail(QStringLiteral("--operator-env knows ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION and "
+                                       "DELETE_RAYJOB_CR_AFTER_JOB_FINISHES, not '%1'").arg(key));
+        }
     }
     if (parser.isSet(faults)) {
         auto parsed = Sandbox::Faults::parse(parser.value(faults));

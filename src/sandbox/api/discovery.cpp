@@ -50,8 +50,8 @@ QJsonObject versionInfo()
                        {QStringLiteral("platform"), QStringLiteral("linux/amd64")}};
 }
 
-// The verbs the legacy document lists for a subresource: status is read and written like the
-// object, log is read only, the rest (proxy) takes every HTTP verb.
+// The verbs discovery lists for a subresource: status is read and written like the object,
+// log is read only, eviction is created only, the rest (proxy) takes every HTTP verb.
 QStringList subresourceVerbs(const QString &subresource)
 {
     if (subresource == QLatin1String("status")) {
@@ -60,7 +60,27 @@ QStringList subresourceVerbs(const QString &subresource)
     if (subresource == QLatin1String("log")) {
         return {QStringLiteral("get")};
     }
+    if (subresource == QLatin1String("eviction")) {
+        return {QStringLiteral("create")};
+    }
     return {QStringLiteral("create"), QStringLiteral("delete"), QStringLiteral("get"), QStringLiteral("patch"), QStringLiteral("update")};
+}
+
+// The group, version and kind a subresource takes and answers with: pods/eviction a
+// policy/v1 Eviction (kubectl drain looks for exactly that before it evicts), proxy the
+// kind's ProxyOptions, log a Pod, status the object's own kind.
+struct SubresourceKind
+{
+    QString group;
+    QString version;
+    QString kind;
+};
+SubresourceKind subresourceKind(const ResourceType &t, const QString &subresource)
+{
+    if (subresource == QLatin1String("eviction")) return {QStringLiteral("policy"), QStringLiteral("v1"), QStringLiteral("Eviction")};
+    if (subresource == QLatin1String("proxy")) return {t.group, t.version, t.kind + QStringLiteral("ProxyOptions")};
+    if (subresource == QLatin1String("log")) return {QString(), QStringLiteral("v1"), QStringLiteral("Pod")};
+    return {t.group, t.version, t.kind};
 }
 
 // The "resources" of an APIResourceList: each type of the group version, then its subresources
@@ -79,10 +99,16 @@ QJsonArray legacyResourceEntries(const QString &groupVersion)
         if (!t.categories.isEmpty()) r.insert(QStringLiteral("categories"), QJsonArray::fromStringList(t.categories));
         resources.append(r);
         for (const QString &sub : t.subresources) {
-            resources.append(QJsonObject{{QStringLiteral("name"), QString(t.plural + u'/' + sub)}, {QStringLiteral("singularName"), QString()},
-                                         {QStringLiteral("namespaced"), t.namespaced},
-                                         {QStringLiteral("kind"), sub == QLatin1String("status") ? t.kind : QStringLiteral("Pod")},
-                                         {QStringLiteral("verbs"), QJsonArray::fromStringList(subresourceVerbs(sub))}});
+            const SubresourceKind k = subresourceKind(t, sub);
+            QJsonObject entry{{QStringLiteral("name"), QString(t.plural + u'/' + sub)}, {QStringLiteral("singularName"), QString()},
+                              {QStringLiteral("namespaced"), t.namespaced}, {QStringLiteral("kind"), k.kind},
+                              {QStringLiteral("verbs"), QJsonArray::fromStringList(subresourceVerbs(sub))}};
+            if (k.group != t.group || k.version != t.version) {
+                // Only a subresource of another group names it (as pods/eviction does).
+                entry.insert(QStringLiteral("group"), k.group);
+                entry.insert(QStringLiteral("version"), k.version);
+            }
+            resources.append(entry);
         }
     }
     return resources;
@@ -150,9 +176,11 @@ QJsonObject aggregatedResource(const ResourceType &r)
     if (!r.categories.isEmpty()) entry.insert(QStringLiteral("categories"), QJsonArray::fromStringList(r.categories));
     QJsonArray subs;
     for (const QString &sub : r.subresources) {
+        const SubresourceKind k = subresourceKind(r, sub);
         subs.append(QJsonObject{{QStringLiteral("subresource"), sub},
-                                {QStringLiteral("responseKind"), responseKind(r)},
-                                {QStringLiteral("verbs"), QJsonArray{QStringLiteral("get")}}});
+                                {QStringLiteral("responseKind"), QJsonObject{{QStringLiteral("group"), k.group}, {QStringLiteral("version"), k.version},
+                                                                             {QStringLiteral("kind"), k.kind}}},
+                                {QStringLiteral("verbs"), QJsonArray::fromStringList(subresourceVerbs(sub))}});
     }
     if (!subs.isEmpty()) entry.insert(QStringLiteral("subresources"), subs);
     return entry;

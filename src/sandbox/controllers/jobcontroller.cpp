@@ -55,6 +55,17 @@ void JobController::onChange(const Change &change)
             m_queue.add(job->ns, job->name);
         }
     } else if (change.storage == podType().storage) {
+        if (change.type == ChangeType::Deleted) {
+            // Job tracking counts a pod that goes before it succeeded as failed, even one that
+            // later ends well (docs/kuberay.md, "Evictions and the submitter's back-off limit").
+            const QString phase = change.object->object.value(QStringLiteral("status")).toObject().value(QStringLiteral("phase")).toString();
+            for (const QJsonValue &owner : change.object->object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("ownerReferences")).toArray()) {
+                if (owner[QStringLiteral("controller")].toBool() && owner[QStringLiteral("kind")].toString() == QLatin1String("Job")
+                    && phase != QLatin1String("Succeeded")) {
+                    ++m_deletedFailures[owner[QStringLiteral("uid")].toString()];
+                }
+            }
+        }
         const QJsonObject labels = change.object->object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("labels")).toObject();
         const QString job = labels.value(QStringLiteral("batch.kubernetes.io/job-name")).toString();
         if (!job.isEmpty()) {
@@ -80,7 +91,7 @@ void JobController::reconcile(const QString &ns, const QString &name)
     const int backoffLimit = spec.value(QStringLiteral("backoffLimit")).toInt(6);
     int active = 0;
     int succeeded = 0;
-    int failed = 0;
+    int failed = m_deletedFailures.value(job->uid);
     int ready = 0;
     for (const ObjectPtr &pod : m_store->list(podType().storage, ns)) {
         if (!isControlledBy(pod->object, job->uid)) {

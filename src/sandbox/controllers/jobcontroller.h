@@ -6,6 +6,8 @@
 // condition with BackoffLimitExceeded; Complete when a pod succeeds. A pod a ResourceQuota
 // refuses is a Warning FailedCreate ("Error creating: pods \"x\" is forbidden: exceeded quota:
 // ..."), not a failure: it is tried again after a back-off, and at once when a quota changes.
+// A pod deleted before it succeeded (an eviction, a drain, someone's kubectl delete) counts as
+// failed, as it does for a Job without podFailurePolicy (KubeRay sets none), and is replaced.
 
 #include "sandbox/controllers/controllerutil.h"
 
@@ -36,6 +38,7 @@ private:
     ReconcileQueue m_queue;
     QHash<QString, QDateTime> m_retryAt; // "<job uid>/<failures>" -> when the next pod may start
     QHash<QString, int> m_refusals;      // job uid -> pod creates the quota refused in a row
+    QHash<QString, int> m_deletedFailures; // job uid -> its pods deleted before they succeeded
 };
 
 } // namespace Starforge::Sandbox

@@ -6,6 +6,7 @@
 #include "sandbox/store/resourcetypes.h"
 
 #include <QJsonArray>
+#include <QVersionNumber>
 
 #include <algorithm>
 
@@ -69,12 +70,81 @@ QString rayStartCommand(bool head, const QJsonObject &params, const QString &hea
     return line.trimmed();
 }
 
+QJsonObject envVar(const QString &name, const QString &value)
+{
+    return QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("value"), value}};
+}
+
+// DefaultWorkerPodTemplate's init container: it polls the head's GCS every 5 s, quietly for
+// the first 120 s, and never gives up. Image, pull policy, securityContext, env and mounts are
+// the worker's Ray container's as the user wrote them.
+QJsonObject waitGcsReadyContainer(const QJsonObject &rayContainer, const QString &fqdn, const QString &port)
+{
+    const QString script = QStringLiteral(R"(
+				SECONDS=0
+				while true; do
+					if (( SECONDS <= 120 )); then
+						if ray health-check --address %1:%2 > /dev/null 2>&1; then
+							echo "GCS is ready."
+							break
+						fi
+						echo "$SECONDS seconds elapsed: Waiting for GCS to be ready."
+					else
+						if ray health-check --address %1:%2; then
+							echo "GCS is ready. Any error messages above can be safely ignored."
+							break
+						fi
+						echo "$SECONDS seconds elapsed: Still waiting for GCS to be ready. For troubleshooting, refer to the FAQ at https://docs.ray.io/en/master/cluster/kubernetes/troubleshooting.html."
+					fi
+					sleep 5
+				done
+			)").arg(fqdn, port);
+    const QJsonObject fixed{{QStringLiteral("cpu"), QStringLiteral("200m")}, {QStringLiteral("memory"), QStringLiteral("256Mi")}};
+    QJsonObject init{{QStringLiteral("name"), QStringLiteral("wait-gcs-ready")},
+                     {QStringLiteral("image"), rayContainer.value(QStringLiteral("image"))},
+                     {QStringLiteral("command"), QJsonArray{QStringLiteral("/bin/bash"), QStringLiteral("-c"), QStringLiteral("--")}},
+                     {QStringLiteral("args"), QJsonArray{script}},
+                     {QStringLiteral("resources"), QJsonObject{{QStringLiteral("limits"), fixed}, {QStringLiteral("requests"), fixed}}}};
+    for (const char *copied : {"imagePullPolicy", "securityContext", "env", "volumeMounts"}) {
+        const QString key = QString::fromLatin1(copied);
+        if (rayContainer.contains(key)) init.insert(key, rayContainer.value(key));
+    }
+    return init;
+}
+
+// initLivenessAndReadinessProbe: Ray 2.53 and later answer /api/healthz on the dashboard
+// agent's port; older Rays are asked through wget, the head also for the GCS.
+QJsonObject rayProbe(bool liveness, bool head, const QString &rayVersion, const QJsonObject &startParams)
+{
+    const QString agentPort = startParams.value(QStringLiteral("dashboard-agent-listen-port")).toString(QStringLiteral("52365"));
+    const QString dashboardPort = startParams.value(QStringLiteral("dashboard-port")).toString(QStringLiteral("8265"));
+    QJsonObject probe{{QStringLiteral("initialDelaySeconds"), liveness ? 30 : 10},
+                      {QStringLiteral("timeoutSeconds"), head ? 5 : 2},
+                      {QStringLiteral("periodSeconds"), 5},
+                      {QStringLiteral("successThreshold"), 1},
+                      {QStringLiteral("failureThreshold"), liveness ? 120 : 10}};
+    const QVersionNumber version = QVersionNumber::fromString(rayVersion);
+    if (!version.isNull() && version >= QVersionNumber(2, 53, 0)) {
+        probe.insert(QStringLiteral("httpGet"), QJsonObject{{QStringLiteral("path"), QStringLiteral("/api/healthz")},
+                                                            {QStringLiteral("port"), agentPort.toInt()}});
+    } else {
+        QString command = QStringLiteral("wget --tries 1 -T 2 -q -O- http://localhost:%1/api/local_raylet_healthz | grep success").arg(agentPort);
+        if (head) {
+            // The operator fills the GCS check's -T with the readiness failure threshold (10).
+            command += QStringLiteral(" && wget --tries 1 -T 10 -q -O- http://localhost:%1/api/gcs_healthz | grep success").arg(dashboardPort);
+        }
+        probe.insert(QStringLiteral("exec"), QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("bash"), QStringLiteral("-c"), command}}});
+    }
+    return probe;
+}
+
 } // namespace
 
-RayClusterController::RayClusterController(ObjectStore *store, EventRecorder *events, quint32 seed, QObject *parent)
+RayClusterController::RayClusterController(ObjectStore *store, EventRecorder *events, quint32 seed, Options options, QObject *parent)
     : QObject(parent)
     , m_store(store)
     , m_events(events)
+    , m_options(options)
     , m_random(seed ^ 0x72617963u)
     , m_queue([this](const QString &ns, const QString &name) { reconcile(ns, name); }, this)
 {
@@ -120,7 +190,11 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
     const QJsonObject spec = cluster->object.value(QStringLiteral("spec")).toObject();
     const QJsonObject headSpec = spec.value(QStringLiteral("headGroupSpec")).toObject();
     const QString serviceName = name + QStringLiteral("-head-svc");
-    const QString headAddress = QStringLiteral("%1.%2.svc.cluster.local:6379").arg(serviceName, ns);
+    const QString headFqdn = QStringLiteral("%1.%2.svc.cluster.local").arg(serviceName, ns);
+    // GetHeadPort: the head's rayStartParams port, else the GCS's default.
+    const QString headPort = headSpec.value(QStringLiteral("rayStartParams")).toObject().value(QStringLiteral("port")).toString(QStringLiteral("6379"));
+    const QString headAddress = headFqdn + u':' + headPort;
+    const QString rayVersion = spec.value(QStringLiteral("rayVersion")).toString();
 
     std::vector<ObjectPtr> heads;
     QHash<QString, std::vector<ObjectPtr>> workers;
@@ -162,6 +236,25 @@ void RayClusterController::reconcile(const QString &ns, const QString &name)
         if (!containers.isEmpty()) {
             // Container 0 is the Ray container: the operator writes its command and environment.
             QJsonObject ray = containers.first().toObject();
+            QJsonArray inits = podSpec.value(QStringLiteral("initContainers")).toArray();
+            if (!head && m_options.injectInitContainer) {
+                inits.append(waitGcsReadyContainer(ray, headFqdn, headPort));
+            }
+            // BuildPod gives every init container, the user's too, the head's address.
+            for (qsizetype i = 0; i < inits.size(); ++i) {
+                QJsonObject init = inits.at(i).toObject();
+                QJsonArray initEnv = init.value(QStringLiteral("env")).toArray();
+                initEnv.append(envVar(QStringLiteral("FQ_RAY_IP"), headFqdn));
+                initEnv.append(envVar(QStringLiteral("RAY_IP"), serviceName)); // deprecated, kept by KubeRay
+                init.insert(QStringLiteral("env"), initEnv);
+                inits.replace(i, init);
+            }
+            if (!inits.isEmpty()) podSpec.insert(QStringLiteral("initContainers"), inits);
+            if (m_options.injectProbes) {
+                const QJsonObject params = groupSpec.value(QStringLiteral("rayStartParams")).toObject();
+                if (!ray.contains(QStringLiteral("livenessProbe"))) ray.insert(QStringLiteral("livenessProbe"), rayProbe(true, head, rayVersion, params));
+                if (!ray.contains(QStringLiteral("readinessProbe"))) ray.insert(QStringLiteral("readinessProbe"), rayProbe(false, head, rayVersion, params));
+            }
             const QString start = rayStartCommand(head, groupSpec.value(QStringLiteral("rayStartParams")).toObject(), headAddress);
             ray.insert(QStringLiteral("command"), QJsonArray{QStringLiteral("/bin/bash"), QStringLiteral("-c"), QStringLiteral("--")});
             ray.insert(QStringLiteral("args"), QJsonArray{start});

@@ -46,7 +46,7 @@ QList<ResourceType> buildTypes()
                   {QStringLiteral("spec.nodeName"), QStringLiteral("spec.restartPolicy"), QStringLiteral("spec.schedulerName"),
                    QStringLiteral("spec.serviceAccountName"), QStringLiteral("spec.hostNetwork"), QStringLiteral("status.phase"),
                    QStringLiteral("status.podIP"), QStringLiteral("status.podIPs"), QStringLiteral("status.nominatedNodeName")},
-                  {QStringLiteral("status"), QStringLiteral("log"), QStringLiteral("proxy")});
+                  {QStringLiteral("status"), QStringLiteral("log"), QStringLiteral("proxy"), QStringLiteral("eviction")});
     // ResourceQuota: checked at pod create, its status kept by the sandbox's quota controller
     // (sandbox/cluster/resourcequota.h).
     types << make({}, QStringLiteral("v1"), QStringLiteral("resourcequotas"), QStringLiteral("resourcequota"),
