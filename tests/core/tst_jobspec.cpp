@@ -5,6 +5,9 @@
 #include "support/testutil.h"
 
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -124,6 +127,61 @@ private Q_SLOTS:
         QFETCH(QString, expected);
         const QString problems = problemsOf(json);
         QVERIFY2(problems.contains(expected), qPrintable(problems));
+    }
+
+    // A generation pool is refused for the algorithms NeMo-RL v0.7 cannot run that way, with
+    // the reason, and accepted for grpo, vlm_grpo and distillation (with vLLM).
+    void secondPoolPerAlgorithm_data()
+    {
+        QTest::addColumn<QString>("algorithm");
+        QTest::addColumn<QString>("override");
+        QTest::addColumn<QString>("expected");   // empty: no problem with the pools
+        QTest::newRow("grpo") << QStringLiteral("grpo") << QString() << QString();
+        QTest::newRow("vlm_grpo") << QStringLiteral("vlm_grpo") << QString() << QString();
+        QTest::newRow("distillation") << QStringLiteral("distillation") << QString() << QString();
+        QTest::newRow("distillation vllm") << QStringLiteral("distillation") << QStringLiteral("policy.generation.backend=vllm") << QString();
+        QTest::newRow("distillation megatron") << QStringLiteral("distillation") << QStringLiteral("++policy.generation.backend=megatron")
+                                               << QStringLiteral("only with the vLLM backend, and the overrides set policy.generation.backend=megatron");
+        for (const char *one : {"sft", "dpo", "rm", "vlm_sft"}) {
+            QTest::newRow(one) << QString::fromLatin1(one) << QString()
+                               << QStringLiteral("pools[1]: %1 takes one pool; its config has no policy.generation").arg(QString::fromLatin1(one));
+        }
+        QTest::newRow("ppo") << QStringLiteral("ppo") << QString() << QStringLiteral("pools[1]: ppo takes one pool; NeMo-RL's PPO requires colocated generation");
+    }
+    void secondPoolPerAlgorithm()
+    {
+        QFETCH(QString, algorithm);
+        QFETCH(QString, override);
+        QFETCH(QString, expected);
+        QJsonObject recipe{{QStringLiteral("algorithm"), algorithm}, {QStringLiteral("config"), QStringLiteral("c.yaml")}};
+        if (!override.isEmpty()) recipe.insert(QStringLiteral("overrides"), QJsonArray{override});
+        const QJsonObject pool{{QStringLiteral("name"), QStringLiteral("train")}, {QStringLiteral("series"), QStringLiteral("h200")}};
+        QJsonObject generation = pool;
+        generation.insert(QStringLiteral("name"), QStringLiteral("gen"));
+        const QJsonObject spec{{QStringLiteral("version"), 1}, {QStringLiteral("name"), QStringLiteral("a")}, {QStringLiteral("recipe"), recipe},
+                               {QStringLiteral("pools"), QJsonArray{pool, generation}}};
+        const QString problems = problemsOf(QJsonDocument(spec).toJson());
+        if (expected.isEmpty()) {
+            QVERIFY2(!problems.contains(QStringLiteral("pools")), qPrintable(problems));
+        } else {
+            QVERIFY2(problems.contains(expected), qPrintable(problems));
+        }
+        // One pool is always fine.
+        QJsonObject single = spec;
+        single.insert(QStringLiteral("pools"), QJsonArray{pool});
+        QVERIFY(!problemsOf(QJsonDocument(single).toJson()).contains(QStringLiteral("pools")));
+    }
+
+    // Two pools of different series are valid but not exact: a warning says so; one series is exact.
+    void poolsOfTwoSeriesWarn()
+    {
+        Job::JobSpec spec;
+        spec.recipe.algorithm = QStringLiteral("grpo");
+        spec.pools = {Job::Pool{QStringLiteral("train"), QStringLiteral("h200"), 1, 8}, Job::Pool{QStringLiteral("gen"), QStringLiteral("h100"), 1, 8}};
+        QCOMPARE(spec.warnings().size(), 1);
+        QVERIFY(spec.warnings().first().contains(QStringLiteral("training on h200 and generation on h100 is a request Ray may not honour")));
+        spec.pools[1].series = QStringLiteral("h200");
+        QVERIFY(spec.warnings().isEmpty());
     }
 
     // A secretEnv survives the canonical form with its references only.

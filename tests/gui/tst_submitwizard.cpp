@@ -229,6 +229,46 @@ private Q_SLOTS:
         QCOMPARE(wizard.spec().name, QStringLiteral("demo"));
     }
 
+    // The resources page offers a generation pool only to the algorithms that can use one, says
+    // why otherwise, and cautions that pools of two series are a request Ray may not honour.
+    void generationPoolFollowsTheAlgorithm()
+    {
+        const QString code = m_dir.filePath(QStringLiteral("pools"));
+        QVERIFY(QDir().mkpath(code + QStringLiteral("/configs")));
+        QVERIFY(Testing::writeFile(code + QStringLiteral("/configs/run.yaml"), "grpo: {}\n"));
+        Job::JobSpec spec = SubmitWizard::specForFolder(code);
+        spec.recipe.algorithm = QStringLiteral("grpo");
+        spec.recipe.script.clear();
+        spec.recipe.config = QStringLiteral("configs/run.yaml");
+        spec.pools = {Job::Pool{QStringLiteral("train"), QStringLiteral("h200"), 1, 8}, Job::Pool{QStringLiteral("gen"), QStringLiteral("h100"), 1, 8}};
+        SubmitWizard wizard(nullptr, spec);
+        wizard.show();
+        QVERIFY(QTest::qWaitForWindowActive(&wizard));
+        QTRY_VERIFY(next(&wizard)->isEnabled());
+        QTest::mouseClick(next(&wizard), Qt::LeftButton);
+        QTRY_VERIFY(next(&wizard)->isEnabled());
+        QTest::mouseClick(next(&wizard), Qt::LeftButton);
+        QCOMPARE(wizard.currentId(), int(SubmitWizard::ResourcesPageId));
+        QVERIFY2(labelText(&wizard, "poolsWarning").contains(QStringLiteral("training on h200 and generation on h100 is a request Ray may not honour")),
+                 qPrintable(labelText(&wizard, "poolsWarning")));
+        auto *add = wizard.findChild<QPushButton *>(QStringLiteral("addPoolButton"));
+        auto *remove = wizard.findChild<QPushButton *>(QStringLiteral("removePoolButton"));
+        QVERIFY(!add->isEnabled());   // two pools already
+        QTest::mouseClick(remove, Qt::LeftButton);
+        QTRY_VERIFY(labelText(&wizard, "poolsWarning").isEmpty());
+        QVERIFY(add->isEnabled());
+
+        // Back to the recipe: sft has no generation, so no second pool is offered.
+        QTest::mouseClick(wizard.button(QWizard::BackButton), Qt::LeftButton);
+        auto *entry = wizard.findChild<QComboBox *>(QStringLiteral("recipeEntryCombo"));
+        QVERIFY(entry);
+        entry->setCurrentIndex(entry->findData(QStringLiteral("sft")));
+        QTRY_VERIFY(next(&wizard)->isEnabled());
+        QTest::mouseClick(next(&wizard), Qt::LeftButton);
+        QVERIFY(!add->isEnabled());
+        QVERIFY2(add->toolTip().contains(QStringLiteral("sft runs on one pool")), qPrintable(add->toolTip()));
+    }
+
     void submitsFromTheWindowOnTheSandbox()
     {
         std::unique_ptr<Sandbox::Sandbox> sandbox;

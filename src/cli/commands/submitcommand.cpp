@@ -166,6 +166,10 @@ private:
             fail(s3.error());
             return;
         }
+        // What is valid but may not do what the spec seems to ask goes to stderr, before the work.
+        if (!json()) {
+            for (const QString &warning : spec.warnings()) m_err << "warning: " << warning << Qt::endl;
+        }
         Job::SubmitOptions options;
         options.spec = spec;
         options.settings = m_session->settings();

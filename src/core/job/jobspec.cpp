@@ -119,12 +119,43 @@ struct Reader
     }
 };
 
+// Why NeMo-RL v0.7 cannot run the recipe with a generation pool, or empty when it can.
+QString secondPoolRefusal(const Recipe &recipe)
+{
+    const QString &a = recipe.algorithm;
+    if (a == QLatin1String("sft") || a == QLatin1String("dpo") || a == QLatin1String("rm") || a == QLatin1String("vlm_sft")) {
+        return tr("its config has no policy.generation, so the generation pool's overrides would make a partial one that "
+                           "NeMo-RL's config check refuses (backend and max_new_tokens missing), after the job has waited for its GPUs.");
+    }
+    if (a == QLatin1String("ppo")) {
+        return tr("NeMo-RL's PPO requires colocated generation (it asserts policy.generation.colocated.enabled).");
+    }
+    if (a == QLatin1String("distillation")) {
+        // The last override of the backend wins, as in Hydra.
+        QString backend;
+        static const QRegularExpression backendOverride(QStringLiteral("^\\+{0,2}policy\\.generation\\.backend=(.*)$"));
+        for (const QString &o : recipe.overrides) {
+            if (const auto m = backendOverride.match(o); m.hasMatch()) backend = m.captured(1).remove(u'\'').remove(u'"').trimmed();
+        }
+        if (!backend.isEmpty() && backend != QLatin1String("vllm")) {
+            return tr("NeMo-RL's distillation generates on a separate pool only with the vLLM backend, and the overrides set "
+                               "policy.generation.backend=%1.").arg(backend);
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 QStringList JobSpec::algorithms()
 {
     return {QStringLiteral("grpo"), QStringLiteral("sft"), QStringLiteral("dpo"), QStringLiteral("rm"),
             QStringLiteral("distillation"), QStringLiteral("ppo"), QStringLiteral("vlm_grpo"), QStringLiteral("vlm_sft")};
+}
+
+QStringList JobSpec::generationPoolAlgorithms()
+{
+    return {QStringLiteral("grpo"), QStringLiteral("vlm_grpo"), QStringLiteral("distillation")};
 }
 
 int JobSpec::totalNodes() const
@@ -348,9 +379,29 @@ QStringList JobSpec::problems() const
             out << tr("pools[%1].gpusPerNode: must be between 1 and 64, not %2.").arg(i).arg(p.gpusPerNode);
         }
     }
+    // A second pool is NeMo-RL's non-colocated generation, which only the algorithms that
+    // generate during training have (docs/jobspec.md, "Pools").
+    if (pools.size() == 2 && !recipe.algorithm.isEmpty()) {
+        const QString why = secondPoolRefusal(recipe);
+        if (!why.isEmpty()) {
+            out << tr("pools[1]: %1 takes one pool; %2 Remove the second pool, or choose grpo, vlm_grpo or distillation.")
+                       .arg(recipe.algorithm, why);
+        }
+    }
     if (pools.size() == 2 && pools.at(0).gpusPerNode != pools.at(1).gpusPerNode) {
         out << tr("pools[1].gpusPerNode: must equal pools[0].gpusPerNode (%1): NeMo-RL requires dedicated generation nodes to have "
                   "as many GPUs as the training nodes.").arg(pools.at(0).gpusPerNode);
+    }
+    return out;
+}
+
+QStringList JobSpec::warnings() const
+{
+    QStringList out;
+    if (pools.size() == 2 && pools.at(0).series != pools.at(1).series) {
+        out << tr("pools: training on %1 and generation on %2 is a request Ray may not honour: NeMo-RL's placement groups ask only "
+                  "for CPUs and GPUs, so training can land on the %2 nodes and generation on the %1 nodes. Pools of one series "
+                  "are exact.").arg(pools.at(0).series, pools.at(1).series);
     }
     return out;
 }

@@ -78,6 +78,9 @@ struct JobSpec
 
     // The algorithms with an examples/run_<name>.py entry point in NeMo-RL v0.7.
     static QStringList algorithms();
+    // Those that can generate on a second pool (non-colocated generation): grpo, vlm_grpo,
+    // distillation.
+    static QStringList generationPoolAlgorithms();
 
     int totalNodes() const;
     int totalGpus() const;
@@ -96,6 +99,9 @@ struct JobSpec
 
     // The problems of this spec alone (names, pools, recipe, env); empty when valid.
     QStringList problems() const;
+    // What is valid but may not do what the spec seems to ask (two pools of different series);
+    // shown beside the problems, never blocking.
+    QStringList warnings() const;
     // Problems against the settings in force: a job with more than one node needs shared
     // storage (FORGE_K8S_STORAGE_SHARED), the corpus needs FORGE_K8S_CORPUS_PVC.
     QStringList problemsWith(bool storageShared, bool corpusConfigured) const;

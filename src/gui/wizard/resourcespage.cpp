@@ -40,6 +40,7 @@ ResourcesPage::ResourcesPage(SubmitWizard *wizard)
     , m_addPool(new QPushButton(tr("Add a &generation pool"), this))
     , m_removePool(new QPushButton(tr("&Remove the second pool"), this))
     , m_capacityNote(new QLabel(this))
+    , m_poolsWarning(new QLabel(this))
     , m_storage(new QCheckBox(tr("Mount the &storage volume (checkpoints, results)"), this))
     , m_storageNote(new QLabel(this))
     , m_corpus(new QCheckBox(tr("Mount the &corpus volume, read-only"), this))
@@ -63,6 +64,10 @@ ResourcesPage::ResourcesPage(SubmitWizard *wizard)
     m_removePool->setAccessibleName(tr("Remove the second pool"));
     m_capacityNote->setObjectName(QStringLiteral("capacityNote"));
     m_capacityNote->setWordWrap(true);
+    m_poolsWarning->setObjectName(QStringLiteral("poolsWarning"));
+    m_poolsWarning->setWordWrap(true);
+    m_poolsWarning->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_poolsWarning->setStyleSheet(QStringLiteral("color: #9c6500;"));   // a caution, not a problem
     m_storage->setObjectName(QStringLiteral("storageCheck"));
     m_storage->setAccessibleName(tr("Mount the storage volume"));
     m_storageNote->setObjectName(QStringLiteral("storageNote"));
@@ -86,6 +91,7 @@ ResourcesPage::ResourcesPage(SubmitWizard *wizard)
     buttons->addStretch(1);
     layout->addLayout(buttons);
     layout->addWidget(m_capacityNote);
+    layout->addWidget(m_poolsWarning);
     layout->addSpacing(8);
     layout->addWidget(m_storage);
     layout->addWidget(m_storageNote);
@@ -255,10 +261,18 @@ void ResourcesPage::refresh()
     m_corpus->setEnabled(hasCorpus);
     m_corpusNote->setText(hasCorpus ? tr("Volume claim %1, read-only.").arg(settings.corpusPvc)
                                     : tr("Off: the profile has no corpus volume claim (FORGE_K8S_CORPUS_PVC)."));
-    m_addPool->setEnabled(m_rows.size() < 2);
-    m_removePool->setEnabled(m_rows.size() > 1);
-
     const Job::JobSpec spec = m_wizard->spec();
+    // Only the algorithms that generate while they train can put generation on its own pool.
+    const bool generationPool = spec.recipe.algorithm.isEmpty() || Job::JobSpec::generationPoolAlgorithms().contains(spec.recipe.algorithm);
+    m_addPool->setEnabled(m_rows.size() < 2 && generationPool);
+    m_addPool->setToolTip(generationPool ? QString()
+                                         : tr("%1 runs on one pool: only %2 generate on a pool of their own.")
+                                               .arg(spec.recipe.algorithm, Job::JobSpec::generationPoolAlgorithms().join(QStringLiteral(", "))));
+    m_removePool->setEnabled(m_rows.size() > 1);
+    const QStringList warnings = spec.warnings();
+    m_poolsWarning->setText(warnings.join(u'\n'));
+    m_poolsWarning->setVisible(!warnings.isEmpty());
+
     QStringList problems = m_wizard->problemsOf({QStringLiteral("pools"), QStringLiteral("storage"), QStringLiteral("corpus")});
     problems << spec.problemsWith(settings.storageShared, hasCorpus);
 

@@ -65,6 +65,7 @@ private:
     QPushButton *m_addPool;
     QPushButton *m_removePool;
     QLabel *m_capacityNote;
+    QLabel *m_poolsWarning;   // valid but not exact: two pools of different series
     QCheckBox *m_storage;
     QLabel *m_storageNote;
     QCheckBox *m_corpus;
