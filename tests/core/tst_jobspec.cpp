@@ -87,7 +87,14 @@ private Q_SLOTS:
         QTest::newRow("config outside") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"../c.yaml"},"pools":[{"name":"p","series":"s"}]})")
                                         << QStringLiteral("recipe.config: \"../c.yaml\" must be a path inside the code folder");
         QTest::newRow("bad override") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c","overrides":["--steps 5"]},"pools":[{"name":"p","series":"s"}]})")
-                                      << QStringLiteral("recipe.overrides[0]: \"--steps 5\" is not a Hydra override");
+                                      << QStringLiteral("recipe.overrides[0]: Hydra cannot parse \"--steps 5\": token recognition error at: '-'");
+        // Hydra's lexer takes no ';' in an unquoted value: the job would fail once its GPUs were up.
+        QTest::newRow("override Hydra refuses") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c","overrides":["a=1; rm -rf /","grpo.max_num_steps=10"]},"pools":[{"name":"p","series":"s"}]})")
+                                                << QStringLiteral("recipe.overrides[0]: Hydra cannot parse \"a=1; rm -rf /\": token recognition error at: ';' (character 4; quote the value: a='1; rm -rf /'");
+        QTest::newRow("override sweep") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c","overrides":["policy.lr=1e-6,1e-5"]},"pools":[{"name":"p","series":"s"}]})")
+                                        << QStringLiteral("recipe.overrides[0]: \"policy.lr=1e-6,1e-5\" is a sweep over 2 values");
+        QTest::newRow("override two lines") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c","overrides":["a=1\nb=2"]},"pools":[{"name":"p","series":"s"}]})")
+                                            << QStringLiteral("recipe.overrides[0]: must be one line.");
         QTest::newRow("override type") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c","overrides":[5]},"pools":[{"name":"p","series":"s"}]})")
                                        << QStringLiteral("recipe.overrides[0]: must be a string, not a number");
         QTest::newRow("env number") << QByteArray(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c"},"env":{"N":1},"pools":[{"name":"p","series":"s"}]})")
@@ -182,6 +189,21 @@ private Q_SLOTS:
         QVERIFY(spec.warnings().first().contains(QStringLiteral("training on h200 and generation on h100 is a request Ray may not honour")));
         spec.pools[1].series = QStringLiteral("h200");
         QVERIFY(spec.warnings().isEmpty());
+    }
+
+    // NeMo-RL's kind of overrides pass Hydra's grammar, and only the refused one is reported.
+    void hydraOverrides()
+    {
+        const auto spec = JobSpec::fromJson(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c","overrides":[)"
+                                            R"("policy.model_name=Qwen/Qwen2.5-1.5B","++policy.generation.colocated.enabled=false","~logger.wandb",)"
+                                            R"("grpo.max_num_steps=10","policy.optimizer.kwargs.lr=5.0e-6","logger.wandb.name='run 1'",)"
+                                            R"("data.prompt_file=${oc.env:HOME}/p.txt"]},"pools":[{"name":"p","series":"s"}]})");
+        QVERIFY2(spec, spec ? "" : qPrintable(spec.error().message));
+        QCOMPARE(spec->recipe.overrides.size(), 7);
+        const QString problems = problemsOf(R"({"version":1,"name":"a","recipe":{"algorithm":"grpo","config":"c","overrides":["a=1; rm -rf /","grpo.max_num_steps=10"]},"pools":[{"name":"p","series":"s"}]})");
+        QVERIFY2(problems.startsWith(QStringLiteral("The JobSpec has 1 problem(s):")), qPrintable(problems));
+        QVERIFY2(problems.contains(QStringLiteral("recipe.overrides[0]: Hydra cannot parse \"a=1; rm -rf /\"")), qPrintable(problems));
+        QVERIFY(!problems.contains(QStringLiteral("recipe.overrides[1]")));
     }
 
     // A secretEnv survives the canonical form with its references only.

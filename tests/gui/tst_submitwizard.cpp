@@ -210,7 +210,7 @@ private Q_SLOTS:
         QTest::keyClick(editor, Qt::Key_Return);
         // The delegate commits on the event loop's next turn.
         QTRY_VERIFY(!next(&wizard)->isEnabled());
-        QVERIFY2(labelText(&wizard, "recipeProblems").contains(QStringLiteral("recipe.overrides[0]: \"max steps 10\" is not a Hydra override")),
+        QVERIFY2(labelText(&wizard, "recipeProblems").contains(QStringLiteral("recipe.overrides[0]: Hydra cannot parse \"max steps 10\": token recognition error at: ' '")),
                  qPrintable(labelText(&wizard, "recipeProblems")));
         QTest::mouseClick(wizard.findChild<QPushButton *>(QStringLiteral("removeOverrideButton")), Qt::LeftButton);
         QVERIFY(next(&wizard)->isEnabled());

@@ -1,5 +1,7 @@
 #include "core/job/jobspec.h"
 
+#include "core/job/hydraoverride.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -320,12 +322,12 @@ QStringList JobSpec::problems() const
     }
     for (qsizetype i = 0; i < recipe.overrides.size(); ++i) {
         const QString &o = recipe.overrides.at(i);
-        static const QRegularExpression override(QStringLiteral("^(~[A-Za-z_][\\w.]*(=.*)?|\\+{0,2}[A-Za-z_][\\w.\\-]*=.*)$"),
-                                                 QRegularExpression::DotMatchesEverythingOption);
-        if (!override.match(o).hasMatch()) {
-            out << tr("recipe.overrides[%1]: \"%2\" is not a Hydra override (key=value, +key=value, ++key=value or ~key).").arg(i).arg(o);
-        } else if (o.contains(QLatin1Char('\n'))) {
+        // NeMo-RL hands each line to Hydra 1.3's override parser once the job's GPUs are up, so a
+        // line it would refuse (or a sweep, which one run cannot take) is refused here instead.
+        if (o.contains(QLatin1Char('\n'))) {
             out << tr("recipe.overrides[%1]: must be one line.").arg(i);
+        } else if (const auto problem = HydraOverride::check(o)) {
+            out << tr("recipe.overrides[%1]: %2").arg(QString::number(i), *problem);
         }
     }
     static const QRegularExpression envName(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
