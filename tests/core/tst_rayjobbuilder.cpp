@@ -146,6 +146,8 @@ private Q_SLOTS:
         const QJsonArray env = container.value(QStringLiteral("env")).toArray();
         QVERIFY(env.contains(QJsonObject{{QStringLiteral("name"), QStringLiteral("WANDB_MODE")}, {QStringLiteral("value"), QStringLiteral("offline")}}));
         QVERIFY(env.contains(QJsonObject{{QStringLiteral("name"), QStringLiteral("FORGE_JOB_ID")}, {QStringLiteral("value"), QStringLiteral("x7k2pq")}}));
+        // Hugging Face's cache (Megatron's conversion cache too) on the volume every node mounts.
+        QVERIFY(env.contains(QJsonObject{{QStringLiteral("name"), QStringLiteral("HF_HOME")}, {QStringLiteral("value"), QStringLiteral("/starforge/cache/huggingface")}}));
         const QJsonArray volumes = at(head, QStringLiteral("template.spec")).value(QStringLiteral("volumes")).toArray();
         QCOMPARE(at(head, QStringLiteral("template.spec.volumes.0.emptyDir")),
                  (QJsonObject{{QStringLiteral("medium"), QStringLiteral("Memory")}, {QStringLiteral("sizeLimit"), QStringLiteral("64Gi")}}));
@@ -157,6 +159,26 @@ private Q_SLOTS:
         QCOMPARE(at(head, QStringLiteral("template.spec.tolerations.0")),
                  (QJsonObject{{QStringLiteral("key"), QStringLiteral("nvidia.com/gpu")}, {QStringLiteral("operator"), QStringLiteral("Exists")},
                               {QStringLiteral("effect"), QStringLiteral("NoSchedule")}}));
+    }
+
+    // HF_HOME is the spec's when it sets one, and not set at all without the storage volume.
+    void hfHomeFollowsTheSpec()
+    {
+        const auto hfHomes = [](const RayJobInput &in) {
+            const auto built = RayJobBuilder::build(in);
+            QStringList values;
+            if (!built) return QStringList{built.error().message};
+            for (const QJsonValue &e : at(*built, QStringLiteral("spec.rayClusterSpec.headGroupSpec.template.spec.containers.0")).value(QStringLiteral("env")).toArray()) {
+                if (e[QStringLiteral("name")].toString() == QLatin1String("HF_HOME")) values << e[QStringLiteral("value")].toString();
+            }
+            return values;
+        };
+        RayJobInput in = input({{QStringLiteral("train"), QStringLiteral("h200"), 1, 8}});
+        in.spec.env.insert(QStringLiteral("HF_HOME"), QStringLiteral("/models/hf"));
+        QCOMPARE(hfHomes(in), QStringList{QStringLiteral("/models/hf")});
+        in = input({{QStringLiteral("train"), QStringLiteral("h200"), 1, 8}});
+        in.spec.storage = false;
+        QCOMPARE(hfHomes(in), QStringList());
     }
 
     void multiPool()

@@ -68,6 +68,12 @@ struct Shape
                                     QJsonObject{{QStringLiteral("secretKeyRef"),
                                                  QJsonObject{{QStringLiteral("name"), it->secret}, {QStringLiteral("key"), it->key}}}}}});
         }
+        // Hugging Face's cache on the storage volume unless the spec says otherwise: NeMo-RL
+        // converts a Megatron job's model into $HF_HOME/nemo_rl, which every node must see, and
+        // the driver forwards the head's value to every actor anyway (docs/jobspec.md, "Environment").
+        if (in.spec.storage && !in.spec.env.contains(QStringLiteral("HF_HOME")) && !in.spec.secretEnv.contains(QStringLiteral("HF_HOME"))) {
+            out.append(nameValue(QStringLiteral("HF_HOME"), storageMount() + QStringLiteral("/cache/huggingface")));
+        }
         out.append(nameValue(QStringLiteral("FORGE_JOB_ID"), in.jobId));
         out.append(nameValue(QStringLiteral("FORGE_JOB_NAME"), in.spec.name));
         out.append(nameValue(QStringLiteral("FORGE_POOL"), pool.name));
