@@ -267,6 +267,13 @@ private Q_SLOTS:
         QTest::mouseClick(next(&wizard), Qt::LeftButton);
         QVERIFY(!add->isEnabled());
         QVERIFY2(add->toolTip().contains(QStringLiteral("sft runs on one pool")), qPrintable(add->toolTip()));
+
+        // The review says before submitting that this config keeps no checkpoint to chat with.
+        QTRY_VERIFY(next(&wizard)->isEnabled());
+        QTest::mouseClick(next(&wizard), Qt::LeftButton);
+        QCOMPARE(wizard.currentId(), int(SubmitWizard::ReviewPageId));
+        QVERIFY2(labelText(&wizard, "reviewWarnings").startsWith(QStringLiteral("checkpoints: the config does not turn checkpointing on")),
+                 qPrintable(labelText(&wizard, "reviewWarnings")));
     }
 
     void submitsFromTheWindowOnTheSandbox()

@@ -11,6 +11,7 @@
 #include "core/job/capsule.h"
 #include "core/job/history.h"
 #include "core/job/jobsnapshot.h"
+#include "core/job/checkpointforecast.h"
 #include "core/job/jobspec.h"
 #include "core/job/rayjobbuilder.h"
 #include "core/job/submitter.h"
@@ -169,6 +170,9 @@ private:
         // What is valid but may not do what the spec seems to ask goes to stderr, before the work.
         if (!json()) {
             for (const QString &warning : spec.warnings()) m_err << "warning: " << warning << Qt::endl;
+            if (const QString checkpoints = Job::CheckpointForecast::forSpec(spec).warning(); !checkpoints.isEmpty()) {
+                m_err << "warning: " << checkpoints << Qt::endl;
+            }
         }
         Job::SubmitOptions options;
         options.spec = spec;

@@ -1,5 +1,7 @@
 #include "gui/wizard/reviewpage.h"
 
+#include "core/job/checkpointforecast.h"
+
 #include "core/job/rayjobbuilder.h"
 #include "core/job/submitter.h"
 #include "core/s3/s3client.h"
@@ -31,6 +33,7 @@ ReviewPage::ReviewPage(SubmitWizard *wizard)
     , m_save(new QPushButton(tr("&Save JobSpec…"), this))
     , m_capsule(new QLabel(this))
     , m_deadline(new QLabel(this))
+    , m_warnings(new QLabel(this))
     , m_problems(new QLabel(this))
 {
     setTitle(tr("Review"));
@@ -47,12 +50,15 @@ ReviewPage::ReviewPage(SubmitWizard *wizard)
     m_copy->setAccessibleName(tr("Copy the RayJob to the clipboard"));
     m_save->setObjectName(QStringLiteral("saveJobSpecButton"));
     m_save->setAccessibleName(tr("Save the JobSpec to a file"));
-    for (QLabel *label : {m_capsule, m_deadline, m_problems}) {
+    for (QLabel *label : {m_capsule, m_deadline, m_warnings, m_problems}) {
         label->setWordWrap(true);
         label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     }
     m_capsule->setObjectName(QStringLiteral("reviewCapsule"));
     m_deadline->setObjectName(QStringLiteral("reviewDeadline"));
+    m_warnings->setObjectName(QStringLiteral("reviewWarnings"));
+    m_warnings->setStyleSheet(QStringLiteral("color: #9c6500;"));   // cautions; Submit stays on
+    m_warnings->setTextFormat(Qt::PlainText);
     m_problems->setObjectName(QStringLiteral("reviewProblems"));
     m_problems->setStyleSheet(QStringLiteral("color: #c01c28;"));
 
@@ -68,6 +74,7 @@ ReviewPage::ReviewPage(SubmitWizard *wizard)
     layout->addLayout(buttons);
     layout->addWidget(m_capsule);
     layout->addWidget(m_deadline);
+    layout->addWidget(m_warnings);
     layout->addWidget(m_problems);
 
     connect(m_copy, &QPushButton::clicked, this, [this] { QGuiApplication::clipboard()->setText(rayJobText()); });
@@ -111,6 +118,12 @@ void ReviewPage::initializePage()
     m_capsule->clear();
     m_problems->clear();
     m_deadline->clear();
+    // What is valid but will not do what it seems to: pools of two series, checkpoints the
+    // playground cannot serve.
+    QStringList warnings = m_spec.warnings();
+    if (const QString checkpoints = Job::CheckpointForecast::forSpec(m_spec).warning(); !checkpoints.isEmpty()) warnings << checkpoints;
+    m_warnings->setText(warnings.join(u'\n'));
+    m_warnings->setVisible(!warnings.isEmpty());
     Q_EMIT completeChanged();
     m_builder = std::make_unique<Job::CapsuleBuilder>();
     m_work = std::make_unique<QTemporaryDir>(Job::temporaryCapsuleFolderTemplate());

@@ -57,6 +57,7 @@ private:
     QPushButton *m_save;
     QLabel *m_capsule;
     QLabel *m_deadline;
+    QLabel *m_warnings;
     QLabel *m_problems;
     std::unique_ptr<QTemporaryDir> m_work;
     std::unique_ptr<Job::CapsuleBuilder> m_builder;

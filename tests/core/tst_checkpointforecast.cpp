@@ -1,0 +1,140 @@
+// Before submitting, whether a job's checkpoints will be chat-ready: the recipe's config read
+// with its `defaults` chain as NeMo-RL's load_config reads it (files of the code folder, and
+// v0.7.0's own example configs by name), the overrides applied in order, and the backend,
+// LoRA, save format and checkpointing switch deciding; with the converter to name and the
+// warning to show. A parent that cannot be read makes no claim.
+
+#include "core/job/checkpointforecast.h"
+#include "core/job/jobspec.h"
+#include "support/testutil.h"
+
+#include <QDir>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Starforge;
+using namespace Starforge::Job;
+
+class TestCheckpointForecast : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    JobSpec spec(const QByteArray &yaml, const QStringList &overrides = {})
+    {
+        const QString code = m_dir.filePath(QStringLiteral("code"));
+        if (!QDir().mkpath(code + QStringLiteral("/configs"))) return {};
+        Testing::writeFile(code + QStringLiteral("/configs/run.yaml"), yaml);
+        JobSpec s;
+        s.code = code;
+        s.recipe.algorithm = QStringLiteral("grpo");
+        s.recipe.config = QStringLiteral("configs/run.yaml");
+        s.recipe.overrides = overrides;
+        return s;
+    }
+
+private Q_SLOTS:
+    void fromTheImagesExampleConfigs_data()
+    {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::addColumn<QStringList>("overrides");
+        QTest::addColumn<QString>("backend");
+        QTest::addColumn<bool>("chatReady");
+        QTest::addColumn<QString>("converter");
+        QTest::addColumn<QString>("warning");   // the start of it; empty: none
+        const QByteArray grpo = "defaults: /opt/nemo-rl/examples/configs/grpo_math_1B.yaml\ngrpo:\n  max_num_steps: 10\n";
+        const QByteArray dpo = "defaults: /opt/nemo-rl/examples/configs/dpo.yaml\n";
+        const QByteArray megatron = "defaults:\n  - /opt/nemo-rl/examples/configs/grpo_math_1B_megatron.yaml\n";
+        QTest::newRow("grpo, DTensor v2") << grpo << QStringList() << QStringLiteral("dtensor_v2") << true << QString() << QString();
+        QTest::newRow("dpo, DTensor v1") << dpo << QStringList() << QStringLiteral("dtensor_v1") << false
+                                         << QStringLiteral("examples/converters/convert_dcp_to_hf.py")
+                                         << QStringLiteral("checkpoints: this job uses NeMo-RL's DTensor v1 worker");
+        QTest::newRow("dpo made v2") << dpo << QStringList{QStringLiteral("++policy.dtensor_cfg._v2=true")} << QStringLiteral("dtensor_v2") << true
+                                     << QString() << QString();
+        QTest::newRow("grpo with _v2 deleted") << grpo << QStringList{QStringLiteral("~policy.dtensor_cfg._v2")} << QStringLiteral("dtensor_v1")
+                                               << false << QStringLiteral("examples/converters/convert_dcp_to_hf.py")
+                                               << QStringLiteral("checkpoints: this job uses NeMo-RL's DTensor v1 worker");
+        QTest::newRow("megatron example, checkpointing off") << megatron << QStringList() << QStringLiteral("megatron") << false << QString()
+                                                             << QStringLiteral("checkpoints: the config does not turn checkpointing on");
+        QTest::newRow("megatron, checkpointing on") << megatron << QStringList{QStringLiteral("checkpointing.enabled=true")} << QStringLiteral("megatron")
+                                                    << false << QStringLiteral("examples/converters/convert_megatron_to_hf.py")
+                                                    << QStringLiteral("checkpoints: this job trains with Megatron");
+        QTest::newRow("grpo with LoRA") << grpo << QStringList{QStringLiteral("policy.dtensor_cfg.lora_cfg.enabled=True")} << QStringLiteral("dtensor_v2")
+                                        << false << QString() << QStringLiteral("checkpoints: with LoRA");
+        QTest::newRow("grpo with torch_save") << grpo << QStringList{QStringLiteral("checkpointing.model_save_format='torch_save'")}
+                                              << QStringLiteral("dtensor_v2") << false << QStringLiteral("examples/converters/convert_dcp_to_hf.py")
+                                              << QStringLiteral("checkpoints: checkpointing.model_save_format is torch_save");
+    }
+    void fromTheImagesExampleConfigs()
+    {
+        QFETCH(QByteArray, yaml);
+        QFETCH(QStringList, overrides);
+        QFETCH(QString, backend);
+        QFETCH(bool, chatReady);
+        QFETCH(QString, converter);
+        QFETCH(QString, warning);
+        const CheckpointForecast f = CheckpointForecast::forSpec(spec(yaml, overrides));
+        QVERIFY(f.known);
+        QCOMPARE(CheckpointForecast::backendName(f.backend), backend);
+        QCOMPARE(f.chatReady(), chatReady);
+        QCOMPARE(f.converter(), converter);
+        if (warning.isEmpty()) {
+            QCOMPARE(f.warning(), QString());
+        } else {
+            QVERIFY2(f.warning().startsWith(warning), qPrintable(f.warning()));
+            if (!converter.isEmpty()) QVERIFY2(f.warning().contains(converter), qPrintable(f.warning()));
+        }
+    }
+
+    // A chain inside the code folder: a list of parents relative to the file naming them, the
+    // last one winning, the child on top.
+    void chainInTheCodeFolder()
+    {
+        const QString code = m_dir.filePath(QStringLiteral("code"));
+        QVERIFY(QDir().mkpath(code + QStringLiteral("/configs/base")));
+        QVERIFY(Testing::writeFile(code + QStringLiteral("/configs/base/a.yaml"),
+                                   "checkpointing:\n  enabled: true\npolicy:\n  dtensor_cfg:\n    _v2: true\n  megatron_cfg:\n    enabled: false\n"));
+        QVERIFY(Testing::writeFile(code + QStringLiteral("/configs/base/b.yaml"), "policy:\n  megatron_cfg:\n    enabled: true\n"));
+        JobSpec s = spec("defaults: [base/a.yaml, base/b.yaml]\n");
+        CheckpointForecast f = CheckpointForecast::forSpec(s);
+        QVERIFY(f.known);
+        QCOMPARE(f.backend, CheckpointForecast::Backend::Megatron);   // b after a
+        QVERIFY(f.checkpoints);
+        s = spec("defaults: [base/a.yaml, base/b.yaml]\npolicy:\n  megatron_cfg:\n    enabled: false\n");
+        f = CheckpointForecast::forSpec(s);
+        QCOMPARE(f.backend, CheckpointForecast::Backend::DTensorV2);  // the child over both
+        QVERIFY(f.chatReady());
+        // A quoted "false" is a string, not the boolean: YAML's rule, and NeMo-RL's.
+        s = spec("defaults: base/a.yaml\npolicy:\n  dtensor_cfg:\n    _v2: 'false'\n");
+        QCOMPARE(CheckpointForecast::forSpec(s).backend, CheckpointForecast::Backend::DTensorV1);
+    }
+
+    // What cannot be read claims nothing: another config of the image, a missing or broken file,
+    // a cycle.
+    void unknownClaimsNothing_data()
+    {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::addColumn<QString>("unreadable");
+        QTest::newRow("a recipe of the image") << QByteArray("defaults: /opt/nemo-rl/examples/configs/recipes/llm/grpo-deepscaler-1.5b-8K.yaml\n")
+                                               << QStringLiteral("recipes/llm/grpo-deepscaler-1.5b-8K.yaml");
+        QTest::newRow("missing parent") << QByteArray("defaults: nothere.yaml\n") << QStringLiteral("nothere.yaml");
+        QTest::newRow("outside the code") << QByteArray("defaults: ../../elsewhere.yaml\n") << QStringLiteral("elsewhere.yaml");
+        QTest::newRow("broken yaml") << QByteArray("defaults: [\n") << QStringLiteral("run.yaml");
+        QTest::newRow("itself") << QByteArray("defaults: run.yaml\n") << QStringLiteral("run.yaml");
+    }
+    void unknownClaimsNothing()
+    {
+        QFETCH(QByteArray, yaml);
+        QFETCH(QString, unreadable);
+        const CheckpointForecast f = CheckpointForecast::forSpec(spec(yaml));
+        QVERIFY(!f.known);
+        QVERIFY2(f.unreadable.endsWith(unreadable), qPrintable(f.unreadable));
+        QVERIFY(!f.chatReady());
+        QCOMPARE(f.warning(), QString());
+        QCOMPARE(f.converter(), QString());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCheckpointForecast)
+#include "tst_checkpointforecast.moc"
