@@ -13,6 +13,7 @@
 #include "gui/jobs/jobspanel.h"
 #include "gui/jobs/progressplot.h"
 #include "gui/mainwindow.h"
+#include "models/checkpointsmodel.h"
 #include "models/jobpodsmodel.h"
 #include "models/jobsmodel.h"
 #include "support/memorysecretstore.h"
@@ -21,9 +22,11 @@
 
 #include <QAbstractItemModelTester>
 #include <QAccessible>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
+#include <QGuiApplication>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QTableView>
@@ -49,9 +52,19 @@ QString progressDriver(const QString &gate)
                           "    p({'kind': 'metric', 'name': 'Loss', 'value': 1.0 / s})\n"
                           "    p({'kind': 'metric', 'name': 'Avg Reward', 'value': 0.2 * s})\n"
                           "    time.sleep(0.3)\n"
+                          "def saved(s):\n"
+                          "    b = '/starforge/jobs/x/checkpoints/step_%d' % s\n"
+                          "    p({'kind': 'checkpoint', 'step': s})\n"
+                          "    p({'kind': 'checkpoint_saved', 'step': s, 'path': b})\n"
+                          "    return b\n"
+                          "b = saved(2)\n"
+                          "p({'kind': 'servable', 'step': 2, 'path': b + '/policy/weights/model/consolidated', 'tokenizer': b + '/policy/tokenizer',"
+                          " 'backend': 'dtensor_v2', 'consolidated': True, 'converter': ''})\n"
                           "while not os.path.exists(r'%1'): time.sleep(0.1)\n"
-                          "p({'kind': 'checkpoint', 'step': 3})\n"
-                          "p({'kind': 'exit', 'code': 0})\n")
+                          "b = saved(3)\n"
+                          "p({'kind': 'exit', 'code': 0})\n"
+                          "p({'kind': 'servable', 'step': 3, 'path': b + '/policy/weights/model/consolidated', 'tokenizer': b + '/policy/tokenizer',"
+                          " 'backend': 'dtensor_v2', 'consolidated': True, 'converter': ''})\n")
         .arg(gate);
 }
 
@@ -176,6 +189,15 @@ private Q_SLOTS:
         // ... and with the mouse, at the last point.
         QTest::mouseMove(detail->plot(), detail->plot()->pointPosition(2).toPoint());
         QTRY_COMPARE(detail->plot()->cursor(), 2);
+        // Step 2 has finished: it is listed, ready to chat, and Ctrl+C copies the path to serve.
+        QAbstractItemModelTester checkpointsTester(detail->checkpointsModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QTRY_VERIFY_WITH_TIMEOUT(detail->checkpointsView()->isVisible(), 20000);
+        QCOMPARE(detail->checkpointsModel()->rowCount(), 1);
+        QCOMPARE(detail->checkpointsModel()->index(0, Models::CheckpointsModel::ChatColumn).data().toString(), QStringLiteral("Ready to chat"));
+        detail->checkpointsView()->setFocus();
+        detail->checkpointsView()->setCurrentIndex(detail->checkpointsModel()->index(0, 0));
+        QTest::keyClick(detail->checkpointsView(), Qt::Key_C, Qt::ControlModifier);
+        QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("/starforge/jobs/x/checkpoints/step_2/policy/weights/model/consolidated"));
 
         // A Pending job: the banner says why, with the diagnosis' cause and the series.
         const QString pending = QStringLiteral("dtlb44");
@@ -236,6 +258,10 @@ private Q_SLOTS:
         QTRY_COMPARE(detail->jobId(), id);
         QTRY_VERIFY_WITH_TIMEOUT(detail->plot()->series().size() == 3, 20000);
         QVERIFY2(detail->progressLabel()->text().startsWith(QStringLiteral("Final: step 3/3")), qPrintable(detail->progressLabel()->text()));
+        // Both finished steps, from the archived log.
+        QCOMPARE(detail->checkpointsModel()->rowCount(), 2);
+        QCOMPARE(detail->checkpointsModel()->index(1, Models::CheckpointsModel::StepColumn).data().toInt(), 3);
+        QVERIFY(detail->checkpointsView()->isVisible());
         QTRY_VERIFY(detail->podsModel()->rowCount() >= 2);
     }
 };

@@ -9,10 +9,14 @@
 #include "core/s3/s3client.h"
 #include "core/session/session.h"
 #include "gui/jobs/progressplot.h"
+#include "models/checkpointsmodel.h"
 #include "models/jobpodsmodel.h"
 #include "models/jobsmodel.h"
 
+#include <QAction>
+#include <QClipboard>
 #include <QComboBox>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QLabel>
@@ -64,6 +68,8 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     , m_plot(new ProgressPlot(this))
     , m_metric(new QComboBox(this))
     , m_progressLabel(new QLabel(this))
+    , m_checkpoints(new Models::CheckpointsModel(this))
+    , m_checkpointsView(new QTableView(this))
 {
     setObjectName(QStringLiteral("jobDetailPanel"));
     m_empty->setObjectName(QStringLiteral("jobDetailEmpty"));
@@ -124,6 +130,28 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     connect(m_metric, &QComboBox::currentTextChanged, m_plot, &ProgressPlot::setMetric);
     m_metric->setEnabled(false);
 
+    m_checkpointsView->setObjectName(QStringLiteral("checkpointsView"));
+    m_checkpointsView->setAccessibleName(tr("Finished checkpoints"));
+    m_checkpointsView->setAccessibleDescription(tr("Each finished step: whether vLLM can serve it as it is, or which NeMo-RL converter it needs"));
+    m_checkpointsView->setModel(m_checkpoints);
+    m_checkpointsView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_checkpointsView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_checkpointsView->verticalHeader()->hide();
+    m_checkpointsView->horizontalHeader()->setStretchLastSection(true);
+    m_checkpointsView->setWordWrap(false);
+    m_checkpointsView->setMaximumHeight(7 * fontMetrics().height());
+    m_checkpointsView->hide();   // until a step has finished
+    // Ctrl+C copies the selected step's path to serve, as a researcher pastes it into a terminal.
+    auto *copyPath = new QAction(tr("Copy path"), m_checkpointsView);
+    copyPath->setShortcut(QKeySequence::Copy);
+    copyPath->setShortcutContext(Qt::WidgetShortcut);
+    connect(copyPath, &QAction::triggered, this, [this] {
+        const QModelIndex current = m_checkpointsView->currentIndex();
+        if (current.isValid()) QGuiApplication::clipboard()->setText(current.data(Models::CheckpointsModel::CheckpointPathRole).toString());
+    });
+    m_checkpointsView->addAction(copyPath);
+    m_checkpointsView->setContextMenuPolicy(Qt::ActionsContextMenu);
+
     auto *plotBox = new QWidget(this);
     auto *plotLayout = new QVBoxLayout(plotBox);
     plotLayout->setContentsMargins(0, 0, 0, 0);
@@ -133,6 +161,7 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     plotLayout->addLayout(metricRow);
     plotLayout->addWidget(m_plot, 1);
     plotLayout->addWidget(m_progressLabel);
+    plotLayout->addWidget(m_checkpointsView);
 
     auto *splitter = new QSplitter(Qt::Horizontal, this);
     splitter->setObjectName(QStringLiteral("jobDetailSplitter"));
@@ -159,6 +188,7 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     setTabOrder(m_summary, m_podsView);
     setTabOrder(m_podsView, m_metric);
     setTabOrder(m_metric, m_plot);
+    setTabOrder(m_plot, m_checkpointsView);
 
     m_refreshTimer.setInterval(3000);
     connect(&m_refreshTimer, &QTimer::timeout, this, [this] {
@@ -250,6 +280,8 @@ void JobDetailPanel::showJob(const QString &jobId)
         m_archivedProgressShown = false;
         m_pods->clear();
         m_plot->clear();
+        m_checkpoints->clear();
+        m_checkpointsView->hide();
     }
     render();
     showProgress();
@@ -466,6 +498,8 @@ void JobDetailPanel::showProgress()
     if (!progress) {
         if (!m_archivedProgressShown) {
             m_plot->clear();
+            m_checkpoints->clear();
+            m_checkpointsView->hide();
             m_progressLabel->setText(tr("No progress yet: it is read from the driver's log while the job runs."));
         }
         return;
@@ -473,6 +507,13 @@ void JobDetailPanel::showProgress()
     m_plot->setProgress(*progress);
     const QString details = progress->details();
     m_progressLabel->setText(details.isEmpty() ? tr("The driver has not reported a step yet.") : details);
+    showCheckpoints(*progress);
+}
+
+void JobDetailPanel::showCheckpoints(const Job::JobProgress &progress)
+{
+    m_checkpoints->setCheckpoints(progress.servableCheckpoints());
+    m_checkpointsView->setVisible(m_checkpoints->rowCount() > 0);
 }
 
 void JobDetailPanel::setArchivedProgress(const Job::JobRecord &record)
@@ -489,6 +530,7 @@ void JobDetailPanel::setArchivedProgress(const Job::JobRecord &record)
         }
         m_archivedProgressShown = true;
         m_plot->setProgress(*progress);
+        showCheckpoints(*progress);
         const QString details = progress->details();
         m_progressLabel->setText(details.isEmpty() ? tr("The driver's log reports no training steps.") : tr("Final: %1").arg(details));
     });

@@ -7,7 +7,9 @@
 //    RayCluster's (state, workers ready of desired, head pod);
 //  - the job's pods (JobPodsModel): phase with what holds them, node, restarts;
 //  - the training progress plot (ProgressPlot) from the session's ProgressFollower while the job
-//    runs, or from the archived driver log once it is archived.
+//    runs, or from the archived driver log once it is archived;
+//  - its finished checkpoints (CheckpointsModel), each ready to chat or with the converter it
+//    needs, from the same progress.
 // A live job is read again (fetchCheckedSnapshot) when its record changes and every few seconds
 // while the dock is visible; an archived one once, from objects.json in the bucket.
 
@@ -30,9 +32,13 @@ class QTextBrowser;
 namespace Starforge {
 class Session;
 }
+namespace Starforge::Job {
+class JobProgress;
+}
 namespace Starforge::Models {
 class JobsModel;
 class JobPodsModel;
+class CheckpointsModel;
 }
 
 namespace Starforge::Gui {
@@ -66,6 +72,8 @@ public:
     ProgressPlot *plot() const { return m_plot; }
     QComboBox *metricCombo() const { return m_metric; }
     QLabel *progressLabel() const { return m_progressLabel; }
+    QTableView *checkpointsView() const { return m_checkpointsView; }
+    Models::CheckpointsModel *checkpointsModel() const { return m_checkpoints; }
     bool isShowingJob() const;
 
     // The summary as HTML: the record, its JobSpec, and what the snapshot adds.
@@ -84,6 +92,7 @@ private:
     void showProgress();
     void onProgressChanged(const QString &jobId);
     void setArchivedProgress(const Job::JobRecord &record);
+    void showCheckpoints(const Job::JobProgress &progress);
 
     QPointer<Session> m_session;
     QPointer<Models::JobsModel> m_model;
@@ -106,6 +115,8 @@ private:
     ProgressPlot *m_plot;
     QComboBox *m_metric;
     QLabel *m_progressLabel;
+    Models::CheckpointsModel *m_checkpoints;
+    QTableView *m_checkpointsView;
 };
 
 } // namespace Starforge::Gui
