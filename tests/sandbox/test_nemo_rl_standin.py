@@ -1,6 +1,8 @@
 """The sandbox's NeMo-RL stand-in (src/sandbox/tools/nemo-rl), run by CTest as
 tst_nemo_rl_standin: its banners are what runner.py parses, Hydra's struct-mode rules and texts,
-config inheritance from the image path, the checkpoint layout, and a requested failure.
+config inheritance from the image path, MasterConfig's and the algorithms' own checks of a second
+pool, flushing as NeMo-RL flushes, epochs, the checkpoint layout per backend and its late finish,
+the servable checkpoints the runner reports for a finished job, and a requested failure.
 STANDIN_DIR names the folder the build copied (FORGE_NEMO_RL_DIR); SOURCE_DIR the checkout."""
 
 import io
