@@ -170,6 +170,10 @@ grep -q 'Archived (Succeeded)' "$work/status.txt" || die "status does not say Ar
 grep -q '^progress  step 3/3' "$work/status.txt" || die "status does not show the run's progress (step 3/3)"
 cli status "$id" --json >"$work/status.json"
 [ "$(json "$work/status.json" '[d["progress"]["step"], d["progress"]["totalSteps"]]')" = "[3, 3]" ] || die "status --json lacks the progress"
+# Saves at steps 2 and 3 (save_period 2, the last step), each reported once the process let go of
+# it; this config leaves dtensor_cfg._v2 unset, so DTensor v1: DCP files and NeMo-RL's converter.
+[ "$(json "$work/status.json" '[(c["step"], c["backend"], c["consolidated"]) for c in d["progress"]["servableCheckpoints"]]')" \
+    = "[(2, 'dtensor_v1', False), (3, 'dtensor_v1', False)]" ] || die "status --json lacks the servable checkpoints"
 if command -v kubectl >/dev/null; then
     left=$(kubectl --kubeconfig "$kubeconfig" get rayjobs -n starforge -o name)
     [ -z "$left" ] || die "RayJobs left on the cluster: $left"

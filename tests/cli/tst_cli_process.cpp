@@ -813,6 +813,25 @@ private Q_SLOTS:
         const Run history = job({QStringLiteral("history"), QStringLiteral("--json")});
         QVERIFY2(history.out.contains(QByteArray("\"id\": \"" + id.toUtf8() + "\"")) || history.out.contains(QByteArray("\"id\":\"" + id.toUtf8() + "\"")),
                  history.out.constData());
+        // The archived driver log's progress: runner.pex saw the checkpoint on the storage and,
+        // once the training process had exited, reported what it holds. This bare config has no
+        // dtensor_cfg._v2, so NeMo-RL's DTensor v1 wrote DCP files: no HF tree, the converter named.
+        const Run status = job({QStringLiteral("status"), id, QStringLiteral("--json")});
+        QVERIFY2(status.exitCode == 0, status.err.constData());
+        const QJsonObject progress = QJsonDocument::fromJson(status.out).object().value(QStringLiteral("progress")).toObject();
+        QCOMPARE(progress.value(QStringLiteral("globalStep")).toInt(), 3);
+        QCOMPARE(progress.value(QStringLiteral("lastSavedCheckpoint")).toInt(), 3);
+        QVERIFY2(progress.value(QStringLiteral("logDirectory")).toString().endsWith(QStringLiteral("/jobs/%1/logs/exp_001").arg(id)), status.out.constData());
+        const QJsonArray servable = progress.value(QStringLiteral("servableCheckpoints")).toArray();
+        QCOMPARE(servable.size(), 1);
+        const QJsonObject step3 = servable.first().toObject();
+        QCOMPARE(step3.value(QStringLiteral("step")).toInt(), 3);
+        QCOMPARE(step3.value(QStringLiteral("backend")).toString(), QStringLiteral("dtensor_v1"));
+        QCOMPARE(step3.value(QStringLiteral("consolidated")).toBool(true), false);
+        QCOMPARE(step3.value(QStringLiteral("converter")).toString(), QStringLiteral("examples/converters/convert_dcp_to_hf.py"));
+        QVERIFY2(step3.value(QStringLiteral("path")).toString().endsWith(QStringLiteral("/jobs/%1/checkpoints/step_3/policy/weights").arg(id)), status.out.constData());
+        QVERIFY2(step3.value(QStringLiteral("tokenizer")).toString().endsWith(QStringLiteral("/jobs/%1/checkpoints/step_3/policy/tokenizer").arg(id)),
+                 status.out.constData());
 
         follow.terminate();
         QVERIFY(follow.waitForFinished(15000));

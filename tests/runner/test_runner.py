@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,9 @@ for step in (1, 2, 3):
     print("  \u2022 Loss: 0.%d123" % step)
     print("  \u2022 Avg Reward: 0.4375")
 print("Saving checkpoint for step 3...")
-os.makedirs(os.path.join(ckpt, "step_3"), exist_ok=True)
+for name in ("config.json", "model-00001-of-00001.safetensors"):
+    os.makedirs(os.path.join(ckpt, "step_3", "policy", "weights", "model", "consolidated"), exist_ok=True)
+    open(os.path.join(ckpt, "step_3", "policy", "weights", "model", "consolidated", name), "w").close()
 print("Max number of steps has been reached, stopping training early")
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 '''
@@ -161,6 +164,191 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(runner.progress("Max number of steps has been reached, stopping training early")["kind"], "done")
         self.assertIsNone(runner.progress("(PolicyWorker pid=12) Step 3/100"))
         self.assertIsNone(runner.progress("\u25b6 Training policy..."))
+        self.assertIsNone(runner.progress("\u25b6 Step 1/4..."))   # ppo's inner PPO epochs, not a Step banner
+
+    def test_metric_names_and_values(self):
+        cases = [
+            ("  \u2022 loss: 0.6931", "Loss", 0.6931),                        # dpo, rm: field names, lower case
+            ("  \u2022 accuracy: 0.5000", "Accuracy", 0.5),
+            ("  \u2022 Policy Loss: 0.012345678901234", "Loss", 0.012345678901234),   # ppo, unformatted
+            ("  \u2022 Critic Loss: 0.25", "Critic Loss", 0.25),
+            ("    \u2022 Validation loss: 1.0742", "Validation Loss", 1.0742),  # sft, dpo, rm
+            ("    \u2022 Validation accuracy: 0.6094", "Validation Accuracy", 0.6094),
+            ("    \u2022 Accuracy: 0.5312", "Accuracy", 0.5312),               # grpo, distillation validation
+            ("  \u2022 Avg Filtered Reward: 0.4375", "Avg Filtered Reward", 0.4375),   # grpo with dynamic sampling
+            ("  \u2022 Avg Total Reward: 0.3125", "Avg Total Reward", 0.3125),
+            ("  \u2022 Avg Reward: 1e-05", "Avg Reward", 1e-05),
+            ("  \u2022 Mean Generation Length: 298.2500", "Mean Generation Length", 298.25),
+            ("  \u2022 loss: nan", "Loss", "nan"),
+            ("  \u2022 Policy Loss: NaN", "Loss", "nan"),
+            ("  \u2022 Loss: inf", "Loss", "inf"),
+            ("  \u2022 Loss: -inf", "Loss", "-inf"),
+        ]
+        for line, name, value in cases:
+            self.assertEqual(runner.progress(line), {"kind": "metric", "name": name, "value": value}, line)
+        # Valid JSON for the app's parser: no NaN or Infinity literals.
+        self.assertEqual(json.dumps(runner.progress("  \u2022 loss: nan")), '{"kind": "metric", "name": "Loss", "value": "nan"}')
+        for line in ("  \u2022 Critic Loss: N/A", "  \u2022 num valid samples: 128", "  \u2022 rewards_chosen_mean: 0.1",
+                     "  \u2022 generation: 20.50s (49.7%)", "    \u2022 Total validation time: 2.50s", "    \u2022 Validation sft_loss: 0.0",
+                     "  \u2022 Loss: 1.2.3", "  \u2022 Loss: .", "  \u2022 Loss: 0.5 (smoothed)"):
+            self.assertIsNone(runner.progress(line), line)
+
+    def test_log_directory_line(self):
+        self.assertEqual(runner.progress("\U0001F4CA Using log directory: /starforge/jobs/x7k2pq/logs/exp_002"),
+                         {"kind": "log_dir", "path": "/starforge/jobs/x7k2pq/logs/exp_002"})
+        self.assertIsNone(runner.progress("\U0001F4CA Using checkpoint directory: /starforge/jobs/x7k2pq/checkpoints"))
+
+    def test_algorithm_logs(self):
+        # tests/data/nemo-rl: a driver log per algorithm, from NeMo-RL v0.7.0's print() calls,
+        # and the runner's output for it, which tst_progress reads with the app's parser.
+        data = os.path.join(SOURCE_DIR, "tests", "data", "nemo-rl")
+        records = {}
+        for algorithm in ("grpo", "sft", "dpo", "rm", "distillation", "ppo"):
+            with open(os.path.join(data, algorithm + ".log"), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            out = io.StringIO()
+            for line in lines:
+                runner.annotate(line, out)
+            runner.emit(out, {"kind": "exit", "code": 0})
+            expected = os.path.join(data, algorithm + ".runner.log")
+            if os.environ.get("STARFORGE_UPDATE_FIXTURES"):
+                with open(expected, "w", encoding="utf-8") as f:
+                    f.write(out.getvalue())
+            with open(expected, encoding="utf-8") as f:
+                self.assertEqual(out.getvalue(), f.read(), algorithm + ": the runner's output changed; STARFORGE_UPDATE_FIXTURES=1 rewrites it")
+            records[algorithm] = [json.loads(l[len(runner.PROGRESS_PREFIX):]) for l in out.getvalue().splitlines()
+                                  if l.startswith(runner.PROGRESS_PREFIX)]
+
+        def of(algorithm, kind, key):
+            return [r[key] for r in records[algorithm] if r["kind"] == kind]
+
+        def metric(algorithm, name):
+            return [r["value"] for r in records[algorithm] if r["kind"] == "metric" and r["name"] == name]
+
+        for algorithm in records:
+            self.assertEqual(of(algorithm, "log_dir", "path"), ["/starforge/jobs/k2x7pq/logs/exp_003"], algorithm)
+        self.assertEqual(of("grpo", "step", "step"), [1, 2])
+        self.assertEqual(metric("grpo", "Loss"), [0.0123, 0.0098])
+        self.assertEqual(metric("grpo", "Avg Reward"), [0.4375, 0.5156])
+        self.assertEqual(metric("grpo", "Accuracy"), [0.5312])
+        # sft: two epochs, the Step count restarts and its total is per epoch; the checkpoint lines
+        # carry the global step; no end line, the epochs ran out.
+        self.assertEqual(of("sft", "epoch", "epoch"), [1, 2])
+        self.assertEqual(of("sft", "step", "step"), [1, 2, 1, 2])
+        self.assertEqual(of("sft", "step", "total"), [2, 2, 2, 2])
+        self.assertEqual(of("sft", "checkpoint", "step"), [3, 4])
+        self.assertEqual(of("sft", "done", "reason"), [])
+        self.assertEqual(metric("sft", "Validation Loss"), [1.0742])
+        self.assertEqual(metric("dpo", "Loss"), [0.6731, 0.6531])
+        self.assertEqual(metric("dpo", "Accuracy"), [0.55, 0.6])
+        self.assertEqual(metric("dpo", "Validation Loss"), [0.6521])
+        self.assertEqual(metric("dpo", "Validation Accuracy"), [0.6094])
+        self.assertEqual(metric("rm", "Loss"), [0.693, "nan", 0.6012])
+        self.assertEqual(of("rm", "done", "reason"), [])
+        self.assertEqual(metric("distillation", "Mean Generation Length"), [290.5, 290.5])
+        self.assertEqual(metric("ppo", "Loss")[-1], 0.009876543210987)   # the Training Results line, after the inner ones
+        self.assertEqual(of("ppo", "step", "step"), [1, 2])
+        self.assertEqual(metric("ppo", "Critic Loss"), [0.25, 0.25])
+        for algorithm in ("grpo", "dpo", "distillation", "ppo"):
+            self.assertEqual(len(of(algorithm, "done", "reason")), 1, algorithm)
+
+    def make_step(self, ckpt, step, layout):
+        base = os.path.join(ckpt, "step_%d" % step, "policy")
+        write(os.path.join(base, "tokenizer", "tokenizer_config.json"), "{}")
+        files = {
+            "consolidated": ["weights/model/shard-00001-model-00001-of-00001.safetensors", "weights/model/consolidated/config.json",
+                             "weights/model/consolidated/model-00001-of-00001.safetensors",
+                             "weights/model/consolidated/model.safetensors.index.json"],
+            "sharded": ["weights/model/shard-00001-model-00001-of-00001.safetensors", "weights/model/.hf_metadata/config.json"],
+            "torch_save": ["weights/model/__0_0.distcp", "weights/model/.metadata"],
+            "v1": ["weights/__0_0.distcp", "weights/.metadata", "optimizer/__0_0.distcp"],
+            "megatron": ["weights/iter_0000000/__0_0.distcp", "weights/iter_0000000/.metadata", "weights/iter_0000000/common.pt"],
+            "empty": [],
+        }[layout]
+        for name in files:
+            write(os.path.join(base, name), b"x")
+        os.makedirs(os.path.join(base, "weights"), exist_ok=True)
+
+    def test_servable_layouts(self):
+        ckpt = os.path.join(self.tmp.name, "ckpt")
+        expect = {
+            "consolidated": ("dtensor_v2", True, "policy/weights/model/consolidated", ""),
+            "sharded": ("dtensor_v2", False, "policy/weights/model", ""),
+            "torch_save": ("dtensor_v2", False, "policy/weights", "examples/converters/convert_dcp_to_hf.py"),
+            "v1": ("dtensor_v1", False, "policy/weights", "examples/converters/convert_dcp_to_hf.py"),
+            "megatron": ("megatron", False, "policy/weights/iter_0000000", "examples/converters/convert_megatron_to_hf.py"),
+            "empty": ("unknown", False, "policy/weights", ""),
+        }
+        for step, (layout, (backend, consolidated, path, converter)) in enumerate(sorted(expect.items()), 1):
+            self.make_step(ckpt, step, layout)
+            step_dir = os.path.join(ckpt, "step_%d" % step)
+            self.assertEqual(runner.servable(ckpt, step), {
+                "kind": "servable", "step": step, "path": os.path.join(step_dir, path), "tokenizer": os.path.join(step_dir, "policy", "tokenizer"),
+                "backend": backend, "consolidated": consolidated, "converter": converter}, layout)
+
+    def test_checkpoint_watcher(self):
+        ckpt = os.path.join(self.tmp.name, "ckpt")
+        now = [0.0]
+        watcher = runner.CheckpointWatcher(ckpt, interval=1.0, clock=lambda: now[0])
+        self.assertEqual(watcher.poll(), [])                  # no directory yet
+        os.makedirs(os.path.join(ckpt, "tmp_step_2"))         # a save in progress is not a checkpoint
+        now[0] += 2
+        self.assertEqual(watcher.poll(), [])
+        os.rename(os.path.join(ckpt, "tmp_step_2"), os.path.join(ckpt, "step_2"))
+        self.make_step(ckpt, 2, "consolidated")
+        self.assertEqual(watcher.poll(), [])                  # within the interval: not read
+        self.assertEqual(watcher.poll(force=True), [{"kind": "checkpoint_saved", "step": 2, "path": os.path.join(ckpt, "step_2")}])
+        now[0] += 2
+        self.assertEqual(watcher.poll(), [])                  # the newest step is not safe yet
+        # A started save is looked for on every line until its step_N/ is there.
+        watcher.started(3)
+        self.assertEqual(watcher.poll(), [])
+        self.make_step(ckpt, 3, "torch_save")
+        self.assertEqual([(r["kind"], r["step"]) for r in watcher.poll()], [("checkpoint_saved", 3), ("servable", 2)])
+        self.assertEqual(watcher.poll(), [])                  # found: back to the interval
+        shutil.rmtree(os.path.join(ckpt, "step_3"))
+        now[0] += 2
+        self.assertEqual(watcher.poll(), [{"kind": "checkpoint_removed", "step": 3}])
+        self.make_step(ckpt, 4, "consolidated")
+        self.make_step(ckpt, 10, "consolidated")              # numeric order, not by name
+        now[0] += 2
+        records = watcher.poll()
+        self.assertEqual([(r["kind"], r["step"]) for r in records],
+                         [("checkpoint_saved", 4), ("checkpoint_saved", 10), ("servable", 4)])
+        self.assertTrue(records[2]["consolidated"])
+        self.assertEqual(records[2]["path"], os.path.join(ckpt, "step_4", "policy", "weights", "model", "consolidated"))
+        # keep_top_k removed step 2, then the training process exited: the last step is safe now.
+        shutil.rmtree(os.path.join(ckpt, "step_2"))
+        records = watcher.poll(exited=True)
+        self.assertEqual([(r["kind"], r["step"]) for r in records], [("checkpoint_removed", 2), ("servable", 10)])
+        self.assertEqual(watcher.poll(exited=True), [])       # each step once
+
+    def test_the_training_process_is_unbuffered(self):
+        # A child that prints without flushing and waits until the runner has passed its first
+        # line on: only with PYTHONUNBUFFERED=1 in its environment does that line leave it early.
+        gate = os.path.join(self.tmp.name, "gate")
+        child = os.path.join(self.tmp.name, "child.py")
+        write(child, "import os, sys, time\n"
+                     "gate = " + repr(gate) + "\n"
+                     "print('PYTHONUNBUFFERED=' + str(os.environ.get('PYTHONUNBUFFERED')))\n"
+                     "deadline = time.monotonic() + 20\n"
+                     "while not os.path.exists(gate) and time.monotonic() < deadline:\n"
+                     "    time.sleep(0.02)\n"
+                     "print('gate seen' if os.path.exists(gate) else 'gate never opened')\n"
+                     "sys.exit(0 if os.path.exists(gate) else 3)\n")
+
+        class Out(io.StringIO):
+            def write(self, text):
+                if text.startswith("PYTHONUNBUFFERED="):
+                    open(gate, "w").close()
+                return super().write(text)
+
+        out = Out()
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+        self.assertEqual(runner.run([sys.executable, child], out=out, env=env), 0, out.getvalue())
+        self.assertEqual(out.getvalue().splitlines(), ["PYTHONUNBUFFERED=1", "gate seen"])
+        self.assertNotIn("PYTHONUNBUFFERED", env)   # the caller's mapping is left alone
+        self.assertEqual(runner.child_env({"A": "b"}), {"A": "b", "PYTHONUNBUFFERED": "1"})
 
     def test_job_id_is_checked(self):
         with self.assertRaisesRegex(runner.RunnerError, "FORGE_JOB_ID"):
@@ -186,6 +374,15 @@ class RunnerTest(unittest.TestCase):
         steps = [r["step"] for r in records if r["kind"] == "step"]
         self.assertEqual(steps, [1, 2, 3])
         self.assertIn({"kind": "checkpoint", "step": 3}, records)
+        step_3 = os.path.join(storage, "jobs", "x7k2pq", "checkpoints", "step_3")
+        # The save once step_3/ is there, then (the process has exited) the step as vLLM can serve
+        # it, before the exit.
+        later = [r for r in records if r["kind"] in ("checkpoint_saved", "servable")]
+        self.assertEqual(records.index(later[-1]), len(records) - 2)
+        self.assertEqual(later, [
+            {"kind": "checkpoint_saved", "step": 3, "path": step_3},
+            {"kind": "servable", "step": 3, "path": os.path.join(step_3, "policy", "weights", "model", "consolidated"),
+             "tokenizer": os.path.join(step_3, "policy", "tokenizer"), "backend": "dtensor_v2", "consolidated": True, "converter": ""}])
         self.assertEqual([r["value"] for r in records if r["kind"] == "metric" and r["name"] == "Loss"], [0.1123, 0.2123, 0.3123])
         self.assertEqual(records[-1], {"kind": "exit", "code": 0})
         # NeMo-RL's own lines pass through untouched, and it got the config from the Capsule.

@@ -1,10 +1,15 @@
 """The sandbox's NeMo-RL stand-in (src/sandbox/tools/nemo-rl), run by CTest as
 tst_nemo_rl_standin: its banners are what runner.py parses, Hydra's struct-mode rules and texts,
-config inheritance from the image path, the checkpoint layout, and a requested failure.
+config inheritance from the image path, MasterConfig's and the algorithms' own checks of a second
+pool, flushing as NeMo-RL flushes, epochs, the checkpoint layout per backend and its late finish,
+the servable checkpoints the runner reports for a finished job, and a requested failure.
 STANDIN_DIR names the folder the build copied (FORGE_NEMO_RL_DIR); SOURCE_DIR the checkout."""
 
+import io
 import json
 import os
+import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,6 +84,209 @@ class StandInTest(unittest.TestCase):
         self.assertEqual(len(blob), 8 + size + max(t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"))
         self.assertTrue(os.path.isfile(os.path.join(step, "policy", "tokenizer", "tokenizer_config.json")))
         self.assertFalse(any(n.startswith("tmp_step_") for n in os.listdir(dirs["checkpoints"])))
+
+    def runner_records(self, spec, extra_env=None):
+        """runner.run on the stand-in for a JobSpec: the records, the job's directories, the exit code."""
+        dirs = runner.job_dirs(os.path.join(self.cwd, "storage"), "x7k2pq")
+        argv = runner.build_command(spec, self.cwd, STANDIN_DIR, dirs, python=sys.executable)
+        out = io.StringIO()
+        env = dict(os.environ, STARFORGE_FAKE_STEP_SECONDS="0", **(extra_env or {}))
+        code = runner.run(argv, out=out, env=env, checkpoint_dir=dirs["checkpoints"])
+        records = [json.loads(l[len(runner.PROGRESS_PREFIX):]) for l in out.getvalue().splitlines() if l.startswith(runner.PROGRESS_PREFIX)]
+        return records, dirs, code, out.getvalue()
+
+    def test_servable_checkpoints_of_a_finished_job(self):
+        # DTensor v2 with the runner's save_consolidated: every step saved becomes servable as an
+        # HF tree, once, after a later step exists or the run has ended; the background merge of
+        # each save (0.3 s here) has finished by then.
+        spec = {"recipe": {"algorithm": "grpo", "config": "run.yaml", "overrides": ["grpo.max_num_steps=4", "++checkpointing.save_period=2"]},
+                "pools": [{"name": "train", "series": "h200", "nodes": 1, "gpusPerNode": 8}]}
+        records, dirs, code, out = self.runner_records(spec, {"STARFORGE_FAKE_SAVE_SECONDS": "0.3"})
+        self.assertEqual(code, 0, out)
+        self.assertEqual([r["step"] for r in records if r["kind"] == "checkpoint_saved"], [2, 4])
+        servable = [r for r in records if r["kind"] == "servable"]
+        self.assertEqual([r["step"] for r in servable], [2, 4])
+        # Step 2 became servable when step_4/ appeared, before the run's end line.
+        self.assertLess(records.index(servable[0]), [r["kind"] for r in records].index("done"))
+        for record in servable:
+            step = os.path.join(dirs["checkpoints"], "step_%d" % record["step"])
+            self.assertEqual(record, {"kind": "servable", "step": record["step"], "backend": "dtensor_v2", "consolidated": True, "converter": "",
+                                      "path": os.path.join(step, "policy", "weights", "model", "consolidated"),
+                                      "tokenizer": os.path.join(step, "policy", "tokenizer")})
+            for name in ("config.json", "generation_config.json", "model.safetensors.index.json"):
+                self.assertTrue(os.path.isfile(os.path.join(record["path"], name)), name)
+            with open(os.path.join(record["path"], "model-00001-of-00001.safetensors"), "rb") as f:
+                blob = f.read()
+            size = int.from_bytes(blob[:8], "little")
+            header = json.loads(blob[8:8 + size])
+            self.assertEqual(len(blob), 8 + size + max(t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"))
+            self.assertTrue(os.path.isfile(os.path.join(record["tokenizer"], "tokenizer_config.json")))
+        self.assertEqual([r["path"] for r in records if r["kind"] == "log_dir"], [os.path.join(dirs["logs"], "exp_001")])
+        self.assertEqual(servable[-1], records[-1])   # the last step once the process had exited
+
+    def test_no_hf_tree_for_megatron_or_dtensor_v1(self):
+        # The Megatron config: no consolidated tree whatever save_consolidated says; NeMo-RL's
+        # converter named. dpo.yaml is DTensor v1: DCP files, convert_dcp_to_hf.py.
+        cases = [
+            ({"algorithm": "grpo", "config": "/opt/nemo-rl/examples/configs/grpo_math_1B_megatron.yaml",
+              "overrides": ["++checkpointing.enabled=true", "++data.default.prompt_file=/opt/nemo-rl/examples/prompts/cot.txt"]},
+             "megatron", "policy/weights/iter_0000000", "examples/converters/convert_megatron_to_hf.py"),
+            ({"algorithm": "dpo", "config": "/opt/nemo-rl/examples/configs/dpo.yaml", "overrides": []},
+             "dtensor_v1", "policy/weights", "examples/converters/convert_dcp_to_hf.py"),
+        ]
+        for recipe, backend, path, converter in cases:
+            recipe["config"] = os.path.join(STANDIN_DIR, recipe["config"][len("/opt/nemo-rl/"):])
+            records, dirs, code, out = self.runner_records({"recipe": recipe, "pools": [{"name": "t", "series": "h200", "nodes": 1, "gpusPerNode": 8}]})
+            self.assertEqual(code, 0, out)
+            step = os.path.join(dirs["checkpoints"], "step_3")
+            self.assertEqual([r for r in records if r["kind"] == "servable"], [
+                {"kind": "servable", "step": 3, "backend": backend, "consolidated": False, "converter": converter,
+                 "path": os.path.join(step, path), "tokenizer": os.path.join(step, "policy", "tokenizer")}], backend)
+            self.assertFalse(os.path.exists(os.path.join(step, "policy", "weights", "model", "consolidated")), backend)
+            shutil.rmtree(os.path.join(self.cwd, "storage"))
+
+    def test_a_second_pool_on_algorithms_without_generation(self):
+        pool = ["++policy.generation.colocated.enabled=false", "++policy.generation.colocated.resources.num_nodes=1",
+                "++policy.generation.colocated.resources.gpus_per_node=8", "++logger.log_dir=%s/logs" % self.cwd]
+        for algorithm in ("sft", "dpo", "rm", "vlm_sft"):
+            done = self.run_script(algorithm, *pool)
+            err = done.stderr.decode("utf-8")
+            self.assertEqual(done.returncode, 1, algorithm)
+            self.assertIn("pydantic_core._pydantic_core.ValidationError: 7 validation errors for MasterConfig\n"
+                          "policy.generation.backend\n  Field required [type=missing, input_value={'colocated': {'enabled'", err)
+            self.assertIn("policy.generation.max_new_tokens\n  Field required [type=missing", err)
+            self.assertNotIn("Using log directory", done.stdout.decode("utf-8"))
+        prompt = "++data.default.prompt_file=/opt/nemo-rl/examples/prompts/cot.txt"
+        done = self.run_script("ppo", prompt, *pool)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("AssertionError: PPO currently requires colocated generation (vLLM / SGLang sharing GPUs with the policy worker). "
+                      "Set policy.generation.colocated.enabled=true.", done.stderr.decode("utf-8"))
+        done = self.run_script("distillation", prompt, "++policy.generation.backend=megatron", *pool)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("AssertionError: Non-colocated inference is not supported for Megatron generation backends. "
+                      "Please use vLLM backend for generation.", done.stderr.decode("utf-8"))
+        for algorithm in ("grpo", "distillation"):
+            done = self.run_script(algorithm, prompt, *pool)
+            self.assertEqual(done.returncode, 0, algorithm + done.stderr.decode("utf-8"))
+
+    def test_output_is_flushed_as_nemo_rl_flushes_it(self):
+        class Recorder(io.StringIO):
+            def __init__(self):
+                super().__init__()
+                self.flushed = []   # the text written up to each flush
+                self.at = 0
+
+            def flush(self):
+                self.flushed.append(self.getvalue()[self.at:])
+                self.at = len(self.getvalue())
+
+        for algorithm, config in (("sft", "sft.yaml"), ("dpo", "dpo.yaml"), ("rm", "rm.yaml"), ("grpo", "grpo_math_1B.yaml")):
+            cfg = standin.load_config(os.path.join(STANDIN_DIR, "examples", "configs", config))
+            standin.parse_hydra_overrides(cfg, ["++logger.log_dir=%s/logs" % self.cwd, "checkpointing.enabled=false"])
+            out = Recorder()
+            os.environ["STARFORGE_FAKE_STEP_SECONDS"] = "0"
+            try:
+                standin.train(algorithm, standin.resolve(cfg, cfg), out)
+            finally:
+                del os.environ["STARFORGE_FAKE_STEP_SECONDS"]
+            if algorithm == "grpo":
+                self.assertGreater(len(out.flushed), 30)
+                self.assertTrue(all(chunk.count("\n") == 1 for chunk in out.flushed))
+            else:
+                # One flush, at the end line (flush=True there): everything before waits in the buffer.
+                self.assertEqual(len(out.flushed), 1, algorithm)
+                self.assertTrue(out.flushed[0].endswith("Max number of steps has been reached, stopping training early\n"))
+                self.assertIn("Step 3/3", out.flushed[0])
+        # And the script leaves stdout block-buffered for sft: line buffering is off.
+        done = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); import nemo_rl_standin as s; "
+                               "sys.argv = ['x', '--config', '/nonexistent']\ntry: s.main('sft')\nexcept Exception: pass\n"
+                               "print(sys.stdout.line_buffering, file=sys.stderr)" % STANDIN_DIR], capture_output=True)
+        self.assertEqual(done.stderr.decode().strip(), "False")
+
+    def test_metric_lines_per_algorithm(self):
+        expect = {"dpo": ["  \u2022 loss: ", "  \u2022 accuracy: "], "rm": ["  \u2022 loss: ", "  \u2022 num valid samples: "],
+                  "ppo": ["  \u2022 Policy Loss: 0."], "sft": ["  \u2022 Loss: "], "grpo": ["  \u2022 Avg Reward: "]}
+        for algorithm, texts in expect.items():
+            done = self.run_script(algorithm, "++logger.log_dir=%s/logs" % self.cwd, "checkpointing.enabled=false",
+                                   "++data.default.prompt_file=/opt/nemo-rl/examples/prompts/cot.txt")
+            out = done.stdout.decode("utf-8")
+            self.assertEqual(done.returncode, 0, out + done.stderr.decode())
+            for text in texts:
+                self.assertIn(text, out, algorithm)
+            names = [r["name"] for r in map(runner.progress, out.splitlines()) if r and r["kind"] == "metric"]
+            self.assertEqual(names.count("Loss"), 3, algorithm)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.cwd, "logs"))), ["exp_%03d" % n for n in range(1, 6)])
+
+    def test_epochs_and_the_end_of_a_run(self):
+        # Two epochs of 2 steps under a step limit of 10: the Step count restarts, the last step
+        # saves with its global number, and no end line (the epochs ran out).
+        done = self.run_script("sft", "++logger.log_dir=%s/logs" % self.cwd, "++checkpointing.checkpoint_dir=%s/ckpt" % self.cwd,
+                               "sft.max_num_steps=10", "sft.max_num_epochs=2", "+starforge.fake_batches_per_epoch=2",
+                               "checkpointing.save_period=3")
+        out = done.stdout.decode("utf-8")
+        self.assertEqual(done.returncode, 0, out + done.stderr.decode())
+        records = [r for r in map(runner.progress, out.splitlines()) if r]
+        self.assertEqual([(r["kind"], r.get("epoch", r.get("step"))) for r in records if r["kind"] in ("epoch", "step", "checkpoint")],
+                         [("epoch", 1), ("step", 1), ("step", 2), ("epoch", 2), ("step", 1), ("checkpoint", 3), ("step", 2), ("checkpoint", 4)])
+        self.assertEqual([r["total"] for r in records if r["kind"] == "step"], [2, 2, 2, 2])
+        self.assertNotIn("stopping training early", out)
+        with open(os.path.join(self.cwd, "ckpt", "step_4", "training_info.json")) as f:
+            info = json.load(f)
+        self.assertEqual((info["current_epoch"], info["current_step"], info["total_steps"]), (1, 2, 4))
+        # rm's -1: one epoch, the dataset's length, and no end line either.
+        done = self.run_script("rm", "++logger.log_dir=%s/logs" % self.cwd, "rm.max_num_steps=-1", "+starforge.fake_batches_per_epoch=4",
+                               "checkpointing.enabled=false")
+        out = done.stdout.decode("utf-8")
+        self.assertIn("========================= Step 4/4 =========================\n", out)
+        self.assertNotIn("stopping training early", out)
+
+    def test_checkpoint_layouts(self):
+        def save(overrides, step=1):
+            cfg = standin.load_config(os.path.join(self.cwd, "run.yaml"))
+            standin.parse_hydra_overrides(cfg, overrides)
+            ckpt = os.path.join(self.cwd, "ckpt")
+            standin.write_checkpoint(standin.resolve(cfg, cfg), ckpt, step, {}, random.Random(1))
+            standin.finish_pending_save()
+            base = os.path.join(ckpt, "step_%d" % step, "policy")
+            return sorted(os.path.relpath(os.path.join(d, n), base) for d, _, names in os.walk(base) for n in names)
+
+        v2 = save(["++checkpointing.save_consolidated=true"], 1)
+        self.assertIn("weights/model/consolidated/config.json", v2)
+        self.assertIn("weights/model/.hf_metadata/fqn_to_file_index_mapping.json", v2)
+        self.assertIn("optimizer/optim/.metadata", v2)
+        torch_save = save(["++checkpointing.save_consolidated=true", "checkpointing.model_save_format=torch_save"], 2)
+        self.assertIn("weights/model/__0_0.distcp", torch_save)
+        self.assertFalse([n for n in torch_save if "consolidated" in n or n.endswith(".safetensors")])
+        lora = save(["++checkpointing.save_consolidated=true", "++policy.dtensor_cfg.lora_cfg.enabled=true"], 3)
+        self.assertFalse([n for n in lora if "consolidated" in n])
+        v1 = save(["++checkpointing.save_consolidated=true", "policy.dtensor_cfg._v2=false"], 4)
+        self.assertEqual([n for n in v1 if n.startswith("weights/")], ["weights/.metadata", "weights/__0_0.distcp"])
+        megatron = save(["++checkpointing.save_consolidated=true", "policy.megatron_cfg.enabled=true"], 5)
+        self.assertEqual([n for n in megatron if n.startswith("weights/")],
+                         ["weights/iter_0000000/.metadata", "weights/iter_0000000/__0_0.distcp", "weights/iter_0000000/common.pt",
+                          "weights/iter_0000000/metadata.json"])
+        self.assertIn("tokenizer/tokenizer_config.json", megatron)
+        self.assertFalse([n for n in megatron if n.startswith("optimizer/")])   # inside the Megatron checkpoint
+
+    def test_a_save_finishes_after_the_rename(self):
+        # Automodel's asynchronous save: step_N/ is there (renamed from tmp_step_N) while the
+        # consolidated tree is still being written; the next save waits for it.
+        cfg = standin.load_config(os.path.join(self.cwd, "run.yaml"))
+        standin.parse_hydra_overrides(cfg, ["++checkpointing.save_consolidated=true", "checkpointing.keep_top_k=null"])
+        cfg = standin.resolve(cfg, cfg)
+        ckpt = os.path.join(self.cwd, "ckpt")
+        consolidated = os.path.join(ckpt, "step_1", "policy", "weights", "model", "consolidated")
+        standin.write_checkpoint(cfg, ckpt, 1, {}, random.Random(1), save_seconds=2)
+        try:
+            self.assertEqual(sorted(os.listdir(ckpt)), ["step_1"])
+            self.assertFalse(os.path.exists(os.path.join(consolidated, "config.json")))
+            self.assertFalse(os.path.exists(os.path.join(consolidated, "model.safetensors.index.json")))
+            standin.write_checkpoint(cfg, ckpt, 2, {}, random.Random(1), save_seconds=0)
+            self.assertTrue(os.path.isfile(os.path.join(consolidated, "config.json")))
+            self.assertTrue(os.path.isfile(os.path.join(consolidated, "model.safetensors.index.json")))
+        finally:
+            standin.finish_pending_save()
+        self.assertEqual(sorted(os.listdir(ckpt)), ["step_1", "step_2"])
 
     def test_steps_default_and_algorithms(self):
         for algorithm in ("grpo", "sft", "dpo", "rm", "distillation", "ppo", "vlm_grpo", "vlm_sft"):

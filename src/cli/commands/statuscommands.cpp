@@ -32,11 +32,24 @@ QJsonObject progressJson(const Job::JobProgress &p)
     if (!p.points().isEmpty()) {
         for (auto it = p.points().last().metrics.cbegin(); it != p.points().last().metrics.cend(); ++it) latest.insert(it.key(), it.value());
     }
+    QJsonArray servable;
+    for (const Job::ServableCheckpoint &c : p.servableCheckpoints()) {
+        servable.append(QJsonObject{{QStringLiteral("step"), c.step},
+                                    {QStringLiteral("path"), c.path},
+                                    {QStringLiteral("tokenizer"), c.tokenizerPath},
+                                    {QStringLiteral("backend"), c.backend},
+                                    {QStringLiteral("consolidated"), c.consolidated},
+                                    {QStringLiteral("converter"), c.converter}});
+    }
     return QJsonObject{{QStringLiteral("step"), p.step()},
                        {QStringLiteral("totalSteps"), p.totalSteps()},
                        {QStringLiteral("epoch"), p.epoch()},
                        {QStringLiteral("totalEpochs"), p.totalEpochs()},
+                       {QStringLiteral("globalStep"), p.currentGlobalStep()},
                        {QStringLiteral("lastCheckpoint"), p.lastCheckpoint()},
+                       {QStringLiteral("lastSavedCheckpoint"), p.lastSavedCheckpoint()},
+                       {QStringLiteral("servableCheckpoints"), servable},
+                       {QStringLiteral("logDirectory"), p.logDirectory()},
                        {QStringLiteral("metrics"), latest}};
 }
 

@@ -4,6 +4,7 @@
 #include <QJsonObject>
 #include <QJsonValue>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -20,6 +21,18 @@ std::optional<int> count(const QJsonValue &v)
     const double d = v.toDouble();
     if (!std::isfinite(d) || d < 0 || d > std::numeric_limits<int>::max() || d != std::floor(d)) return std::nullopt;
     return static_cast<int>(d);
+}
+
+// A metric's value: a finite JSON number, or the runner's "nan", "inf", "-inf" (JSON has no such
+// numbers; a diverged loss is worth showing). nullopt otherwise.
+std::optional<double> metricValue(const QJsonValue &v)
+{
+    if (v.isDouble()) return std::isfinite(v.toDouble()) ? std::optional<double>(v.toDouble()) : std::nullopt;
+    const QString text = v.toString();
+    if (text == QLatin1String("nan")) return std::numeric_limits<double>::quiet_NaN();
+    if (text == QLatin1String("inf")) return std::numeric_limits<double>::infinity();
+    if (text == QLatin1String("-inf")) return -std::numeric_limits<double>::infinity();
+    return std::nullopt;
 }
 
 } // namespace
@@ -52,10 +65,15 @@ bool JobProgress::feed(QByteArrayView line)
         const auto step = count(record.value(QLatin1String("step")));
         const auto total = count(record.value(QLatin1String("total")));
         if (!step || !total) return false;
+        // The Step banner counts within the epoch: a new epoch (or a count that went back)
+        // starts after the global steps so far.
+        if (m_newEpoch || *step < m_step) m_stepsBefore = m_currentGlobalStep;
+        m_newEpoch = false;
         m_step = *step;
         m_totalSteps = *total;
-        if (m_points.isEmpty() || m_points.last().step != *step) {
-            m_points.append(ProgressPoint{*step, {}});
+        m_currentGlobalStep = m_stepsBefore + *step;
+        if (m_points.isEmpty() || m_points.last().step != m_currentGlobalStep) {
+            m_points.append(ProgressPoint{m_currentGlobalStep, {}, m_epoch, *step});
             if (m_points.size() > MaxPoints) m_points.removeFirst();
         }
         return true;
@@ -64,21 +82,73 @@ bool JobProgress::feed(QByteArrayView line)
         const auto epoch = count(record.value(QLatin1String("epoch")));
         const auto total = count(record.value(QLatin1String("total")));
         if (!epoch || !total) return false;
+        m_newEpoch = m_newEpoch || *epoch != m_epoch || m_step > 0;
         m_epoch = *epoch;
         m_totalEpochs = *total;
         return true;
     }
     if (kind == QLatin1String("metric")) {
         const QString name = record.value(QLatin1String("name")).toString();
-        const QJsonValue value = record.value(QLatin1String("value"));
-        if (name.isEmpty() || !value.isDouble() || !std::isfinite(value.toDouble()) || m_points.isEmpty()) return false;
-        m_points.last().metrics.insert(name, value.toDouble());
+        const auto value = metricValue(record.value(QLatin1String("value")));
+        if (name.isEmpty() || !value || m_points.isEmpty()) return false;
+        m_points.last().metrics.insert(name, *value);
         return true;
     }
     if (kind == QLatin1String("checkpoint")) {
         const auto step = count(record.value(QLatin1String("step")));
         if (!step) return false;
         m_lastCheckpoint = *step;
+        m_globalStep = *step;
+        // NeMo-RL saves during the step it names: that is the current step's global number (a
+        // resumed run's count starts past the steps its log never showed).
+        if (m_step > 0 && *step >= m_step && !m_newEpoch) {
+            m_stepsBefore = *step - m_step;
+            m_currentGlobalStep = *step;
+            if (!m_points.isEmpty() && m_points.last().stepInEpoch == m_step) {
+                const bool ascending = m_points.size() < 2 || m_points.at(m_points.size() - 2).step < *step;
+                if (ascending) m_points.last().step = *step;
+            }
+        }
+        return true;
+    }
+    if (kind == QLatin1String("checkpoint_saved")) {
+        const auto step = count(record.value(QLatin1String("step")));
+        if (!step) return false;
+        m_sawSaved = true;
+        const auto pos = std::lower_bound(m_saved.begin(), m_saved.end(), *step);
+        if (pos == m_saved.end() || *pos != *step) m_saved.insert(pos, *step);
+        return true;
+    }
+    if (kind == QLatin1String("checkpoint_removed")) {
+        const auto step = count(record.value(QLatin1String("step")));
+        if (!step) return false;
+        m_saved.removeAll(*step);
+        m_servable.removeIf([&](const ServableCheckpoint &c) { return c.step == *step; });
+        return true;
+    }
+    if (kind == QLatin1String("servable")) {
+        const auto step = count(record.value(QLatin1String("step")));
+        ServableCheckpoint c;
+        c.path = record.value(QLatin1String("path")).toString();
+        if (!step || c.path.isEmpty() || !record.value(QLatin1String("consolidated")).isBool()) return false;
+        c.step = *step;
+        c.tokenizerPath = record.value(QLatin1String("tokenizer")).toString();
+        c.backend = record.value(QLatin1String("backend")).toString();
+        if (c.backend.isEmpty()) c.backend = QStringLiteral("unknown");
+        c.consolidated = record.value(QLatin1String("consolidated")).toBool();
+        c.converter = record.value(QLatin1String("converter")).toString();
+        auto pos = std::lower_bound(m_servable.begin(), m_servable.end(), c.step, [](const ServableCheckpoint &a, int s) { return a.step < s; });
+        if (pos != m_servable.end() && pos->step == c.step) {
+            *pos = c;
+        } else {
+            m_servable.insert(pos, c);
+        }
+        return true;
+    }
+    if (kind == QLatin1String("log_dir")) {
+        const QString path = record.value(QLatin1String("path")).toString();
+        if (path.isEmpty()) return false;
+        m_logDirectory = path;
         return true;
     }
     if (kind == QLatin1String("done")) {
@@ -113,10 +183,17 @@ std::optional<double> JobProgress::latest(const QString &metric) const
     return std::nullopt;
 }
 
+QString JobProgress::doneReason() const
+{
+    if (!m_doneReason.isEmpty() || !m_exitCode) return m_doneReason;
+    return *m_exitCode == 0 ? QStringLiteral("Ran all epochs") : QStringLiteral("Exited with code %1").arg(*m_exitCode);
+}
+
 QString JobProgress::summary() const
 {
     if (m_totalSteps <= 0) return {};
-    const QString steps = QStringLiteral("step %1/%2").arg(m_step).arg(m_totalSteps);
+    QString steps = QStringLiteral("step %1/%2").arg(m_step).arg(m_totalSteps);
+    if (m_totalEpochs > 1 || m_currentGlobalStep != m_step) steps += QStringLiteral(" (global step %1)").arg(m_currentGlobalStep);
     return m_totalEpochs > 1 ? QStringLiteral("epoch %1/%2, %3").arg(m_epoch).arg(m_totalEpochs).arg(steps) : steps;
 }
 
@@ -127,7 +204,12 @@ QString JobProgress::details() const
     for (const char *metric : {"Loss", "Avg Reward", "Accuracy", "Total step time"}) {
         if (const auto v = latest(QLatin1String(metric))) parts << QStringLiteral("%1 %2").arg(QLatin1String(metric)).arg(*v, 0, 'g', 4);
     }
-    if (m_lastCheckpoint > 0) parts << QStringLiteral("last checkpoint step %1").arg(m_lastCheckpoint);
+    if (m_sawSaved) {
+        if (lastSavedCheckpoint() > 0) parts << QStringLiteral("last checkpoint step %1").arg(lastSavedCheckpoint());
+        if (m_lastCheckpoint > lastSavedCheckpoint() && !done()) parts << QStringLiteral("saving step %1").arg(m_lastCheckpoint);
+    } else if (m_lastCheckpoint > 0) {
+        parts << QStringLiteral("last checkpoint step %1").arg(m_lastCheckpoint);   // a log from before checkpoint_saved
+    }
     return parts.join(QStringLiteral(", "));
 }
 

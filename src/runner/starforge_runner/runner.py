@@ -11,16 +11,44 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 PROGRESS_PREFIX = "STARFORGE_PROGRESS "
 MANIFEST_FORMAT = "starforge-capsule/1"
 
-# NeMo-RL's driver banners and summary lines (v0.7, grpo/sft/dpo/rm/distillation alike).
+# NeMo-RL's driver banners and summary lines (v0.7: nemo_rl/algorithms/{grpo,sft,dpo,rm,distillation,ppo}.py
+# and examples/run_*.py). The Step banner's count restarts each epoch and its total is per epoch;
+# the checkpoint line carries the global step.
 _STEP = re.compile(r"^=+ Step (\d+)/(\d+) =+\s*$")
 _EPOCH = re.compile(r"^=+ Epoch (\d+)/(\d+) =+\s*$")
 _CHECKPOINT = re.compile(r"^Saving checkpoint for step (\d+)\.\.\.")
-_METRIC = re.compile(r"^\s*\u2022 (Loss|Avg Reward|Accuracy|Mean Generation Length|Total step time): ([-+0-9.eE]+)s?\s*$")
+_METRIC = re.compile(r"^\s*\u2022 ([A-Za-z][A-Za-z _]*?): ([-+]?(?:[0-9.]+(?:[eE][-+]?[0-9]+)?|nan|inf(?:inity)?))s?\s*$",
+                     re.IGNORECASE)
 _DONE = re.compile(r"^(Max number of steps has been reached|Timeout has been reached), stopping training early")
+_LOG_DIR = re.compile(r"^\U0001F4CA Using log directory: (.+?)\s*$")
+
+# NeMo-RL's metric names (any case) and the one spelling the app plots and shows. dpo and rm print
+# their metrics' field names in lower case (`• loss:`, `• accuracy:`), ppo prints `Policy Loss`
+# (the policy's loss, so "Loss" in the app), sft/dpo/rm validation prints `Validation loss` and
+# `Validation <field>`; GRPO's validation accuracy is `• Accuracy:`. Other bullets are ignored.
+METRIC_NAMES = {
+    "loss": "Loss",
+    "policy loss": "Loss",
+    "critic loss": "Critic Loss",
+    "avg reward": "Avg Reward",
+    "avg filtered reward": "Avg Filtered Reward",
+    "avg total reward": "Avg Total Reward",
+    "accuracy": "Accuracy",
+    "validation loss": "Validation Loss",
+    "validation accuracy": "Validation Accuracy",
+    "mean generation length": "Mean Generation Length",
+    "total step time": "Total step time",
+}
+
+# The scripts in NeMo-RL v0.7 that turn a checkpoint that is not an HF tree into one.
+CONVERT_DCP = "examples/converters/convert_dcp_to_hf.py"
+CONVERT_MEGATRON = "examples/converters/convert_megatron_to_hf.py"
+_STEP_DIR = re.compile(r"^step_(\d+)$")
 
 
 class RunnerError(Exception):
@@ -136,6 +164,17 @@ def build_command(spec, root, nemo_rl_dir, dirs, python=sys.executable):
     return argv
 
 
+def metric_value(text):
+    """A metric's value; NaN and infinities as the strings "nan", "inf", "-inf" (JSON has no
+    such numbers)."""
+    value = float(text)
+    if value != value:
+        return "nan"
+    if value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
 def progress(line):
     """A machine-readable record for a NeMo-RL output line, or None."""
     m = _STEP.match(line)
@@ -146,27 +185,155 @@ def progress(line):
         return {"kind": "epoch", "epoch": int(m.group(1)), "total": int(m.group(2))}
     m = _CHECKPOINT.match(line)
     if m:
+        # The save has started (tmp_step_N/); checkpoint_saved follows once step_N/ exists.
         return {"kind": "checkpoint", "step": int(m.group(1))}
     m = _METRIC.match(line)
     if m:
-        return {"kind": "metric", "name": m.group(1), "value": float(m.group(2))}
+        name = METRIC_NAMES.get(" ".join(m.group(1).split()).lower())
+        try:
+            return {"kind": "metric", "name": name, "value": metric_value(m.group(2))} if name else None
+        except ValueError:
+            return None   # "1.2.3" and the like: not a number
     if _DONE.match(line):
         return {"kind": "done", "reason": line.strip()}
+    m = _LOG_DIR.match(line)
+    if m:
+        return {"kind": "log_dir", "path": m.group(1)}
     return None
 
 
-def run(argv, out=sys.stdout, env=None):
+def has_files(path, suffix):
+    try:
+        return any(name.endswith(suffix) for name in os.listdir(path))
+    except OSError:
+        return False
+
+
+def servable(checkpoint_dir, step):
+    """What a finished step_N/ holds for vLLM, decided from the files (NeMo-RL v0.7 layouts):
+    policy/weights/model/consolidated/ is an HF tree (DTensor v2 with save_consolidated);
+    *.distcp in policy/weights/model/ (DTensor v2, torch_save) or policy/weights/ (DTensor v1)
+    is torch DCP for convert_dcp_to_hf.py; policy/weights/iter_*/ is a Megatron checkpoint for
+    convert_megatron_to_hf.py; sharded safetensors in policy/weights/model/ without consolidated/
+    (DTensor v2's default) has no converter in v0.7."""
+    step_dir = os.path.join(checkpoint_dir, "step_%d" % step)
+    weights = os.path.join(step_dir, "policy", "weights")
+    model = os.path.join(weights, "model")
+    consolidated = os.path.join(model, "consolidated")
+    record = {"kind": "servable", "step": step, "path": weights, "tokenizer": os.path.join(step_dir, "policy", "tokenizer"),
+              "backend": "unknown", "consolidated": False, "converter": ""}
+    iters = sorted(n for n in (os.listdir(weights) if os.path.isdir(weights) else []) if re.fullmatch(r"iter_\d+", n))
+    if os.path.isfile(os.path.join(consolidated, "config.json")) and has_files(consolidated, ".safetensors"):
+        record.update(path=consolidated, backend="dtensor_v2", consolidated=True)
+    elif has_files(model, ".distcp"):
+        record.update(path=weights, backend="dtensor_v2", converter=CONVERT_DCP)
+    elif os.path.isdir(model) and has_files(model, ".safetensors"):
+        record.update(path=model, backend="dtensor_v2")
+    elif has_files(weights, ".distcp"):
+        record.update(path=weights, backend="dtensor_v1", converter=CONVERT_DCP)
+    elif iters:
+        record.update(path=os.path.join(weights, iters[-1]), backend="megatron", converter=CONVERT_MEGATRON)
+    return record
+
+
+class CheckpointWatcher:
+    """Follows checkpointing.checkpoint_dir on the shared storage. NeMo-RL prints `Saving
+    checkpoint for step N...` when a save starts and renames tmp_step_N/ to step_N/ when the
+    driver is done with it (nemo_rl/utils/checkpoint.py finalize_checkpoint); DTensor v2 writes
+    the weights with an asynchronous checkpointer, so files in step_N/ may still be growing then.
+    A step is safe to read once a later step_M/ exists or the training process has exited.
+    Records: checkpoint_saved when step_N/ appears, servable once it is safe (each step once),
+    checkpoint_removed when a step reported saved is gone (keep_top_k). The directory is read at
+    most every interval seconds, but on every line while a started save's step_N/ is not there
+    yet, so its checkpoint_saved follows the save at once."""
+
+    def __init__(self, checkpoint_dir, interval=1.0, clock=None):
+        self.dir = checkpoint_dir
+        self.interval = interval
+        self.clock = clock or time.monotonic
+        self.last = None
+        self.saved = set()
+        self.served = set()
+        self.pending = set()   # saves started whose step_N/ has not been seen
+
+    def started(self, step):
+        self.pending.add(step)
+
+    def steps(self):
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return []
+        return sorted(int(m.group(1)) for m in map(_STEP_DIR.match, names) if m and os.path.isdir(os.path.join(self.dir, m.group(0))))
+
+    def poll(self, exited=False, force=False):
+        """The records the checkpoint directory calls for now. Reads it at most every interval
+        seconds, unless a started save is pending, forced, or at the exit."""
+        now = self.clock()
+        if not (exited or force or self.pending) and self.last is not None and now - self.last < self.interval:
+            return []
+        self.last = now
+        steps = self.steps()
+        self.pending -= set(steps)
+        records = []
+        for step in sorted(self.saved - set(steps)):
+            self.saved.discard(step)
+            self.served.discard(step)
+            records.append({"kind": "checkpoint_removed", "step": step})
+        for step in steps:
+            if step not in self.saved:
+                self.saved.add(step)
+                records.append({"kind": "checkpoint_saved", "step": step, "path": os.path.join(self.dir, "step_%d" % step)})
+        for i, step in enumerate(steps):
+            if step not in self.served and (exited or i + 1 < len(steps)):
+                if not os.path.isdir(os.path.join(self.dir, "step_%d" % step)):
+                    continue   # removed since the listing: the next poll reports it
+                self.served.add(step)
+                records.append(servable(self.dir, step))
+        return records
+
+
+def emit(out, record):
+    out.write(PROGRESS_PREFIX + json.dumps(record, sort_keys=True) + "\n")
+
+
+def child_env(env=None):
+    """The training process's environment: PYTHONUNBUFFERED=1, since sft, dpo and rm print
+    without flushing and, through our pipe, their lines would otherwise come in 8 KiB blocks."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def annotate(line, out, watcher=None):
+    """One line of NeMo-RL's output passed through, then the records it and the checkpoint
+    directory call for."""
+    out.write(line + "\n")
+    record = progress(line)
+    if watcher:
+        for found in watcher.poll():
+            emit(out, found)
+        if record is not None and record["kind"] == "checkpoint":
+            watcher.started(record["step"])
+    if record is not None:
+        emit(out, record)
+
+
+def run(argv, out=sys.stdout, env=None, checkpoint_dir=None):
     """Runs NeMo-RL, passing its output through and adding a progress line after each
-    banner; returns its exit code."""
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    banner and for each checkpoint seen on the storage; returns its exit code."""
+    watcher = CheckpointWatcher(checkpoint_dir) if checkpoint_dir else None
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env(env))
     for raw in process.stdout:
-        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        out.write(line + "\n")
-        record = progress(line)
-        if record is not None:
-            out.write(PROGRESS_PREFIX + json.dumps(record, sort_keys=True) + "\n")
+        annotate(raw.decode("utf-8", errors="replace").rstrip("\r\n"), out, watcher)
         out.flush()
-    return process.wait()
+    process.stdout.close()
+    code = process.wait()
+    if watcher:
+        for found in watcher.poll(exited=True):
+            emit(out, found)
+    out.flush()
+    return code
 
 
 def main(args, root=None, environ=None, out=sys.stdout):
@@ -187,7 +354,7 @@ def main(args, root=None, environ=None, out=sys.stdout):
         return 2
     out.write(PROGRESS_PREFIX + json.dumps({"kind": "start", "job": job_id, "files": files, "argv": argv}, sort_keys=True) + "\n")
     out.flush()
-    code = run(argv, out=out, env=dict(environ))
+    code = run(argv, out=out, env=dict(environ), checkpoint_dir=dirs["checkpoints"])
     out.write(PROGRESS_PREFIX + json.dumps({"kind": "exit", "code": code}, sort_keys=True) + "\n")
     out.flush()
     return code

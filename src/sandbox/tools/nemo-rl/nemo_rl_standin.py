@@ -11,19 +11,32 @@ folder, so runner.pex starts `python $FORGE_NEMO_RL_DIR/examples/run_grpo.py --c
     key, `+a.b=v` adds one, `++a.b=v` adds or changes, `~a.b` deletes, each failing with Hydra's
     text wrapped in OverridesError("Failed to parse Hydra overrides: ..."); then `${a.b}`
     interpolations;
-  - the driver's lines: log and checkpoint directories, the Epoch and Step banners, the phase
-    lines, `Saving checkpoint for step N...`, `Training Results` with `  • Loss: x`, timing,
-    validation every `val_period` steps (GRPO family), and the end line;
+  - MasterConfig's check of policy.generation (a second pool's overrides on sft, dpo, rm and
+    vlm_sft, whose configs have no generation block, fail on the missing keys as pydantic does),
+    ppo's assert on colocated generation, distillation's on the vLLM backend when not colocated;
+  - the driver's lines: log and checkpoint directories, the Epoch and Step banners (the step count
+    restarts each epoch and its total is per epoch), the phase lines, `Saving checkpoint for step
+    N...` (N global), `Training Results` with each algorithm's bullets (`  \u2022 Loss: x`; dpo and rm
+    lower case `  \u2022 loss: x`; ppo `  \u2022 Policy Loss: x` unformatted), timing, validation every
+    `val_period` steps, and the end line when the step limit ends the run (none when the epochs
+    run out, as NeMo-RL's loops end);
+  - sft, dpo and rm print without flushing (block-buffered through a pipe unless
+    PYTHONUNBUFFERED is set); the GRPO family flushes;
   - checkpoints under checkpointing.checkpoint_dir every save_period steps and at the last one:
     tmp_step_N/ renamed to step_N/ with training_info.json, config.yaml, the dataloader state and
-    policy/{tokenizer,weights,optimizer}/ (model/consolidated/ with save_consolidated), small
-    files in the real layout; keep_top_k keeps the newest k;
+    policy/{tokenizer,weights,optimizer}/ in the layout of the backend: DTensor v2 (sharded
+    safetensors, or DCP with model_save_format torch_save; model/consolidated/ only with
+    save_consolidated and safetensors, finished in the background after the rename as
+    Automodel's asynchronous save does), DTensor v1 (DCP; save_consolidated ignored; dpo.yaml and
+    rm.yaml), Megatron (weights/iter_0000000/); small files; keep_top_k keeps the newest k;
   - logger.log_dir/exp_NNN, the next free number.
 
-What it does not: load a model or data, use Ray or GPUs, read max_num_epochs (one epoch whose
-length is the step limit), or resume from an existing step_N.
+What it does not: load a model or data, use Ray or GPUs, or resume from an existing step_N.
 
 Knobs for tests: STARFORGE_FAKE_STEP_SECONDS (default 0.2) is each step's time;
+STARFORGE_FAKE_SAVE_SECONDS (default: a step's time) how long the background part of a DTensor v2
+save takes; `+starforge.fake_batches_per_epoch=N` is the dataset's length in steps (default: the
+step limit, so one epoch);
 `+starforge.fake_fail_at_step=N` raises in step N, so the driver exits 1 with a traceback.
 Standard library only: the YAML reader below handles the block/flow subset NeMo-RL's configs use.
 """
@@ -35,6 +48,7 @@ import re
 import shutil
 import struct
 import sys
+import threading
 import time
 
 STANDIN_ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -53,6 +67,8 @@ ALGORITHMS = {
     "rm": ("rm.yaml", "rm", False),
 }
 DEFAULT_STEPS = 3
+# Whose drivers print their banners and results without flush=True (nemo_rl/algorithms/{sft,dpo,rm}.py).
+UNFLUSHED = ("sft", "vlm_sft", "dpo", "rm")
 
 
 class OverridesError(Exception):
@@ -473,10 +489,40 @@ def write(path, data):
         f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
 
 
-def write_checkpoint(cfg, ckpt, step, info, rng):
+# The background save of the last DTensor v2 checkpoint (Automodel's asynchronous checkpointer):
+# the next save, and the interpreter's exit, wait for it.
+_pending_save = None
+
+
+def finish_pending_save():
+    global _pending_save
+    if _pending_save is not None:
+        _pending_save.join()
+        _pending_save = None
+
+
+def weights_backend(cfg):
+    """"megatron", "dtensor_v2" or "dtensor_v1", as lm_policy picks the worker (_v2 defaults to
+    false)."""
+    if select(cfg, "policy.megatron_cfg.enabled")[0]:
+        return "megatron"
+    return "dtensor_v2" if select(cfg, "policy.dtensor_cfg._v2")[0] else "dtensor_v1"
+
+
+def write_checkpoint(cfg, ckpt, step, info, rng, save_seconds=0.0):
     """tmp_step_N/ filled, then renamed to step_N/ (an existing one swapped out), as
-    CheckpointManager does; the layout of DTensor v2 with safetensors."""
+    CheckpointManager.finalize_checkpoint does, in the layout of the policy's backend:
+      DTensor v2 (Automodel): safetensors shards and .hf_metadata/ in policy/weights/model/, or
+        DCP files there with model_save_format torch_save; with save_consolidated (safetensors
+        only, not LoRA) an HF tree in model/consolidated/, which the asynchronous checkpointer
+        finishes in the background after the rename (save_seconds later);
+      DTensor v1: DCP files in policy/weights/ and policy/optimizer/ (save_consolidated ignored);
+      Megatron: a dist-checkpoint in policy/weights/iter_0000000/ with the optimizer inside.
+    The tokenizer goes to policy/tokenizer/ in each."""
+    global _pending_save
+    finish_pending_save()
     model_name = str(select(cfg, "policy.model_name")[0] or "Qwen/Qwen2.5-1.5B")
+    backend = weights_backend(cfg)
     tmp = os.path.join(ckpt, "tmp_step_%d" % step)
     shutil.rmtree(tmp, ignore_errors=True)
     write(os.path.join(tmp, "training_info.json"), json.dumps(info, indent=4))
@@ -490,25 +536,35 @@ def write_checkpoint(cfg, ckpt, step, info, rng):
     write(os.path.join(policy, "tokenizer", "tokenizer.json"), json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
     weights = {"model.embed_tokens.weight": [rng.uniform(-1, 1) for _ in range(4)],
                "lm_head.weight": [rng.uniform(-1, 1) for _ in range(4)]}
-    model = os.path.join(policy, "weights", "model")
-    shard = "shard-00001-model-00001-of-00001.safetensors"
-    write(os.path.join(model, shard), safetensors_bytes(weights))
-    write(os.path.join(model, ".hf_metadata", "config.json"), hf_config)
-    write(os.path.join(model, ".hf_metadata", "generation_config.json"), generation)
-    write(os.path.join(model, ".hf_metadata", "fqn_to_file_index_mapping.json"), json.dumps({k: 1 for k in weights}, indent=2))
-    if select(cfg, "checkpointing.save_consolidated")[0]:
-        consolidated = os.path.join(model, "consolidated")
-        name = "model-00001-of-00001.safetensors"
-        blob = safetensors_bytes(weights)
-        write(os.path.join(consolidated, name), blob)
-        write(os.path.join(consolidated, "model.safetensors.index.json"),
-              json.dumps({"metadata": {"total_size": len(blob)}, "weight_map": {k: name for k in weights}}, indent=2))
-        write(os.path.join(consolidated, "config.json"), hf_config)
-        write(os.path.join(consolidated, "generation_config.json"), generation)
-    if select(cfg, "checkpointing.save_optimizer")[0] is not False:
-        optim = os.path.join(policy, "optimizer", "optim")
-        write(os.path.join(optim, "__0_0.distcp"), b"starforge sandbox stand-in: optimizer shard\n")
-        write(os.path.join(optim, ".metadata"), b"starforge sandbox stand-in: DCP metadata\n")
+    save_optimizer = select(cfg, "checkpointing.save_optimizer")[0] is not False
+    dcp = b"starforge sandbox stand-in: DCP shard\n"
+    dcp_metadata = b"starforge sandbox stand-in: DCP metadata\n"
+    consolidate = False
+    if backend == "megatron":
+        it = os.path.join(policy, "weights", "iter_0000000")
+        write(os.path.join(it, "__0_0.distcp"), dcp)
+        write(os.path.join(it, ".metadata"), dcp_metadata)
+        write(os.path.join(it, "common.pt"), b"starforge sandbox stand-in: Megatron common state\n")
+        write(os.path.join(it, "metadata.json"), json.dumps({"sharded_backend": "torch_dist"}))
+    elif backend == "dtensor_v1":
+        write(os.path.join(policy, "weights", "__0_0.distcp"), dcp)
+        write(os.path.join(policy, "weights", ".metadata"), dcp_metadata)
+    else:
+        model = os.path.join(policy, "weights", "model")
+        if (select(cfg, "checkpointing.model_save_format")[0] or "safetensors") == "torch_save":
+            write(os.path.join(model, "__0_0.distcp"), dcp)
+            write(os.path.join(model, ".metadata"), dcp_metadata)
+        else:
+            shard = "shard-00001-model-00001-of-00001.safetensors"
+            write(os.path.join(model, shard), safetensors_bytes(weights))
+            write(os.path.join(model, ".hf_metadata", "config.json"), hf_config)
+            write(os.path.join(model, ".hf_metadata", "generation_config.json"), generation)
+            write(os.path.join(model, ".hf_metadata", "fqn_to_file_index_mapping.json"), json.dumps({k: 1 for k in weights}, indent=2))
+            consolidate = bool(select(cfg, "checkpointing.save_consolidated")[0]) and not select(cfg, "policy.dtensor_cfg.lora_cfg.enabled")[0]
+    if save_optimizer and backend != "megatron":
+        optim = os.path.join(policy, "optimizer", "optim" if backend == "dtensor_v2" else "")
+        write(os.path.join(optim, "__0_0.distcp"), dcp)
+        write(os.path.join(optim, ".metadata"), dcp_metadata)
     final = os.path.join(ckpt, "step_%d" % step)
     old = os.path.join(ckpt, "old_step_%d" % step)
     if os.path.exists(final):
@@ -520,6 +576,23 @@ def write_checkpoint(cfg, ckpt, step, info, rng):
         steps = sorted(int(n[5:]) for n in os.listdir(ckpt) if re.fullmatch(r"step_\d+", n))
         for old_step in steps[:-keep]:
             shutil.rmtree(os.path.join(ckpt, "step_%d" % old_step), ignore_errors=True)
+    if consolidate:
+        consolidated = os.path.join(final, "policy", "weights", "model", "consolidated")
+        name = "model-00001-of-00001.safetensors"
+        blob = safetensors_bytes(weights)
+
+        def merge_in_background():
+            # The shard first, cut short, as a merge in progress leaves it; the rest later.
+            write(os.path.join(consolidated, name), blob[:len(blob) // 2])
+            time.sleep(save_seconds)
+            write(os.path.join(consolidated, name), blob)
+            write(os.path.join(consolidated, "model.safetensors.index.json"),
+                  json.dumps({"metadata": {"total_size": len(blob)}, "weight_map": {k: name for k in weights}}, indent=2))
+            write(os.path.join(consolidated, "generation_config.json"), generation)
+            write(os.path.join(consolidated, "config.json"), hf_config)
+
+        _pending_save = threading.Thread(target=merge_in_background, name="async-save-step-%d" % step)
+        _pending_save.start()
 
 
 def next_experiment_dir(log_dir):
@@ -539,15 +612,26 @@ def banner(text):
 def train(algorithm, cfg, out):
     default_config, block, generates = ALGORITHMS[algorithm]
     limit, _ = select(cfg, block + ".max_num_steps")
-    steps = limit if isinstance(limit, int) and limit > 0 else DEFAULT_STEPS
+    max_steps = limit if isinstance(limit, int) and limit > 0 else None   # rm's -1: no limit but the epochs
+    batches, _ = select(cfg, "starforge.fake_batches_per_epoch")
+    if not (isinstance(batches, int) and batches > 0):
+        batches = max_steps or DEFAULT_STEPS   # the dataset: one epoch is the step limit unless a test says otherwise
+    epochs, _ = select(cfg, block + ".max_num_epochs")
+    epochs = epochs if isinstance(epochs, int) and epochs > 0 else 1
+    per_epoch = min(batches, max_steps) if max_steps else batches   # the Step banner's total
     fail_at, _ = select(cfg, "starforge.fake_fail_at_step")
     step_seconds = float(os.environ.get("STARFORGE_FAKE_STEP_SECONDS", "0.2"))
+    save_seconds = float(os.environ.get("STARFORGE_FAKE_SAVE_SECONDS", str(step_seconds)))
     seed = select(cfg, block + ".seed")[0]
     rng = random.Random(seed if isinstance(seed, int) else 42)
+    # sft, dpo and rm print without flush=True (only their end lines flush): through a pipe their
+    # lines arrive in blocks unless PYTHONUNBUFFERED is set. The GRPO family flushes its banners.
+    flushes = algorithm not in UNFLUSHED
 
-    def say(line=""):
+    def say(line="", flush=flushes):
         out.write(line + "\n")
-        out.flush()
+        if flush:
+            out.flush()
 
     log_dir = next_experiment_dir(str(select(cfg, "logger.log_dir")[0] or "logs"))
     os.makedirs(log_dir, exist_ok=True)
@@ -558,63 +642,136 @@ def train(algorithm, cfg, out):
         ckpt = os.path.abspath(str(ckpt))
         os.makedirs(ckpt, exist_ok=True)
         say("\U0001F4CA Using checkpoint directory: %s" % ckpt)
+    colocated = select(cfg, "policy.generation.colocated.enabled")[0] is not False
+    if algorithm == "ppo":
+        # nemo_rl/algorithms/ppo.py setup()
+        assert colocated, ("PPO currently requires colocated generation (vLLM / SGLang sharing GPUs with the policy worker). "
+                           "Set policy.generation.colocated.enabled=true. Non-colocated PPO is not yet supported.")
+    if algorithm == "distillation" and not colocated:
+        # nemo_rl/algorithms/distillation.py setup()
+        assert select(cfg, "policy.generation.backend")[0] != "megatron", (
+            "Non-colocated inference is not supported for Megatron generation backends. Please use vLLM backend for generation.")
     save_period = select(cfg, "checkpointing.save_period")[0] or 10
     val_period = select(cfg, block + ".val_period")[0] or 0
     batch = (select(cfg, block + ".num_prompts_per_step")[0] or 32) * (select(cfg, block + ".num_generations_per_prompt")[0] or 16)
 
-    say(banner("Epoch 1/1"))
     loss, reward, tokens = 0.05 + rng.uniform(0, 0.05), 0.25 + rng.uniform(0, 0.1), 0
-    for step in range(1, steps + 1):
-        started = time.monotonic()
-        say(banner("Step %d/%d" % (step, steps)))
-        say("\u25B6 Preparing batch...")
-        if generates:
-            phases = ["Generating responses for batch of size %d..." % batch, "Processing rewards...,", "Computing advantages...",
-                      "Computing logprobs...", "Preparing for training...", "Training policy..."]
-        else:
-            phases = ["Taking a training step..."]
-        for phase in phases:
+    total_steps, epoch = 0, 0
+    while epoch < epochs and (max_steps is None or total_steps < max_steps):
+        say(banner("Epoch %d/%d" % (epoch + 1, epochs)))
+        for current in range(batches):
+            step = total_steps + 1   # the global step: checkpoints, failures and training_info count it
+            started = time.monotonic()
+            say(banner("Step %d/%d" % (current + 1, per_epoch)))
+            say("\u25B6 Preparing batch...")
+            if generates:
+                phases = ["Generating responses for batch of size %d..." % batch, "Processing rewards...,", "Computing advantages...",
+                          "Computing logprobs...", "Preparing for training...", "Training policy..."]
+            else:
+                phases = ["Taking a training step..."]
+            for phase in phases:
+                time.sleep(step_seconds / (len(phases) + 1))
+                say("\u25B6 " + phase)
+            if isinstance(fail_at, int) and step == fail_at:
+                out.flush()
+                raise RuntimeError("starforge.fake_fail_at_step=%d: the sandbox's NeMo-RL stand-in fails in step %d as a crashed "
+                                   "training step would" % (fail_at, step))
             time.sleep(step_seconds / (len(phases) + 1))
-            say("\u25B6 " + phase)
-        if isinstance(fail_at, int) and step == fail_at:
-            raise RuntimeError("starforge.fake_fail_at_step=%d: the sandbox's NeMo-RL stand-in fails in step %d as a crashed "
-                               "training step would" % (fail_at, step))
-        time.sleep(step_seconds / (len(phases) + 1))
-        loss *= 0.8 + rng.uniform(0, 0.15)
-        reward = min(1.0, reward + rng.uniform(0, 0.08))
-        length = 300 + rng.uniform(-40, 40)
-        tokens += int(batch * length)
-        info = {"current_step": step, "total_steps": step, "current_epoch": 0, "total_valid_tokens": tokens,
-                "consumed_samples": step * batch}
-        metric = select(cfg, "checkpointing.metric_name")[0]
-        if generates and val_period and step % val_period == 0:
-            say("\u25B6 Starting validation at step %d..." % step)
-            accuracy = min(1.0, reward + rng.uniform(-0.05, 0.05))
-            say("\U0001F4CA Validation Results:")
-            say("    \u2022 Accuracy: %.4f" % accuracy)
-            say("    \u2022 Average response length: %.1f tokens" % length)
-            info["val_reward"] = accuracy
-            if metric:
-                info[str(metric)] = accuracy
-        if checkpointing and ckpt and (step % save_period == 0 or step == steps):
-            say("Saving checkpoint for step %d..." % step)
-            write_checkpoint(cfg, ckpt, step, info, rng)
-        total = time.monotonic() - started
-        say("")
-        say("\U0001F4CA Training Results:")
-        say("  \u2022 Loss: %.4f" % loss)
-        if generates:
-            say("  \u2022 Generation KL Error: %.4f" % rng.uniform(0.0005, 0.002))
-            say("  \u2022 Avg Reward: %.4f" % reward)
-            say("  \u2022 Mean Generation Length: %.4f" % length)
-        say("")
-        say("\u23F1\uFE0F  Timing:")
-        say("  \u2022 Total step time: %.2fs" % total)
-        shares = [("generation", 0.45), ("policy_training", 0.3), ("policy_and_reference_logprobs", 0.15), ("data_processing", 0.1)] \
-            if generates else [("policy_training", 0.9), ("data_processing", 0.1)]
-        for name, share in shares:
-            say("  \u2022 %s: %.2fs (%.1f%%)" % (name, total * share, share * 100))
-    say("Max number of steps has been reached, stopping training early")
+            loss *= 0.8 + rng.uniform(0, 0.15)
+            reward = min(1.0, reward + rng.uniform(0, 0.08))
+            length = 300 + rng.uniform(-40, 40)
+            tokens += int(batch * length)
+            info = {"current_step": current + 1, "total_steps": step, "current_epoch": epoch, "total_valid_tokens": tokens,
+                    "consumed_samples": step * batch}
+            metric = select(cfg, "checkpointing.metric_name")[0]
+            last = (max_steps is not None and step >= max_steps) or (epoch + 1 == epochs and current + 1 == batches)
+            if val_period and step % val_period == 0:
+                say("\u25B6 Starting validation at step %d..." % step)
+                accuracy = min(1.0, reward + rng.uniform(-0.05, 0.05))
+                if generates:
+                    say("\U0001F4CA Validation Results:")
+                    say("    \u2022 Accuracy: %.4f" % accuracy)
+                    say("    \u2022 Average response length: %.1f tokens" % length)
+                    info["val_reward"] = accuracy
+                elif algorithm in ("sft", "vlm_sft"):
+                    say("\U0001F4CA Validation Results:")
+                    say("    \u2022 Validation loss: %.4f" % (loss * 1.1))
+                else:
+                    say("\U0001F4CA Validation Results for `validation` set:")
+                    say("    \u2022 Validation loss: %.4f" % (loss * 1.1))
+                    say("    \u2022 Validation accuracy: %.4f" % accuracy)
+                if metric:
+                    info[str(metric)] = accuracy
+            if checkpointing and ckpt and (step % save_period == 0 or last):
+                say("Saving checkpoint for step %d..." % step)
+                write_checkpoint(cfg, ckpt, step, info, rng, save_seconds)
+            total = time.monotonic() - started
+            say("")
+            say("\U0001F4CA Training Results:")
+            if algorithm == "ppo":
+                say("  \u2022 Policy Loss: %r" % loss)   # ppo prints the value as it is, unformatted
+            elif algorithm in ("dpo", "rm"):
+                # dpo and rm print their metric dataclass's field names, lower case
+                fields = [("loss", loss), ("accuracy", min(1.0, 0.5 + reward / 2))] if algorithm == "rm" else \
+                    [("loss", loss), ("sft_loss", 0.0), ("preference_loss", loss), ("accuracy", min(1.0, 0.5 + reward / 2))]
+                for name, value in fields + [("rewards_chosen_mean", reward), ("rewards_rejected_mean", -reward)]:
+                    say("  \u2022 %s: %.4f" % (name, value))
+                say("  \u2022 num valid samples: %.0f" % batch if algorithm == "rm" else "  \u2022 num_valid_samples: %.4f" % batch)
+            else:
+                say("  \u2022 Loss: %.4f" % loss)
+            if generates:
+                if algorithm in ("grpo", "vlm_grpo"):
+                    say("  \u2022 Generation KL Error: %.4f" % rng.uniform(0.0005, 0.002))
+                if algorithm != "distillation":
+                    say("  \u2022 Avg Reward: %.4f" % reward)
+                say("  \u2022 Mean Generation Length: %.4f" % length)
+            say("")
+            say("\u23F1\uFE0F  Timing:")
+            say("  \u2022 Total step time: %.2fs" % total)
+            shares = [("generation", 0.45), ("policy_training", 0.3), ("policy_and_reference_logprobs", 0.15), ("data_processing", 0.1)] \
+                if generates else [("policy_training", 0.9), ("data_processing", 0.1)]
+            for name, share in shares:
+                say("  \u2022 %s: %.2fs (%.1f%%)" % (name, total * share, share * 100))
+            total_steps += 1
+            if max_steps is not None and total_steps >= max_steps:
+                say("Max number of steps has been reached, stopping training early", flush=True)
+                return
+        epoch += 1
+    # Out of epochs: NeMo-RL's loops end without a line of their own.
+
+
+# MasterConfig's pydantic check (nemo_rl/algorithms/<algorithm>.py): GenerationConfig's keys that
+# are not NotRequired (nemo_rl/models/generation/interfaces.py).
+GENERATION_REQUIRED = ("backend", "max_new_tokens", "temperature", "top_p", "top_k", "stop_token_ids", "stop_strings")
+
+
+class ValidationError(ValueError):
+    """pydantic's, as a traceback names it."""
+
+
+ValidationError.__module__ = "pydantic_core._pydantic_core"
+
+
+def short_repr(value):
+    text = repr(value)
+    return text if len(text) <= 50 else text[:24] + "..." + text[-22:]   # pydantic cuts long inputs so
+
+
+def validate_master_config(cfg):
+    """What MasterConfig(**config) refuses that the stand-in can tell: a policy.generation
+    without the keys GenerationConfig requires (sft, dpo and rm configs have no generation
+    block, so a second pool's `++policy.generation.colocated...` overrides create one)."""
+    generation, found = select(cfg, "policy.generation")
+    if not found or not isinstance(generation, dict):
+        return
+    missing = [key for key in GENERATION_REQUIRED if key not in generation]
+    if missing:
+        lines = ["%d validation error%s for MasterConfig" % (len(missing), "" if len(missing) == 1 else "s")]
+        for key in missing:
+            lines += ["policy.generation.%s" % key,
+                      "  Field required [type=missing, input_value=%s, input_type=dict]" % short_repr(generation),
+                      "    For further information visit https://errors.pydantic.dev/2.11/v/missing"]
+        raise ValidationError("\n".join(lines))
 
 
 def main(algorithm, argv=None, out=None):
@@ -622,7 +779,8 @@ def main(algorithm, argv=None, out=None):
     argv = sys.argv[1:] if argv is None else argv
     out = out or sys.stdout
     if hasattr(out, "reconfigure"):
-        out.reconfigure(encoding="utf-8", line_buffering=True)
+        # UTF-8 for the emoji; line buffering only where NeMo-RL flushes its lines.
+        out.reconfigure(encoding="utf-8", line_buffering=algorithm not in UNFLUSHED)
     config_path, overrides, i = None, [], 0
     while i < len(argv):
         if argv[i] == "--config":
@@ -646,6 +804,7 @@ def main(algorithm, argv=None, out=None):
         out.write("Overrides: %s\n" % overrides)
         cfg = parse_hydra_overrides(cfg, overrides)
     cfg = resolve(cfg, cfg)
+    validate_master_config(cfg)
     out.write("Applied CLI overrides\n")
     # TaskDataSpec opens the prompt file relative to the driver's cwd (nemo_rl/data/interfaces.py).
     prompt, _ = select(cfg, "data.default.prompt_file")
