@@ -46,6 +46,7 @@ private Q_SLOTS:
         QCOMPARE(two->totalGpus(), 24);
         QVERIFY(two->corpus);
         QCOMPARE(two->env.value(QStringLiteral("HF_HUB_OFFLINE")), QStringLiteral("1"));
+        QVERIFY(two->warnings().isEmpty());   // one series: the shape is exact
     }
 
     void minimalDefaults()
