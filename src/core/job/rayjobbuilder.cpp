@@ -180,6 +180,7 @@ ClusterSettings ClusterSettings::fromConfig(const Config::EffectiveConfig &confi
     ClusterSettings s;
     s.ns = config.value(QStringLiteral("FORGE_K8S_NAMESPACE"));
     s.image = config.value(QStringLiteral("FORGE_IMAGE_NEMO_RL"));
+    s.vllmImage = config.value(QStringLiteral("FORGE_IMAGE_VLLM"));
     s.nemoRlDir = config.value(QStringLiteral("FORGE_NEMO_RL_DIR"));
     s.gpuNodeLabel = config.value(QStringLiteral("FORGE_K8S_GPU_NODE_LABEL"));
     s.shmSize = config.value(QStringLiteral("FORGE_K8S_SHM_SIZE"));

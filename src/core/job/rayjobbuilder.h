@@ -49,6 +49,7 @@ struct ClusterSettings
 {
     QString ns = def("FORGE_K8S_NAMESPACE");
     QString image = def("FORGE_IMAGE_NEMO_RL");
+    QString vllmImage = def("FORGE_IMAGE_VLLM");   // the playground's pods
     QString nemoRlDir = def("FORGE_NEMO_RL_DIR");
     QString gpuNodeLabel = def("FORGE_K8S_GPU_NODE_LABEL");
     QString shmSize = def("FORGE_K8S_SHM_SIZE");
