@@ -145,8 +145,8 @@ class CommandLine(unittest.TestCase):
         self.assertEqual([(m["id"], m["root"], m["max_model_len"]) for m in data], [("/models/qwen", "/models/qwen", 1024)])
 
     def test_flag_equals_value_and_several_served_names(self):
-        data = self.served("/models/qwen", "--max-model-len=32k", "-tp", "4", "--served-model-name", "a", "b",
-                           "--enable-prefix-caching")
+        data = self.served("/models/qwen", "--max_model_len=32k", "-tp", "4", "--served-model-name", "a", "b",
+                           "--enable-prefix-caching", "--enable-chunked-prefill", "--disable-custom-thing")
         self.assertEqual([(m["id"], m["max_model_len"]) for m in data], [("a", 32000), ("b", 32000)])
         self.assertEqual(self.served("m", "--max-model-len", "1k")[0]["max_model_len"], 1000)
 
