@@ -97,7 +97,9 @@ private Q_SLOTS:
         QCOMPARE(choice.value(QStringLiteral("finish_reason")).toString(), QStringLiteral("length"));
         QCOMPARE(body.value(QStringLiteral("usage")).toObject().value(QStringLiteral("completion_tokens")).toInt(), 5);
         const QString text = choice.value(QStringLiteral("message")).toObject().value(QStringLiteral("content")).toString();
-        QCOMPARE(text.split(u' ', Qt::SkipEmptyParts).size(), 5);
+        // Five tokens, which may be fewer words: a word beyond ASCII takes two.
+        QVERIFY(!text.isEmpty());
+        QVERIFY2(text.split(u' ', Qt::SkipEmptyParts).size() <= 5, qPrintable(text));
         // Deterministic: the same prompt gives the same text.
         const HttpReply again = m_http->send("POST", proxy(QStringLiteral("chat-a"), QStringLiteral("/v1/chat/completions")), chat(false, 5));
         QCOMPARE(again.json().value(QStringLiteral("choices")).toArray().first().toObject().value(QStringLiteral("message")).toObject()
@@ -123,17 +125,18 @@ private Q_SLOTS:
         QVERIFY(reply->header(QNetworkRequest::ContentTypeHeader).toString().startsWith(QStringLiteral("text/event-stream")));
         const QStringList events = QString::fromUtf8(stream).split(QStringLiteral("\n\n"), Qt::SkipEmptyParts);
         QCOMPARE(events.last(), QStringLiteral("data: [DONE]"));
-        // Role chunk, ten content chunks, the final chunk, [DONE].
-        QCOMPARE(events.size(), 13);
+        // The role with the first token, deltas of one or two tokens (or none), the final chunk,
+        // [DONE]: as vLLM streams, not one event per token.
+        QVERIFY2(events.size() >= 4 && events.size() <= 13, qPrintable(QString::number(events.size())));
         const QJsonObject role = QJsonDocument::fromJson(events.first().mid(6).toUtf8()).object();
         QCOMPARE(role.value(QStringLiteral("choices")).toArray().first().toObject().value(QStringLiteral("delta")).toObject()
                      .value(QStringLiteral("role")).toString(), QStringLiteral("assistant"));
-        const QJsonObject last = QJsonDocument::fromJson(events.at(11).mid(6).toUtf8()).object();
+        const QJsonObject last = QJsonDocument::fromJson(events.at(events.size() - 2).mid(6).toUtf8()).object();
         QCOMPARE(last.value(QStringLiteral("choices")).toArray().first().toObject().value(QStringLiteral("finish_reason")).toString(), QStringLiteral("length"));
         // Arriving as generated (40 tokens/s, so 250 ms for the ten): when the first token was
         // there, the end of the stream was not.
         QVERIFY(eventsAtFirstToken > 0);
-        QVERIFY2(eventsAtFirstToken < 13, qPrintable(QString::number(eventsAtFirstToken)));
+        QVERIFY2(eventsAtFirstToken < events.size(), qPrintable(QString::number(eventsAtFirstToken)));
         QVERIFY(!QString::fromUtf8(stream.left(stream.indexOf("\"content\""))).contains(QStringLiteral("[DONE]")));
     }
 
