@@ -6,12 +6,15 @@
 
 #include "core/job/ownership.h"
 #include "core/kube/kubeclient.h"
+#include "core/playground/chatclient.h"
 #include "core/playground/playgroundclient.h"
 #include "core/playground/playgroundpod.h"
+#include "core/playground/vllmmetrics.h"
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QSslCertificate>
 #include <QTemporaryDir>
 #include <QTest>
@@ -75,6 +78,90 @@ class TestPlaygroundPods : public QObject
         call([&out](T value) { out.emplace(std::move(value)); });
         if (!QTest::qWaitFor([&out] { return out.has_value(); }, 20000)) qFatal("no answer");
         return std::move(*out);
+    }
+
+    // A chat streamed token by token; a stop mid-stream that vLLM sees; vLLM's refusals; the
+    // metrics its traffic moved; a mid-stream error and a cut connection told apart from an end.
+    void chatThroughTheProxy(PlaygroundClient &alice, const LaunchRequest &named, const QDateTime &now)
+    {
+        const QList<ChatMessage> question{{QStringLiteral("user"), QStringLiteral("How does GRPO work?")}};
+        ChatSettings settings;
+        settings.system = QStringLiteral("Answer briefly.");
+        settings.maxTokens = 12;
+        QCOMPARE(QJsonDocument::fromJson(ChatStream::requestBody(QStringLiteral("m"), question, settings)).object()
+                     .value(QStringLiteral("messages")).toArray().first()[QStringLiteral("role")].toString(), QStringLiteral("system"));
+        std::unique_ptr<ChatStream> chat(ChatStream::start(m_client.get(), QStringLiteral("starforge"), QStringLiteral("play-b7d4kq"),
+                                                           QStringLiteral("Qwen3-0.6B"), question, settings));
+        QStringList deltas;
+        connect(chat.get(), &ChatStream::delta, this, [&](const QString &text) { deltas << text; });
+        QTRY_VERIFY_WITH_TIMEOUT(chat->isFinished(), 20000);
+        const ChatReply reply = chat->reply();
+        QVERIFY2(!reply.error, reply.error ? qPrintable(reply.error->message) : "");
+        QCOMPARE(reply.finishReason, QStringLiteral("length"));
+        QCOMPARE(reply.completionTokens, 12);
+        QVERIFY2(deltas.size() > 3, qPrintable(deltas.join(u'|')));   // as generated, not at the end
+        QCOMPARE(deltas.join(QString()), reply.content);
+        QVERIFY(reply.firstTokenMs >= 0 && reply.firstTokenMs <= reply.totalMs);
+        QVERIFY2(reply.tokensPerSecond() > 0, qPrintable(QString::number(reply.tokensPerSecond())));
+
+        // Stopped after the first text: what came is kept, and the pod says it aborted.
+        settings.maxTokens = 400;
+        chat.reset(ChatStream::start(m_client.get(), QStringLiteral("starforge"), QStringLiteral("play-b7d4kq"), QStringLiteral("Qwen3-0.6B"), question, settings));
+        connect(chat.get(), &ChatStream::delta, chat.get(), [stream = chat.get()] { stream->stop(); });
+        QTRY_VERIFY_WITH_TIMEOUT(chat->isFinished(), 20000);
+        QCOMPARE(chat->reply().finishReason, QStringLiteral("abort"));
+        QVERIFY(!chat->reply().error);
+        QVERIFY(!chat->reply().content.isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/play-b7d4kq/log")).body.contains("aborted"), 10000);
+
+        // vLLM's refusals, in its words.
+        settings.maxTokens = 0;
+        chat.reset(ChatStream::start(m_client.get(), QStringLiteral("starforge"), QStringLiteral("play-b7d4kq"), QStringLiteral("Qwen3-0.6B"), question, settings));
+        QTRY_VERIFY_WITH_TIMEOUT(chat->isFinished(), 20000);
+        QVERIFY(chat->reply().error);
+        QVERIFY2(chat->reply().error->message.contains(QStringLiteral("HTTP 400")) && chat->reply().error->message.contains(QStringLiteral("max_tokens")),
+                 qPrintable(chat->reply().error->message));
+        settings.maxTokens = 8;
+        chat.reset(ChatStream::start(m_client.get(), QStringLiteral("starforge"), QStringLiteral("play-b7d4kq"), QStringLiteral("not-served"), question, settings));
+        QTRY_VERIFY_WITH_TIMEOUT(chat->isFinished(), 20000);
+        QVERIFY2(chat->reply().error && chat->reply().error->message.contains(QStringLiteral("HTTP 404")),
+                 chat->reply().error ? qPrintable(chat->reply().error->message) : "no error");
+
+        // The metrics the traffic moved.
+        const VllmMetrics metrics = VllmMetrics::parse(m_http->get(ChatStream::proxyPath(QStringLiteral("starforge"), QStringLiteral("play-b7d4kq"), QStringLiteral("/metrics"))).body);
+        QVERIFY(metrics.any);
+        QVERIFY2(metrics.generationTokens >= 13, qPrintable(QString::number(metrics.generationTokens)));
+        QVERIFY(metrics.promptTokens > 0);
+        QVERIFY(metrics.requestsFinished >= 1);
+        QVERIFY(metrics.meanTimeToFirstTokenSeconds.has_value() && *metrics.meanTimeToFirstTokenSeconds > 0);
+
+        // Faults: an error in the middle of the stream, and a connection cut without an end.
+        const auto faulty = [&](const QString &id, const QString &variable) {
+            QJsonObject pod = *PlaygroundPod::build(named, ::settings(QStringLiteral("alice@lab.example")), id, now);
+            QJsonObject spec = pod.value(QStringLiteral("spec")).toObject();
+            QJsonArray containers = spec.value(QStringLiteral("containers")).toArray();
+            QJsonObject vllm = containers.first().toObject();
+            vllm.insert(QStringLiteral("env"), QJsonArray{QJsonObject{{QStringLiteral("name"), variable}, {QStringLiteral("value"), QStringLiteral("3")}}});
+            containers.replace(0, vllm);
+            spec.insert(QStringLiteral("containers"), containers);
+            pod.insert(QStringLiteral("spec"), spec);
+            QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) { alice.launch(named, pod, done); }));
+            QTRY_COMPARE_WITH_TIMEOUT(m_http->get(ChatStream::proxyPath(QStringLiteral("starforge"), PlaygroundPod::podName(id), QStringLiteral("/health"))).status, 200, 20000);
+        };
+        faulty(QStringLiteral("b7d4kt"), QStringLiteral("STARFORGE_SANDBOX_VLLM_FAULT_ERROR_AFTER"));
+        chat.reset(ChatStream::start(m_client.get(), QStringLiteral("starforge"), QStringLiteral("play-b7d4kt"), QStringLiteral("Qwen3-0.6B"), question, settings));
+        QTRY_VERIFY_WITH_TIMEOUT(chat->isFinished(), 20000);
+        QVERIFY2(chat->reply().error && chat->reply().error->message.startsWith(QStringLiteral("vLLM stopped the reply")),
+                 chat->reply().error ? qPrintable(chat->reply().error->message) : "no error");
+        QVERIFY(!chat->reply().content.isEmpty());
+        faulty(QStringLiteral("b7d4kv"), QStringLiteral("STARFORGE_SANDBOX_VLLM_FAULT_DROP_AFTER"));
+        chat.reset(ChatStream::start(m_client.get(), QStringLiteral("starforge"), QStringLiteral("play-b7d4kv"), QStringLiteral("Qwen3-0.6B"), question, settings));
+        QTRY_VERIFY_WITH_TIMEOUT(chat->isFinished(), 20000);
+        QVERIFY2(chat->reply().error && chat->reply().error->message.contains(QStringLiteral("ended before vLLM finished")),
+                 chat->reply().error ? qPrintable(chat->reply().error->message) : "no error");
+        for (const char *id : {"play-b7d4kt", "play-b7d4kv"}) {
+            QVERIFY(wait<Result<void>>([&](auto done) { alice.stop(QString::fromLatin1(id), done); }));
+        }
     }
 
 private Q_SLOTS:
@@ -198,6 +285,8 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/play-b7d4kq:8000/proxy/health")).status, 200, 20000);
         const QJsonObject models = m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/play-b7d4kq:8000/proxy/v1/models")).json();
         QCOMPARE(models.value(QStringLiteral("data")).toArray().first()[QStringLiteral("id")].toString(), QStringLiteral("Qwen3-0.6B"));
+
+        chatThroughTheProxy(alice, named, now);
 
         // The cluster ends a pod at its deadline; the reaper then deletes it. Bob's expired pod,
         // and Bob's ended one, stay: they are not Alice's.
