@@ -10,7 +10,11 @@ const QSet<QString> &valueOptions()
                                        QStringLiteral("name"), QStringLiteral("kubeconfig"),
                                        QStringLiteral("spec"), QStringLiteral("out"), QStringLiteral("connection-file"),
                                        QStringLiteral("pod"), QStringLiteral("container"), QStringLiteral("tail"),
-                                       QStringLiteral("kuberay-version"), QStringLiteral("grep")};
+                                       QStringLiteral("kuberay-version"), QStringLiteral("grep"),
+                                       // playground
+                                       QStringLiteral("model"), QStringLiteral("job"), QStringLiteral("step"), QStringLiteral("series"),
+                                       QStringLiteral("gpus"), QStringLiteral("ttl"), QStringLiteral("system"), QStringLiteral("temperature"),
+                                       QStringLiteral("top-p"), QStringLiteral("max-tokens"), QStringLiteral("session")};
     return options;
 }
 

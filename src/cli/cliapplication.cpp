@@ -40,6 +40,10 @@ constexpr CommandEntry Commands[] = {
     {"stop", makeStopCommand},
     {"delete", makeDeleteCommand},
     {"history", makeHistoryCommand},
+    {"playground launch", makePlaygroundLaunchCommand},
+    {"playground list", makePlaygroundListCommand},
+    {"playground stop", makePlaygroundStopCommand},
+    {"playground chat", makePlaygroundChatCommand},
 };
 
 // The entry for the positionals: the two-word path first ("profile list"), then one word.
@@ -204,6 +208,14 @@ void CliApplication::printUsage()
         "  stop JOB                             stop a job; its logs and events are archived first\n"
         "  delete JOB                           remove a job and its archive (the Capsule stays)\n"
         "  history                              archived jobs, newest first\n"
+        "\n"
+        "Playground (vLLM pods of your own, reached through the API server's pod proxy):\n"
+        "  playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]\n"
+        "                                       serve a model, or a finished job's newest chat-ready checkpoint\n"
+        "  playground list                      your playground pods: state, model, series, GPUs, time left\n"
+        "  playground stop NAME                 delete one of them (expired and ended ones are reaped anyway)\n"
+        "  playground chat NAME [PROMPT] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]\n"
+        "                                       stream a reply (PROMPT or stdin); --session keeps the conversation\n"
         "\n"
         "Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only\n"
         "and are never taken as KEY=VALUE arguments. Environment variables FORGE_* override profile values.\n"

@@ -741,6 +741,65 @@ private Q_SLOTS:
         QVERIFY(kube("DELETE", path + QStringLiteral("/bobs-grpo-wxkz24")).ok());
     }
 
+    // The playground end to end: launch and wait for vLLM, list as JSON, a chat streamed to
+    // stdout with its timings on stderr and kept in a session file the next chat continues
+    // (the prompt from stdin), stop; and what is refused, said plainly.
+    void playgroundLaunchListChatStop()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const Run launched = job({QStringLiteral("playground"), QStringLiteral("launch"), QStringLiteral("--model"), QStringLiteral("Qwen/Qwen3-0.6B"),
+                                  QStringLiteral("--series"), QStringLiteral("h100"), QStringLiteral("--ttl"), QStringLiteral("30m"),
+                                  QStringLiteral("--wait"), QStringLiteral("--json")});
+        QVERIFY2(launched.exitCode == 0, launched.err.constData());
+        const QJsonObject pod = QJsonDocument::fromJson(launched.out).object();
+        const QString name = pod.value(QStringLiteral("name")).toString();
+        QVERIFY2(name.startsWith(QStringLiteral("play-")), launched.out.constData());
+        QCOMPARE(pod.value(QStringLiteral("state")).toString(), QStringLiteral("ready"));
+        QVERIFY(pod.value(QStringLiteral("secondsLeft")).toInt() > 25 * 60);
+
+        const Run listed = job({QStringLiteral("playground"), QStringLiteral("list"), QStringLiteral("--json")});
+        QVERIFY2(listed.exitCode == 0, listed.err.constData());
+        const QJsonArray pods = QJsonDocument::fromJson(listed.out).array();
+        QCOMPARE(pods.size(), 1);
+        QCOMPARE(pods.first()[QStringLiteral("servedName")].toString(), QStringLiteral("Qwen3-0.6B"));
+        QCOMPARE(pods.first()[QStringLiteral("series")].toString(), QStringLiteral("h100"));
+
+        const QString session = m_dir.filePath(QStringLiteral("chat.json"));
+        const Run first = job({QStringLiteral("playground"), QStringLiteral("chat"), name, QStringLiteral("How does GRPO work?"),
+                               QStringLiteral("--max-tokens"), QStringLiteral("6"), QStringLiteral("--session"), session});
+        QVERIFY2(first.exitCode == 0, first.err.constData());
+        QVERIFY(!first.out.trimmed().isEmpty());
+        QVERIFY2(first.err.contains("6 tokens, first after") && first.err.contains("tokens/s (length)"), first.err.constData());
+        QStringList args{QStringLiteral("playground"), QStringLiteral("chat"), name, QStringLiteral("--max-tokens"), QStringLiteral("4"),
+                         QStringLiteral("--session"), session, QStringLiteral("--connection-file"), sandbox()};
+        const Run second = run(QStringLiteral("starforge-cli"), args, "And PPO?\n", {}, 15000);
+        QVERIFY2(second.exitCode == 0, second.err.constData());
+        QFile saved(session);
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        const QJsonObject conversation = QJsonDocument::fromJson(saved.readAll()).object();
+        QCOMPARE(conversation.value(QStringLiteral("pod")).toString(), name);
+        const QJsonArray messages = conversation.value(QStringLiteral("messages")).toArray();
+        QCOMPARE(messages.size(), 4);
+        QCOMPARE(messages.at(2)[QStringLiteral("content")].toString(), QStringLiteral("And PPO?"));
+        QCOMPARE(messages.at(3)[QStringLiteral("content")].toString() + u'\n', QString::fromUtf8(second.out));
+
+        const Run outside = job({QStringLiteral("playground"), QStringLiteral("launch"), QStringLiteral("--model"), QStringLiteral("/etc/passwd"),
+                                 QStringLiteral("--series"), QStringLiteral("h100")});
+        QCOMPARE(outside.exitCode, 1);
+        QVERIFY2(outside.err.contains("model: /etc/passwd is not under the storage root"), outside.err.constData());
+        const Run both = job({QStringLiteral("playground"), QStringLiteral("launch"), QStringLiteral("--series"), QStringLiteral("h100")});
+        QCOMPARE(both.exitCode, 1);
+        QVERIFY2(both.err.contains("give either --model or --job"), both.err.constData());
+        const Run nobody = job({QStringLiteral("playground"), QStringLiteral("chat"), QStringLiteral("play-nothere"), QStringLiteral("hi")});
+        QCOMPARE(nobody.exitCode, 1);
+        QVERIFY2(nobody.err.contains("no playground pod of yours named play-nothere"), nobody.err.constData());
+
+        const Run stopped = job({QStringLiteral("playground"), QStringLiteral("stop"), name});
+        QVERIFY2(stopped.exitCode == 0, stopped.err.constData());
+        const Run after = job({QStringLiteral("playground"), QStringLiteral("list"), QStringLiteral("--json")});
+        QCOMPARE(QJsonDocument::fromJson(after.out).array().size(), 0);
+    }
+
     void stopDeleteAndWaitOnALiveJob()
     {
         QVERIFY(!sandbox().isEmpty());

@@ -35,5 +35,9 @@ std::unique_ptr<Command> makeLogsCommand(const CommandContext &context);
 std::unique_ptr<Command> makeCapacityCommand(const CommandContext &context);
 std::unique_ptr<Command> makeStopCommand(const CommandContext &context);
 std::unique_ptr<Command> makeDeleteCommand(const CommandContext &context);
+std::unique_ptr<Command> makePlaygroundLaunchCommand(const CommandContext &context);
+std::unique_ptr<Command> makePlaygroundListCommand(const CommandContext &context);
+std::unique_ptr<Command> makePlaygroundStopCommand(const CommandContext &context);
+std::unique_ptr<Command> makePlaygroundChatCommand(const CommandContext &context);
 
 } // namespace Starforge::Cli
