@@ -51,6 +51,7 @@ Starforge::SessionOptions guiSessionOptions()
     // Events and job states kept on this machine (docs/events.md, "The local journal"), so the
     // event timeline still shows them after Kubernetes has dropped them and after a restart.
     options.journalEvents = true;
+    options.followPlayground = true;
     return options;
 }
 

@@ -9,6 +9,8 @@
 #include "core/job/rayjobbuilder.h"
 #include "core/job/tracker.h"
 #include "core/kube/informer.h"
+#include "core/playground/playgroundclient.h"
+#include "core/playground/playgroundpod.h"
 #include "core/session/session.h"
 #include "support/memorysecretstore.h"
 #include "support/sandboxfixture.h"
@@ -139,6 +141,51 @@ private Q_SLOTS:
         QVERIFY(!session.kube() && !session.jobs() && !session.capacity() && !session.nodeInformer());
         QCOMPARE(parts.size(), 1);
         QVERIFY(session.findChildren<Job::JobTracker *>().isEmpty());
+    }
+
+    // With followPlayground, the session reaps the owner's playground pods when it connects
+    // (what expired while no app ran) and periodically after (a pod the cluster ended at its
+    // deadline); another owner's expired pod stays.
+    void reapsTheOwnersPlaygroundPods()
+    {
+        QVERIFY(startSandbox(QStringLiteral("h100:1x8")));
+        const auto pod = [](const QString &owner, const QString &id, const QDateTime &created, int deadline) {
+            Job::ClusterSettings settings;
+            settings.ns = QStringLiteral("starforge");
+            settings.owner = owner;
+            Playground::LaunchRequest request;
+            request.model = QStringLiteral("Qwen/Qwen3-0.6B");
+            request.series = QStringLiteral("h100");
+            request.ttlSeconds = 3600;
+            QJsonObject object = *Playground::PlaygroundPod::build(request, settings, id, created);
+            QJsonObject spec = object.value(QStringLiteral("spec")).toObject();
+            spec.insert(QStringLiteral("activeDeadlineSeconds"), deadline);
+            object.insert(QStringLiteral("spec"), spec);
+            return QJsonDocument(object).toJson();
+        };
+        const QString pods = QStringLiteral("/api/v1/namespaces/starforge/pods");
+        const QDateTime longAgo = QDateTime::currentDateTimeUtc().addSecs(-3 * 3600);
+        QCOMPARE(m_http->send("POST", pods, pod(QStringLiteral("sandbox-admin"), QStringLiteral("b7d4kq"), longAgo, 3600)).status, 201);
+        QCOMPARE(m_http->send("POST", pods, pod(QStringLiteral("bob@lab.example"), QStringLiteral("b7d4kr"), longAgo, 3600)).status, 201);
+        SessionOptions options = quickOptions();
+        options.followPlayground = true;
+        options.playgroundReapIntervalMs = 300;
+        Session session(&m_secrets, QProcessEnvironment(), options);
+        QSignalSpy ready(&session, &Session::ready);
+        QSignalSpy reaped(&session, &Session::playgroundReaped);
+        session.open(SessionSource::ofConnectionFile(connectionFile()));
+        QVERIFY2(waitReady(session, ready), qPrintable(session.statusText()));
+        QVERIFY(session.playground());
+        QTRY_VERIFY_WITH_TIMEOUT(!reaped.isEmpty(), 10000);
+        QCOMPARE(reaped.first().first().toStringList(), QStringList{QStringLiteral("play-b7d4kq")});
+        QCOMPARE(m_http->get(pods + QStringLiteral("/play-b7d4kq")).status, 404);
+        QCOMPARE(m_http->get(pods + QStringLiteral("/play-b7d4kr")).status, 200);   // Bob's
+        // In time by its annotation, but ended by the cluster at its deadline: reaped on a later pass.
+        QCOMPARE(m_http->send("POST", pods, pod(QStringLiteral("sandbox-admin"), QStringLiteral("b7d4ks"), QDateTime::currentDateTimeUtc(), 1)).status, 201);
+        QTRY_VERIFY_WITH_TIMEOUT(reaped.size() >= 2 && reaped.last().first().toStringList() == QStringList{QStringLiteral("play-b7d4ks")}, 15000);
+        QCOMPARE(m_http->get(pods + QStringLiteral("/play-b7d4kr")).status, 200);
+        session.close();
+        QVERIFY(!session.playground());
     }
 
     void aLimitedTokenSwitchesFeaturesOff()

@@ -8,6 +8,7 @@
 #include "core/kube/informer.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/permissions.h"
+#include "core/playground/playgroundclient.h"
 #include "core/kube/resources.h"
 #include "core/kube/resourcekind.h"
 #include "core/kube/selfsubjectreview.h"
@@ -147,6 +148,8 @@ void Session::teardown()
         if (part) disconnect(part, nullptr, this, nullptr);
     }
     m_progress.reset();
+    m_playgroundReaper.stop();
+    m_playground.reset();
     m_jobs.reset();
     m_cleanup.reset();
     m_capacity.reset();
@@ -442,6 +445,18 @@ void Session::startParts()
         m_cleanup = std::make_unique<StartupCleanup>(m_s3.get(), cleanup);
         connect(m_cleanup.get(), &StartupCleanup::finished, this, &Session::cleanedUp);
         m_cleanup->start();
+    }
+    if (m_options.followPlayground && !m_settings.owner.isEmpty()) {
+        m_playground = std::make_unique<Playground::PlaygroundClient>(m_kube.get(), m_settings.ns, m_settings.owner);
+        const auto reap = [this, generation = m_generation] {
+            if (!m_playground || generation != m_generation) return;
+            m_playground->reap(QDateTime::currentDateTimeUtc(), [this](Result<QStringList> reaped) {
+                if (reaped && !reaped->isEmpty()) Q_EMIT playgroundReaped(*reaped);
+            });
+        };
+        connect(&m_playgroundReaper, &QTimer::timeout, m_playground.get(), reap);
+        if (m_options.playgroundReapIntervalMs > 0) m_playgroundReaper.start(m_options.playgroundReapIntervalMs);
+        reap();   // what expired while no app ran
     }
     m_reconnectBackoff.reset();
     m_lostSince = {};

@@ -64,6 +64,9 @@ namespace Starforge::Job {
 class JobTracker;
 class ProgressFollower;
 }
+namespace Starforge::Playground {
+class PlaygroundClient;
+}
 namespace Starforge::Events {
 class EventJournal;
 }
@@ -115,6 +118,11 @@ struct SessionOptions
     // machine, all older than cleanUpOlderThanSeconds.
     bool cleanUpAtStart = true;
     qint64 cleanUpOlderThanSeconds = 24 * 3600;
+    // The owner's playground pods (Playground::PlaygroundClient): reaped when the session
+    // connects and every reapIntervalMs while it is up (expired or ended ones; <= 0: only at
+    // connect). The GUI sets it; the CLI's playground commands reap once themselves.
+    bool followPlayground = false;
+    int playgroundReapIntervalMs = 60000;
     Net::Backoff::Params reconnectBackoff{1000, 30000, 2.0, 0.5, 120000};
 };
 
@@ -189,6 +197,9 @@ public:
     Cluster::CapacityTracker *capacity() const { return m_capacity.get(); }
     Job::JobTracker *jobs() const { return m_jobs.get(); }
     Job::ProgressFollower *progress() const { return m_progress.get(); }
+    // The owner's playground (SessionOptions::followPlayground); null when not asked for, not
+    // connected, or the owner is unknown.
+    Playground::PlaygroundClient *playground() const { return m_playground.get(); }
     // Where this session's journal is or would be: SessionOptions::journalPath, else the data
     // folder's journal-<hash>.sqlite for this cluster and namespace (read by starforge-cli
     // events --timeline when the app has kept one).
@@ -218,6 +229,8 @@ Q_SIGNALS:
     void notice(const QString &text);
     // The start-up clean-up has finished; startupCleanup()->report() says what it did.
     void cleanedUp();
+    // The reaper deleted these playground pods (expired or ended).
+    void playgroundReaped(const QStringList &names);
 
 private:
     void connectFromSource();
@@ -279,6 +292,8 @@ private:
     std::unique_ptr<Cluster::CapacityTracker> m_capacity;
     std::unique_ptr<Job::JobTracker> m_jobs;
     std::unique_ptr<Job::ProgressFollower> m_progress;
+    std::unique_ptr<Playground::PlaygroundClient> m_playground;
+    QTimer m_playgroundReaper;
     std::unique_ptr<Events::EventJournal> m_journal;
     std::unique_ptr<StartupCleanup> m_cleanup;
     bool m_cleanupStarted = false;   // once per Session, not per reconnect
