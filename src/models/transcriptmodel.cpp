@@ -146,6 +146,34 @@ QJsonObject TranscriptModel::toJson() const
                        {QStringLiteral("messages"), messages}};
 }
 
+void TranscriptModel::loadJson(const QJsonObject &conversation)
+{
+    beginResetModel();
+    m_entries.clear();
+    const QJsonObject settings = conversation.value(QStringLiteral("settings")).toObject();
+    m_context.pod = conversation.value(QStringLiteral("pod")).toString();
+    m_context.model = conversation.value(QStringLiteral("model")).toString();
+    m_context.settings.system = settings.value(QStringLiteral("system")).toString();
+    m_context.settings.temperature = settings.value(QStringLiteral("temperature")).toDouble(m_context.settings.temperature);
+    m_context.settings.topP = settings.value(QStringLiteral("topP")).toDouble(m_context.settings.topP);
+    m_context.settings.maxTokens = settings.value(QStringLiteral("maxTokens")).toInt(m_context.settings.maxTokens);
+    for (const QJsonValue &v : conversation.value(QStringLiteral("messages")).toArray()) {
+        const QJsonObject m = v.toObject();
+        Entry e{m.value(QStringLiteral("role")).toString(), m.value(QStringLiteral("content")).toString(), false, {},
+                QDateTime::fromString(m.value(QStringLiteral("at")).toString(), Qt::ISODateWithMs)};
+        if (e.role != QLatin1String("user") && e.role != QLatin1String("assistant")) continue;
+        e.reply.content = e.content;
+        e.reply.finishReason = m.value(QStringLiteral("finishReason")).toString();
+        e.reply.firstTokenMs = m.value(QStringLiteral("firstTokenMs")).toInteger(-1);
+        e.reply.totalMs = m.value(QStringLiteral("totalMs")).toInteger();
+        e.reply.completionTokens = m.value(QStringLiteral("completionTokens")).toInt();
+        e.reply.promptTokens = m.value(QStringLiteral("promptTokens")).toInt();
+        if (m.contains(QStringLiteral("error"))) e.reply.error = Error::unavailable(m.value(QStringLiteral("error")).toString());
+        m_entries.append(e);
+    }
+    endResetModel();
+}
+
 int TranscriptModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : int(m_entries.size());

@@ -63,6 +63,8 @@ public:
 
     QString toMarkdown() const;
     QJsonObject toJson() const;
+    // A conversation toJson() wrote (a saved one, reopened): context and messages, timings kept.
+    void loadJson(const QJsonObject &conversation);
 
     int rowCount(const QModelIndex &parent = QModelIndex()) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;

@@ -119,6 +119,16 @@ private Q_SLOTS:
         QCOMPARE(reply.value(QStringLiteral("firstTokenMs")).toInt(), 40);
         QCOMPARE(reply.value(QStringLiteral("tokensPerSecond")).toDouble(), 50.0);
         QCOMPARE(reply.value(QStringLiteral("finishReason")).toString(), QStringLiteral("stop"));
+
+        // Reopened from its JSON: the same conversation, timings and context.
+        TranscriptModel reopened;
+        QAbstractItemModelTester tester(&reopened, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        reopened.loadJson(json);
+        QCOMPARE(reopened.rowCount(), 2);
+        QCOMPARE(reopened.messages(), model.messages());
+        QCOMPARE(reopened.index(1).data(TranscriptModel::TimingsTextRole), model.index(1).data(TranscriptModel::TimingsTextRole));
+        QCOMPARE(reopened.context().settings.system, QStringLiteral("Be brief."));
+        QCOMPARE(reopened.toJson(), json);
     }
 };
 
