@@ -10,6 +10,8 @@
 #include <QJsonObject>
 #include <QNetworkReply>
 
+#include <algorithm>
+
 namespace Starforge::Playground {
 
 namespace {
@@ -114,10 +116,11 @@ void ChatStream::onReadyRead()
 {
     const QByteArray bytes = m_network->readAll();
     if (m_status != 200) {
-        m_errorBody += bytes.left(64 * 1024 - m_errorBody.size());
+        m_errorBody += bytes.left(std::max<qsizetype>(0, 64 * 1024 - m_errorBody.size()));   // bounded: enough for the message
         return;
     }
     for (const Net::SseEvent &event : m_parser->feed(bytes)) {
+        if (m_done) return;   // stopped from a delta handler: nothing more is taken
         if (event.data == QLatin1String("[DONE]")) {
             m_sawDone = true;
             continue;
@@ -143,7 +146,7 @@ void ChatStream::onReadyRead()
             m_reply.finishReason = reason;
         }
     }
-    if (m_parser->failed()) {
+    if (m_parser->failed() && !m_done && m_network) {
         m_reply.error = Error::unavailable(tr("The chat stream sent an event too large to read."));
         m_network->abort();
     }
