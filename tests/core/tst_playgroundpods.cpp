@@ -321,6 +321,22 @@ private Q_SLOTS:
         QVERIFY2(refused.error().message.contains(QStringLiteral("belongs to bob@lab.example")), qPrintable(refused.error().message));
         QVERIFY(wait<Result<void>>([&](auto done) { bob.stop(QStringLiteral("play-b7d4ks"), done); }));
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/pods/play-b7d4ks")).status, 404, 10000);
+
+        // A pod that cannot start is explained as a pending job is: no node of that series.
+        LaunchRequest nowhere = named;
+        nowhere.series = QStringLiteral("b200");
+        QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) {
+            alice.launch(nowhere, *PlaygroundPod::build(nowhere, ::settings(), QStringLiteral("b7d4kw"), now), done);
+        }));
+        std::optional<Cluster::Diagnosis> diagnosis;
+        QTRY_VERIFY_WITH_TIMEOUT(([&] {
+            const auto d = wait<Result<Cluster::Diagnosis>>([&](auto done) { alice.diagnose(QStringLiteral("play-b7d4kw"), nullptr, QStringLiteral("starforge/gpu-series"), done); });
+            if (d && d->cause != Cluster::Cause::Unknown) diagnosis = *d;
+            return diagnosis.has_value();
+        }()), 20000);
+        QCOMPARE(diagnosis->causeId(), QStringLiteral("NoNodeMatchesSelector"));
+        QVERIFY2(diagnosis->message.contains(QStringLiteral("b200")), qPrintable(diagnosis->message));
+        QVERIFY(wait<Result<void>>([&](auto done) { alice.stop(QStringLiteral("play-b7d4kw"), done); }));
         m_client.reset();
         m_http.reset();
         m_sandbox.reset();

@@ -202,6 +202,15 @@ private:
                         return;
                     }
                 }
+                // Every fifth second, why it is not ready yet, said once per cause.
+                if (++m_polls % 5 == 0) {
+                    m_playground->diagnose(m_name, nullptr, m_session->settings().gpuNodeLabel, [this](Result<Cluster::Diagnosis> why) {
+                        if (why && why->cause != Cluster::Cause::Unknown && why->causeId() != m_lastCause) {
+                            m_lastCause = why->causeId();
+                            note(QStringLiteral("%1 is waiting: %2: %3").arg(m_name, m_lastCause, why->message));
+                        }
+                    });
+                }
                 QTimer::singleShot(1000, this, [this] { waitReady(); });
             });
         });
@@ -209,6 +218,8 @@ private:
 
     LaunchRequest m_request;
     QString m_name;
+    int m_polls = 0;
+    QString m_lastCause;
 };
 
 class ListCommand final : public PlaygroundCommand

@@ -3,6 +3,7 @@
 #include "core/job/ownership.h"
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
+#include "core/kube/resources.h"
 #include "core/playground/playgroundpod.h"
 
 #include <QCoreApplication>
@@ -166,6 +167,36 @@ void PlaygroundClient::remove(const PlaygroundInstance &instance, std::function<
             return;
         }
         done({});
+    });
+}
+
+void PlaygroundClient::diagnose(const QString &name, const Cluster::CapacityModel *capacity, const QString &seriesLabel,
+                                std::function<void(Result<Cluster::Diagnosis>)> done)
+{
+    Kube::ApiRequest get;
+    get.path = Kube::ResourceKind::pods().path(m_ns, name);
+    get.what = tr("read the playground pod %1").arg(name);
+    m_client->send(get, this, [this, name, capacity, seriesLabel, done = std::move(done)](const Kube::ApiResult &pod) mutable {
+        if (!pod.ok()) {
+            done(pod.error->toError());
+            return;
+        }
+        Kube::ApiRequest events;
+        events.path = Kube::ResourceKind::events().path(m_ns);
+        events.query.addQueryItem(QStringLiteral("fieldSelector"), QStringLiteral("involvedObject.name=%1").arg(name));
+        events.what = tr("read the events of %1").arg(name);
+        const QJsonObject object = pod.json();
+        m_client->send(events, this, [object, capacity, seriesLabel, done = std::move(done)](const Kube::ApiResult &listed) {
+            Cluster::DiagnosisInput input;
+            input.pods.append(Cluster::PodInfo::fromJson(object));
+            input.capacity = capacity;
+            input.seriesLabel = seriesLabel;
+            // Without its events the pod's own status still says a good deal.
+            if (listed.ok()) {
+                for (const QJsonValue &e : listed.json().value(QStringLiteral("items")).toArray()) input.events.append(Kube::Event::fromJson(e.toObject()));
+            }
+            done(Cluster::diagnose(input));
+        });
     });
 }
 

@@ -9,6 +9,7 @@
 // namespace are left alone, whatever their state. Deletes carry the pod's uid as a
 // precondition, so a pod made again under the same name since the list is not deleted.
 
+#include "core/cluster/diagnosis.h"
 #include "core/util/result.h"
 
 #include <QDateTime>
@@ -63,6 +64,11 @@ public:
     void list(std::function<void(Result<QList<PlaygroundInstance>>)> done);
     // Deletes one of the owner's pods; another's is refused with a message that says whose.
     void stop(const QString &name, std::function<void(Result<void>)> done);
+    // Why a pod is not ready, by the diagnosis engine that explains pending jobs: the pod and
+    // its events (Unschedulable with the scheduler's numbers, an image that cannot be pulled,
+    // a crash with its exit code). capacity may be null.
+    void diagnose(const QString &name, const Cluster::CapacityModel *capacity, const QString &seriesLabel,
+                  std::function<void(Result<Cluster::Diagnosis>)> done);
     // Deletes every one of the owner's pods that has expired or ended by now; done gets the names.
     void reap(const QDateTime &now, std::function<void(Result<QStringList>)> done);
 

@@ -160,7 +160,7 @@ void Kubelet::adopt(const QString &ns, const QString &name)
     pod->dir = m_options.stateDir + QStringLiteral("/pods/") + pod->uid;
     pod->startTime = QDateTime::currentDateTimeUtc();
     ++m_nextPodIp;
-    pod->ip = QStringLiteral("127.1.%1.%2").arg((m_nextPodIp / 250) % 250).arg(m_nextPodIp % 250 + 1);
+    pod->ip = QStringLiteral("127.%1.%2.%3").arg(m_podIpOctet).arg((m_nextPodIp / 250) % 250).arg(m_nextPodIp % 250 + 1);
     const auto makeContainers = [&](const QString &key, bool init, std::vector<std::unique_ptr<Container>> &into) {
         for (const QJsonValue &v : spec.value(key).toArray()) {
             auto c = std::make_unique<Container>();

@@ -32,6 +32,7 @@
 #include <QPointer>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QRandomGenerator>
 #include <QSet>
 #include <QString>
 #include <QStringList>
@@ -126,6 +127,10 @@ private:
     Options m_options;
     QHash<QString, std::shared_ptr<Pod>> m_pods; // by uid
     quint32 m_nextPodIp = 0;
+    // The second octet of this sandbox's pod addresses (127.<octet>.x.y), drawn at random so that
+    // sandboxes running side by side on one machine (tests in parallel) do not hand two pods the
+    // same address and port; never 0, where the API server listens.
+    quint32 m_podIpOctet = 1 + QRandomGenerator::system()->bounded(254u);
 };
 
 } // namespace Starforge::Sandbox
