@@ -12,10 +12,10 @@
 #include "core/playground/vllmmetrics.h"
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
+#include "support/sandboxjobs.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QSslCertificate>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -145,7 +145,7 @@ class TestPlaygroundPods : public QObject
             containers.replace(0, vllm);
             spec.insert(QStringLiteral("containers"), containers);
             pod.insert(QStringLiteral("spec"), spec);
-            QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) { alice.launch(named, pod, done); }));
+            QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) { alice.launch(pod, done); }));
             QTRY_COMPARE_WITH_TIMEOUT(m_http->get(ChatStream::proxyPath(QStringLiteral("starforge"), PlaygroundPod::podName(id), QStringLiteral("/health"))).status, 200, 20000);
         };
         faulty(QStringLiteral("b7d4kt"), QStringLiteral("STARFORGE_SANDBOX_VLLM_FAULT_ERROR_AFTER"));
@@ -257,12 +257,7 @@ private Q_SLOTS:
         options.fleet = QStringLiteral("h200:1x8");
         QString error;
         QVERIFY2(startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
-        Kube::ClientConfig config;
-        config.server = m_sandbox->apiServerUrl();
-        config.token = m_sandbox->token();
-        config.tls.caCertificates = QSslCertificate::fromData(m_sandbox->caCertificatePem(), QSsl::Pem);
-        config.ns = QStringLiteral("starforge");
-        m_client = std::make_unique<Kube::KubeClient>(config);
+        m_client = std::make_unique<Kube::KubeClient>(kubeClientConfig(*m_sandbox));
         PlaygroundClient alice(m_client.get(), QStringLiteral("starforge"), QStringLiteral("alice@lab.example"));
         PlaygroundClient bob(m_client.get(), QStringLiteral("starforge"), QStringLiteral("bob@lab.example"));
         const QDateTime now = QDateTime::currentDateTimeUtc();
@@ -273,7 +268,7 @@ private Q_SLOTS:
         named.series = QStringLiteral("h200");
         const auto pod = PlaygroundPod::build(named, settings(), QStringLiteral("b7d4kq"), now);
         QVERIFY(pod);
-        const auto launched = wait<Result<PlaygroundInstance>>([&](auto done) { alice.launch(named, *pod, done); });
+        const auto launched = wait<Result<PlaygroundInstance>>([&](auto done) { alice.launch(*pod, done); });
         QVERIFY2(launched, launched ? "" : qPrintable(launched.error().message));
         QCOMPARE(launched->name, QStringLiteral("play-b7d4kq"));
         QTRY_VERIFY_WITH_TIMEOUT(([&] {
@@ -294,9 +289,9 @@ private Q_SLOTS:
         QJsonObject spec = shortLived.value(QStringLiteral("spec")).toObject();
         spec.insert(QStringLiteral("activeDeadlineSeconds"), 2);
         shortLived.insert(QStringLiteral("spec"), spec);
-        QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) { alice.launch(named, shortLived, done); }));
+        QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) { alice.launch(shortLived, done); }));
         const QJsonObject bobs = *PlaygroundPod::build(named, settings(QStringLiteral("bob@lab.example")), QStringLiteral("b7d4ks"), now.addSecs(-7200));
-        QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) { bob.launch(named, bobs, done); }));
+        QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) { bob.launch(bobs, done); }));
         QTRY_VERIFY_WITH_TIMEOUT(([&] {
             const auto listed = wait<Result<QList<PlaygroundInstance>>>([&](auto done) { alice.list(done); });
             return listed && std::any_of(listed->cbegin(), listed->cend(), [](const PlaygroundInstance &i) {
@@ -326,7 +321,7 @@ private Q_SLOTS:
         LaunchRequest nowhere = named;
         nowhere.series = QStringLiteral("b200");
         QVERIFY(wait<Result<PlaygroundInstance>>([&](auto done) {
-            alice.launch(nowhere, *PlaygroundPod::build(nowhere, ::settings(), QStringLiteral("b7d4kw"), now), done);
+            alice.launch(*PlaygroundPod::build(nowhere, ::settings(), QStringLiteral("b7d4kw"), now), done);
         }));
         std::optional<Cluster::Diagnosis> diagnosis;
         QTRY_VERIFY_WITH_TIMEOUT(([&] {

@@ -161,7 +161,7 @@ private:
             fail(pod.error());
             return;
         }
-        m_playground->launch(m_request, *pod, [this](Result<PlaygroundInstance> launched) {
+        m_playground->launch(*pod, [this](Result<PlaygroundInstance> launched) {
             if (!launched) {
                 fail(launched.error());
                 return;

@@ -86,9 +86,8 @@ PlaygroundClient::PlaygroundClient(Kube::KubeClient *client, QString ns, QString
 {
 }
 
-void PlaygroundClient::launch(const LaunchRequest &request, const QJsonObject &pod, std::function<void(Result<PlaygroundInstance>)> done)
+void PlaygroundClient::launch(const QJsonObject &pod, std::function<void(Result<PlaygroundInstance>)> done)
 {
-    Q_UNUSED(request)
     Kube::ApiRequest create;
     create.method = "POST";
     create.path = Kube::ResourceKind::pods().path(m_ns);

@@ -26,8 +26,6 @@ class KubeClient;
 
 namespace Starforge::Playground {
 
-struct LaunchRequest;
-
 struct PlaygroundInstance
 {
     QString name;           // the pod
@@ -58,8 +56,8 @@ class PlaygroundClient final : public QObject
 public:
     PlaygroundClient(Kube::KubeClient *client, QString ns, QString owner, QObject *parent = nullptr);
 
-    // Creates the pod for request (PlaygroundPod::build); done gets the instance made.
-    void launch(const LaunchRequest &request, const QJsonObject &pod, std::function<void(Result<PlaygroundInstance>)> done);
+    // Creates the pod (PlaygroundPod::build's); done gets the instance made.
+    void launch(const QJsonObject &pod, std::function<void(Result<PlaygroundInstance>)> done);
     // The owner's playground pods, newest first.
     void list(std::function<void(Result<QList<PlaygroundInstance>>)> done);
     // Deletes one of the owner's pods; another's is refused with a message that says whose.
