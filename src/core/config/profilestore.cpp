@@ -10,6 +10,7 @@
 #include <QSaveFile>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTemporaryFile>
 
 #include <cerrno>
 #include <cstdio>
@@ -89,9 +90,17 @@ Result<MigrationReport> ProfileStore::load()
     if (!probe.open(QIODevice::ReadOnly)) {
         return Error::io(QStringLiteral("cannot read the profiles file %1: %2").arg(m_filePath, probe.errorString()));
     }
+    // QSettings keeps what it parsed of a path for the whole process and parses again only when
+    // the file's size or modification time changed. Another process (the CLI beside the app, or
+    // the next command) may replace the file with one of the same size within the file system's
+    // clock tick ({a, b} renamed to {b, c}), and the old profiles would be read back, and saved
+    // back. So QSettings reads a private copy under a name it has never seen.
+    QTemporaryFile snapshot(m_filePath + QStringLiteral(".read-XXXXXX"));
+    const bool snapshotted = snapshot.open() && snapshot.write(probe.readAll()) >= 0 && snapshot.flush();
     probe.close();
+    if (snapshotted) snapshot.close();
 
-    QSettings file(m_filePath, QSettings::IniFormat);
+    QSettings file(snapshotted ? snapshot.fileName() : m_filePath, QSettings::IniFormat);
     if (file.status() == QSettings::FormatError) {
         return Error::invalid(QStringLiteral("the profiles file %1 is not a valid INI file; fix or move it away").arg(m_filePath));
     }
@@ -183,9 +192,16 @@ Result<void> ProfileStore::save() const
         return Error::io(QStringLiteral("cannot create the folder %1 for the profiles file").arg(info.absolutePath()));
     }
     // QSettings writes in place; write a temporary INI with it, then move that over the file in
-    // one step so a crash never leaves half a file.
-    const QString temporary = m_filePath + QStringLiteral(".new");
-    QFile::remove(temporary);
+    // one step so a crash never leaves half a file. The temporary has a name never used before,
+    // for the reason load() reads a copy: QSettings would start from what it last parsed of a
+    // name it has seen.
+    QTemporaryFile reserved(m_filePath + QStringLiteral(".new-XXXXXX"));
+    if (!reserved.open()) {
+        return Error::io(QStringLiteral("cannot write in the folder of the profiles file %1: %2").arg(m_filePath, reserved.errorString()));
+    }
+    reserved.setAutoRemove(false);
+    const QString temporary = reserved.fileName();
+    reserved.close();
     {
         QSettings file(temporary, QSettings::IniFormat);
         file.setValue(versionKey, CurrentVersion);
