@@ -3,6 +3,7 @@
 #include "cli/cliapplication.h"
 #include "core/logging/logging.h"
 #include "core/secrets/keychainsecretstore.h"
+#include "core/util/crashstack.h"
 #include "core/util/quitonsignals.h"
 
 #include <QCoreApplication>
@@ -14,6 +15,7 @@
 
 int main(int argc, char *argv[])
 {
+    Starforge::printStackOnCrash("starforge-cli");
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("starforge"));
     QCoreApplication::setApplicationVersion(QStringLiteral(STARFORGE_VERSION));

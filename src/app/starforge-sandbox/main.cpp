@@ -2,6 +2,7 @@
 // sandbox, writes the connection file once it is ready, and stops cleanly on SIGTERM/SIGINT.
 
 #include "core/logging/logging.h"
+#include "core/util/crashstack.h"
 #include "core/util/quitonsignals.h"
 #include "sandbox/crds/kuberaycrds.h"
 #include "sandbox/sandbox.h"
@@ -14,6 +15,7 @@
 
 int main(int argc, char *argv[])
 {
+    Starforge::printStackOnCrash("starforge-sandbox");
     using namespace Starforge;
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("starforge-sandbox"));

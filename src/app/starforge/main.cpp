@@ -5,6 +5,7 @@
 #include "core/config/profilestore.h"
 #include "core/logging/logging.h"
 #include "core/secrets/keychainsecretstore.h"
+#include "core/util/crashstack.h"
 #include "core/util/quitonsignals.h"
 #include "gui/mainwindow.h"
 #include "gui/userprompts.h"
@@ -49,6 +50,7 @@ protected:
 
 int main(int argc, char *argv[])
 {
+    Starforge::printStackOnCrash("starforge");
     using namespace Starforge;
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("starforge"));
