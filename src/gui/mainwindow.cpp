@@ -13,6 +13,8 @@
 #include "gui/events/eventspanel.h"
 #include "gui/events/timelineview.h"
 #include "gui/logs/logspanel.h"
+#include "gui/playground/launchdialog.h"
+#include "gui/playground/playgroundpanel.h"
 #include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
@@ -32,6 +34,7 @@
 #include <QDropEvent>
 #include <QMimeData>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QStatusBar>
@@ -144,6 +147,13 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
         }
     });
     m_jobsPanel->setSession(m_session);
+    m_playground->setSession(m_session);
+    // A finished checkpoint in the Job dock, served in the playground: the launch form, filled in.
+    connect(m_jobDetail, &JobDetailPanel::chatRequested, this, [this](const Playground::LaunchRequest &request) {
+        m_playgroundDock->show();
+        m_playgroundDock->raise();
+        m_playground->openLaunchDialog(request);
+    });
     connect(m_jobsPanel, &JobsPanel::statusMessage, this, &MainWindow::showJobsMessage);
     // The Logs dock follows the selection while it is shown; Open logs brings it forward.
     m_logs->setSession(m_session);
@@ -264,7 +274,11 @@ void MainWindow::createDocks()
     auto *capacityPanel = new CapacityPanel(capacity);
     capacityPanel->setSession(m_session);
     capacity->setWidget(capacityPanel);
-    auto *playground = addPanelDock(QStringLiteral("playgroundDock"), tr("Playground"), tr("The playground is not in this version yet."), Qt::RightDockWidgetArea);
+    auto *playground = addPanelDock(QStringLiteral("playgroundDock"), tr("Playground"), QString(), Qt::RightDockWidgetArea);
+    delete playground->widget();
+    m_playgroundDock = playground;
+    m_playground = new PlaygroundPanel(m_prompts, playground);
+    playground->setWidget(m_playground);
     m_jobDetailDock = addPanelDock(QStringLiteral("jobDetailDock"), tr("Job"), QString(), Qt::BottomDockWidgetArea);
     delete m_jobDetailDock->widget();
     m_jobDetail = new JobDetailPanel(m_jobDetailDock);
@@ -293,6 +307,7 @@ void MainWindow::createDocks()
     capacityPanel->setFocusProxy(capacityPanel->view());
     m_jobDetail->setFocusProxy(m_jobDetail->summaryView());
     m_logs->setFocusProxy(m_logs->view());
+    m_playground->setFocusProxy(m_playground->promptEdit());
     m_ui->viewMenu->addSeparator();
     int n = 0;
     for (QDockWidget *dock : {jobs, m_jobDetailDock, capacity, events, logs, playground}) {

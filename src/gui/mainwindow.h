@@ -46,6 +46,7 @@ namespace Starforge::Gui {
 class JobDetailPanel;
 class JobsPanel;
 class LogsPanel;
+class PlaygroundPanel;
 class EventsPanel;
 class UserPrompts;
 class ProfilesDialog;
@@ -69,6 +70,7 @@ public:
     JobDetailPanel *jobDetailPanel() const { return m_jobDetail; }
     LogsPanel *logsPanel() const { return m_logs; }
     EventsPanel *eventsPanel() const { return m_events; }
+    PlaygroundPanel *playgroundPanel() const { return m_playground; }
     // The live jobs' tracker while connected (null before the session has started it).
     Job::JobTracker *jobTracker() const;
     // The submission wizard while it is open.
@@ -122,6 +124,8 @@ private:
     LogsPanel *m_logs = nullptr;
     QDockWidget *m_logsDock = nullptr;
     EventsPanel *m_events = nullptr;
+    PlaygroundPanel *m_playground = nullptr;
+    QDockWidget *m_playgroundDock = nullptr;
     QDockWidget *m_eventsDock = nullptr;
     bool m_jobsDockWidened = false;
     QPointer<SubmitWizard> m_wizard;

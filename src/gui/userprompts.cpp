@@ -25,6 +25,11 @@ QString DialogPrompts::openFile(QWidget *parent, const QString &title, const QSt
     return QFileDialog::getOpenFileName(parent, title, startPath);
 }
 
+QString DialogPrompts::saveFile(QWidget *parent, const QString &title, const QString &suggestedPath, const QString &filter)
+{
+    return QFileDialog::getSaveFileName(parent, title, suggestedPath, filter);
+}
+
 bool DialogPrompts::confirm(QWidget *parent, const QString &title, const QString &text)
 {
     return QMessageBox::question(parent, title, text, QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel) == QMessageBox::Yes;

@@ -23,6 +23,8 @@ public:
     virtual std::optional<QString> chooseItem(QWidget *parent, const QString &title, const QString &label, const QStringList &items) = 0;
     // An empty string when the user cancels.
     virtual QString openFile(QWidget *parent, const QString &title, const QString &startPath) = 0;
+    // filter as QFileDialog's ("Markdown (*.md);;JSON (*.json)"); an empty string when cancelled.
+    virtual QString saveFile(QWidget *parent, const QString &title, const QString &suggestedPath, const QString &filter) = 0;
     virtual bool confirm(QWidget *parent, const QString &title, const QString &text) = 0;
     virtual void inform(QWidget *parent, const QString &title, const QString &text) = 0;
 };
@@ -33,6 +35,7 @@ public:
     std::optional<QString> askText(QWidget *parent, const QString &title, const QString &label, const QString &initial) override;
     std::optional<QString> chooseItem(QWidget *parent, const QString &title, const QString &label, const QStringList &items) override;
     QString openFile(QWidget *parent, const QString &title, const QString &startPath) override;
+    QString saveFile(QWidget *parent, const QString &title, const QString &suggestedPath, const QString &filter) override;
     bool confirm(QWidget *parent, const QString &title, const QString &text) override;
     void inform(QWidget *parent, const QString &title, const QString &text) override;
 };

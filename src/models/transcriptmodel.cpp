@@ -2,6 +2,9 @@
 
 #include <QJsonArray>
 #include <QLocale>
+#include <QStringList>
+
+#include <algorithm>
 
 namespace Starforge::Models {
 
@@ -102,6 +105,43 @@ QString TranscriptModel::timingsText(const Playground::ChatReply &reply)
     if (reply.finishReason == QLatin1String("length")) text += tr(" · cut at max tokens");
     if (reply.finishReason == QLatin1String("abort")) text += tr(" · stopped");
     return text;
+}
+
+QList<TranscriptModel::CodeBlock> TranscriptModel::codeBlocks(const QString &markdown)
+{
+    QList<CodeBlock> out;
+    QString fence;        // the opening fence's characters while inside a block
+    CodeBlock current;
+    QStringList lines;
+    for (const QStringView line : QStringView(markdown).split(u'\n')) {
+        const QStringView trimmed = line.trimmed();
+        if (fence.isEmpty()) {
+            // CommonMark: a fence is three or more backticks or tildes.
+            if (trimmed.startsWith(u"```") || trimmed.startsWith(u"~~~")) {
+                const QChar c = trimmed.front();
+                qsizetype n = 0;
+                while (n < trimmed.size() && trimmed.at(n) == c) ++n;
+                fence = QString(n, c);
+                current = CodeBlock{trimmed.mid(n).trimmed().split(u' ').value(0).toString(), QString()};
+                lines.clear();
+            }
+            continue;
+        }
+        // The closing fence: the same character, at least as many, nothing else.
+        const bool closes = trimmed.size() >= fence.size() && std::all_of(trimmed.begin(), trimmed.end(), [&](QChar c) { return c == fence.front(); });
+        if (closes) {
+            current.code = lines.join(u'\n');
+            out.append(current);
+            fence.clear();
+            continue;
+        }
+        lines.append(line.toString());
+    }
+    if (!fence.isEmpty() && !lines.isEmpty()) {
+        current.code = lines.join(u'\n');
+        out.append(current);
+    }
+    return out;
 }
 
 QString TranscriptModel::toMarkdown() const

@@ -72,6 +72,15 @@ public:
 
     static QString timingsText(const Playground::ChatReply &reply);
 
+    // The fenced code blocks of a Markdown text (``` or ~~~, with or without a language), each
+    // to be copied alone. A fence still open at the end (a reply still streaming) counts.
+    struct CodeBlock
+    {
+        QString language;
+        QString code;
+    };
+    static QList<CodeBlock> codeBlocks(const QString &markdown);
+
 private:
     struct Entry
     {

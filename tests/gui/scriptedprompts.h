@@ -34,6 +34,11 @@ public:
         asked.append(QStringLiteral("file: %1: %2").arg(title, startPath));
         return next().toString();
     }
+    QString saveFile(QWidget *, const QString &title, const QString &suggestedPath, const QString &) override
+    {
+        asked.append(QStringLiteral("save: %1: %2").arg(title, suggestedPath));
+        return next().toString();
+    }
     bool confirm(QWidget *, const QString &title, const QString &text) override
     {
         asked.append(QStringLiteral("confirm: %1: %2").arg(title, text));

@@ -20,7 +20,9 @@
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QLabel>
+#include <QItemSelectionModel>
 #include <QLocale>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -70,6 +72,7 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     , m_progressLabel(new QLabel(this))
     , m_checkpoints(new Models::CheckpointsModel(this))
     , m_checkpointsView(new QTableView(this))
+    , m_chat(new QPushButton(tr("&Chat with this checkpoint"), this))
 {
     setObjectName(QStringLiteral("jobDetailPanel"));
     m_empty->setObjectName(QStringLiteral("jobDetailEmpty"));
@@ -151,6 +154,17 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     });
     m_checkpointsView->addAction(copyPath);
     m_checkpointsView->setContextMenuPolicy(Qt::ActionsContextMenu);
+    // Serve the selected checkpoint in the playground: on for one vLLM can serve as it is.
+    m_chat->setObjectName(QStringLiteral("chatWithCheckpoint"));
+    m_chat->setToolTip(tr("Serve the selected checkpoint with vLLM in the playground and chat with it"));
+    m_chat->setEnabled(false);
+    m_chat->hide();
+    const auto requestChat = [this] {
+        if (const auto request = chatRequest()) Q_EMIT chatRequested(*request);
+    };
+    connect(m_chat, &QPushButton::clicked, this, requestChat);
+    connect(m_checkpointsView, &QTableView::activated, this, requestChat);
+    connect(m_checkpointsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { m_chat->setEnabled(chatRequest().has_value()); });
 
     auto *plotBox = new QWidget(this);
     auto *plotLayout = new QVBoxLayout(plotBox);
@@ -162,6 +176,7 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     plotLayout->addWidget(m_plot, 1);
     plotLayout->addWidget(m_progressLabel);
     plotLayout->addWidget(m_checkpointsView);
+    plotLayout->addWidget(m_chat, 0, Qt::AlignLeft);
 
     auto *splitter = new QSplitter(Qt::Horizontal, this);
     splitter->setObjectName(QStringLiteral("jobDetailSplitter"));
@@ -189,6 +204,7 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     setTabOrder(m_podsView, m_metric);
     setTabOrder(m_metric, m_plot);
     setTabOrder(m_plot, m_checkpointsView);
+    setTabOrder(m_checkpointsView, m_chat);
 
     m_refreshTimer.setInterval(3000);
     connect(&m_refreshTimer, &QTimer::timeout, this, [this] {
@@ -282,6 +298,7 @@ void JobDetailPanel::showJob(const QString &jobId)
         m_plot->clear();
         m_checkpoints->clear();
         m_checkpointsView->hide();
+        m_chat->hide();
     }
     render();
     showProgress();
@@ -500,6 +517,7 @@ void JobDetailPanel::showProgress()
             m_plot->clear();
             m_checkpoints->clear();
             m_checkpointsView->hide();
+            m_chat->hide();
             m_progressLabel->setText(tr("No progress yet: it is read from the driver's log while the job runs."));
         }
         return;
@@ -510,10 +528,29 @@ void JobDetailPanel::showProgress()
     showCheckpoints(*progress);
 }
 
+std::optional<Playground::LaunchRequest> JobDetailPanel::chatRequest() const
+{
+    const QModelIndex current = m_checkpointsView->currentIndex();
+    const auto record = currentRecord();
+    if (!current.isValid() || !record || current.row() >= m_checkpoints->checkpoints().size()) return std::nullopt;
+    const Job::ServableCheckpoint &checkpoint = m_checkpoints->checkpoints().at(current.row());
+    if (!checkpoint.consolidated) return std::nullopt;
+    Playground::LaunchRequest request;
+    request.model = checkpoint.path;
+    request.tokenizer = checkpoint.tokenizerPath;
+    request.jobId = record->id;
+    request.step = checkpoint.step;
+    // Where the job trained: its first pool's series.
+    request.series = record->jobSpec.value(QStringLiteral("pools")).toArray().first()[QStringLiteral("series")].toString();
+    return request;
+}
+
 void JobDetailPanel::showCheckpoints(const Job::JobProgress &progress)
 {
     m_checkpoints->setCheckpoints(progress.servableCheckpoints());
     m_checkpointsView->setVisible(m_checkpoints->rowCount() > 0);
+    m_chat->setVisible(m_checkpoints->rowCount() > 0);
+    m_chat->setEnabled(chatRequest().has_value());
 }
 
 void JobDetailPanel::setArchivedProgress(const Job::JobRecord &record)

@@ -15,6 +15,7 @@
 
 #include "core/job/jobrecord.h"
 #include "core/job/jobsnapshot.h"
+#include "core/playground/playgroundpod.h"
 
 #include <QPointer>
 #include <QTimer>
@@ -25,6 +26,7 @@
 
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QStackedWidget;
 class QTableView;
 class QTextBrowser;
@@ -74,7 +76,18 @@ public:
     QLabel *progressLabel() const { return m_progressLabel; }
     QTableView *checkpointsView() const { return m_checkpointsView; }
     Models::CheckpointsModel *checkpointsModel() const { return m_checkpoints; }
+    QPushButton *chatButton() const { return m_chat; }
     bool isShowingJob() const;
+
+    // What "Chat with this checkpoint" launches for the selected one; nullopt when it cannot be
+    // served as it is.
+    std::optional<Playground::LaunchRequest> chatRequest() const;
+
+Q_SIGNALS:
+    // The selected checkpoint, to be served in the playground.
+    void chatRequested(const Playground::LaunchRequest &request);
+
+public:
 
     // The summary as HTML: the record, its JobSpec, and what the snapshot adds.
     static QString summaryHtml(const Job::JobRecord &record, const std::optional<Job::JobSnapshot> &snapshot);
@@ -117,6 +130,7 @@ private:
     QLabel *m_progressLabel;
     Models::CheckpointsModel *m_checkpoints;
     QTableView *m_checkpointsView;
+    QPushButton *m_chat;
 };
 
 } // namespace Starforge::Gui

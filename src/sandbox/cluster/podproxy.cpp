@@ -74,6 +74,11 @@ private:
                 if (lower == "transfer-encoding" && value.toLower().contains("chunked")) {
                     m_chunked = true;
                 }
+                if (lower == "content-length") {
+                    bool ok = false;
+                    const qint64 length = value.toLongLong(&ok);
+                    if (ok) m_declaredLength = length;
+                }
                 if (lower == "content-type") {
                     contentType = value;
                 } else if (!HopByHop.contains(lower)) {
@@ -95,12 +100,14 @@ private:
             return;
         }
         if (!m_chunked) {
+            m_forwarded += m_buffer.size();
             m_responder->write(m_buffer);
             m_buffer.clear();
             return;
         }
         // De-chunk as bytes arrive; our own framing re-chunks them for the client.
         for (;;) {
+            if (m_state == ChunkState::Done) return;
             if (m_state == ChunkState::Size) {
                 const qsizetype lineEnd = m_buffer.indexOf("\r\n");
                 if (lineEnd < 0) return;
@@ -108,7 +115,11 @@ private:
                 m_chunkLeft = m_buffer.left(lineEnd).split(';').first().trimmed().toLongLong(&ok, 16);
                 m_buffer.remove(0, lineEnd + 2);
                 if (!ok || m_chunkLeft == 0) {
-                    m_socket.disconnectFromHost(); // the last chunk: the exchange is complete
+                    // The last chunk ends the exchange (what follows it, the trailer's CRLF, is not
+                    // read); a size that does not parse ends it too, as a cut.
+                    m_lastChunkSeen = ok;
+                    m_state = ChunkState::Done;
+                    m_socket.disconnectFromHost();
                     return;
                 }
                 m_state = ChunkState::Data;
@@ -132,7 +143,7 @@ private:
 
     void onClosed()
     {
-        m_buffer += m_socket.readAll();
+        if (m_socket.isOpen()) m_buffer += m_socket.readAll();
         if (!m_headSent) {
             if (m_responder && !m_responder->isFinished()) {
                 ApiServer::respondStatus(m_responder, Status::make(503, QStringLiteral("ServiceUnavailable"),
@@ -141,7 +152,15 @@ private:
             return;
         }
         forwardBody();
-        if (m_responder) {
+        if (!m_responder) return;
+        // The pod closed before its answer was whole (a chunked body without its last chunk, or
+        // fewer bytes than its Content-Length): the API server's proxy (Go's ReverseProxy) then
+        // aborts the client's connection rather than end the answer as if it were complete, so
+        // the client can tell a cut stream from a finished one.
+        const bool cut = m_chunked ? !m_lastChunkSeen : (m_declaredLength >= 0 && m_forwarded < m_declaredLength);
+        if (cut) {
+            m_responder->closeUnfinished();
+        } else {
             m_responder->end();
         }
     }
@@ -152,7 +171,10 @@ private:
     QByteArray m_buffer;
     bool m_headSent = false;
     bool m_chunked = false;
-    enum class ChunkState { Size, Data, DataEnd } m_state = ChunkState::Size;
+    bool m_lastChunkSeen = false;
+    qint64 m_declaredLength = -1;
+    qint64 m_forwarded = 0;
+    enum class ChunkState { Size, Data, DataEnd, Done } m_state = ChunkState::Size;
     qint64 m_chunkLeft = 0;
 };
 

@@ -167,6 +167,12 @@ void Responder::abortConnection()
     m_connection->abort();
 }
 
+void Responder::closeUnfinished()
+{
+    m_finished = true;   // no clientGone(): it is this side that ends it
+    m_connection->m_socket->disconnectFromHost();
+}
+
 qint64 Responder::pendingBytes() const
 {
     auto *ssl = qobject_cast<QSslSocket *>(m_connection->m_socket);

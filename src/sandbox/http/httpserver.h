@@ -66,6 +66,9 @@ public:
     void end();
     // Cuts the connection without ending the response, as a crashing server or proxy would.
     void abortConnection();
+    // Sends what was written, then closes the connection without ending the response (no last
+    // chunk): what a proxy does when its upstream is cut mid-answer.
+    void closeUnfinished();
 
     bool isStreaming() const { return m_streaming; }
     bool isFinished() const { return m_finished; }
