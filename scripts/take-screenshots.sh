@@ -231,3 +231,24 @@ $cli profile use sso >/dev/null
 STARFORGE_CREDENTIAL_INTERACTIVE=1 STARFORGE_CREDENTIAL_APPROVE_FILE="$scratch/never-approved" shoot sign-in-dialog 4
 kill "$sandbox" 2>/dev/null || true
 wait "$sandbox" 2>/dev/null || true
+
+# The Playground dock (Ctrl+6) on the app's own sandbox: two models launched with the CLI, a
+# question sent to the first from the keyboard (Ctrl+Return), its reply streamed with its
+# timings, the pods' countdown above.
+build/bin/starforge --sandbox 2>"$scratch/playground.log" &
+app=$!
+wait_for 60 "the app's sandbox" grep -q 'KUBECONFIG=' "$scratch/playground.log"
+kubeconfig=$(sed -n 's/.*KUBECONFIG=//p' "$scratch/playground.log" | head -n 1)
+conn=${kubeconfig%.kubeconfig}
+$cli --connection-file "$conn" playground launch --model Qwen/Qwen3-0.6B --series h200 --wait >/dev/null
+$cli --connection-file "$conn" playground launch --model Qwen/Qwen2.5-7B-Instruct --series h200 --gpus 2 --ttl 20m --wait >/dev/null
+window=$(xdotool search --onlyvisible --name 'Starforge' | tail -n 1)
+xdotool windowfocus --sync "$window" key --clearmodifiers ctrl+6
+sleep 6   # the pods listed, the first chosen
+xdotool type --delay 15 'How does GRPO differ from PPO?'
+xdotool key --clearmodifiers ctrl+Return
+sleep 4
+import -window root "$out/playground-panel.png"
+kill "$app" 2>/dev/null || true
+wait "$app" 2>/dev/null || true
+echo "wrote $out/playground-panel.png"

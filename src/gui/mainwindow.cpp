@@ -298,6 +298,10 @@ void MainWindow::createDocks()
     tabifyDockWidget(m_jobDetailDock, events);
     tabifyDockWidget(events, logs);
     m_jobDetailDock->raise();
+    // The right column (the heatmap, the playground's conversation) runs the window's full
+    // height; the job's docks sit under the jobs table they follow.
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
     resizeDocks({jobs, capacity}, {560, 360}, Qt::Horizontal);
     resizeDocks({m_jobDetailDock}, {290}, Qt::Vertical);
 

@@ -13,6 +13,8 @@
 #include "gui/jobs/jobspanel.h"
 #include "gui/jobs/progressplot.h"
 #include "gui/mainwindow.h"
+#include "gui/playground/launchdialog.h"
+#include "gui/playground/playgroundpanel.h"
 #include "models/checkpointsmodel.h"
 #include "models/jobpodsmodel.h"
 #include "models/jobsmodel.h"
@@ -29,6 +31,7 @@
 #include <QGuiApplication>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QPushButton>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -198,6 +201,20 @@ private Q_SLOTS:
         detail->checkpointsView()->setCurrentIndex(detail->checkpointsModel()->index(0, 0));
         QTest::keyClick(detail->checkpointsView(), Qt::Key_C, Qt::ControlModifier);
         QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("/starforge/jobs/x/checkpoints/step_2/policy/weights/model/consolidated"));
+        // Chat with it: the Playground dock comes forward with the launch form filled in, the
+        // job and step kept, on the series the job trained on.
+        QVERIFY(detail->chatButton()->isVisible() && detail->chatButton()->isEnabled());
+        QTest::mouseClick(detail->chatButton(), Qt::LeftButton);
+        Gui::LaunchDialog *launch = window.playgroundPanel()->launchDialog();
+        QVERIFY(launch && launch->isVisible());
+        const Playground::LaunchRequest asked = launch->request();
+        QCOMPARE(asked.model, QStringLiteral("/starforge/jobs/x/checkpoints/step_2/policy/weights/model/consolidated"));
+        QCOMPARE(asked.tokenizer, QStringLiteral("/starforge/jobs/x/checkpoints/step_2/policy/tokenizer"));
+        QCOMPARE(asked.jobId, running);
+        QCOMPARE(asked.step, 2);
+        QCOMPARE(asked.series, QStringLiteral("h100"));
+        QCOMPARE(Playground::PlaygroundPod::servedNameFor(asked), running + QStringLiteral("-step-2"));
+        launch->reject();
 
         // A Pending job: the banner says why, with the diagnosis' cause and the series.
         const QString pending = QStringLiteral("dtlb44");

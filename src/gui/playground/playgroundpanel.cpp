@@ -24,6 +24,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSaveFile>
@@ -31,6 +32,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace Starforge::Gui {
@@ -48,6 +50,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     , m_stopPod(new QPushButton(tr("Stop pod"), this))
     , m_banner(new QLabel(this))
     , m_podsStatus(new QLabel(this))
+    , m_settingsButton(new QToolButton(this))
     , m_system(new QLineEdit(this))
     , m_temperature(new QDoubleSpinBox(this))
     , m_topP(new QDoubleSpinBox(this))
@@ -75,7 +78,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     m_podsView->verticalHeader()->hide();
     m_podsView->horizontalHeader()->setStretchLastSection(true);
     m_podsView->setWordWrap(false);
-    m_podsView->setMaximumHeight(7 * fontMetrics().height());
+    m_podsView->setMaximumHeight(int(5.5 * fontMetrics().height()));
     m_launch->setObjectName(QStringLiteral("playgroundLaunch"));
     m_launch->setToolTip(tr("Serve a model or a checkpoint with vLLM on a GPU pod of your own"));
     m_stopPod->setObjectName(QStringLiteral("playgroundStopPod"));
@@ -115,7 +118,13 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     m_maxTokens->setRange(1, 32768);
     m_maxTokens->setValue(512);
     m_maxTokens->setAccessibleName(tr("Maximum tokens per reply"));
+    m_settingsBox = new QWidget(this);
+    m_settingsBox->setObjectName(QStringLiteral("playgroundSettings"));
+    auto *settingsLayout = new QVBoxLayout(m_settingsBox);
+    settingsLayout->setContentsMargins(0, 0, 0, 0);
+    settingsLayout->addWidget(m_system);
     auto *settingsRow = new QHBoxLayout;
+    settingsLayout->addLayout(settingsRow);
     auto addLabelled = [this, settingsRow](const QString &text, QWidget *field) {
         auto *label = new QLabel(text, this);
         label->setBuddy(field);
@@ -126,6 +135,23 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     addLabelled(tr("Top-&p:"), m_topP);
     addLabelled(tr("Max &tokens:"), m_maxTokens);
     settingsRow->addStretch();
+    // Shown when asked for; the button says what is in force, so the space goes to the talk.
+    m_settingsButton->setObjectName(QStringLiteral("playgroundSettingsButton"));
+    m_settingsButton->setCheckable(true);
+    m_settingsButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_settingsButton->setArrowType(Qt::RightArrow);
+    m_settingsButton->setAccessibleName(tr("Generation settings"));
+    m_settingsBox->hide();
+    connect(m_settingsButton, &QToolButton::toggled, this, [this](bool shown) {
+        m_settingsBox->setVisible(shown);
+        m_settingsButton->setArrowType(shown ? Qt::DownArrow : Qt::RightArrow);
+        if (shown) m_system->setFocus(Qt::OtherFocusReason);
+    });
+    connect(m_system, &QLineEdit::textChanged, this, &PlaygroundPanel::updateSettingsSummary);
+    connect(m_temperature, &QDoubleSpinBox::valueChanged, this, &PlaygroundPanel::updateSettingsSummary);
+    connect(m_topP, &QDoubleSpinBox::valueChanged, this, &PlaygroundPanel::updateSettingsSummary);
+    connect(m_maxTokens, &QSpinBox::valueChanged, this, &PlaygroundPanel::updateSettingsSummary);
+    updateSettingsSummary();
 
     // Conversations.
     m_history->setObjectName(QStringLiteral("playgroundHistory"));
@@ -179,8 +205,8 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     auto *chatLayout = new QVBoxLayout(chatBox);
     chatLayout->setContentsMargins(0, 0, 0, 0);
     chatLayout->addLayout(conversationRow);
-    chatLayout->addWidget(m_system);
-    chatLayout->addLayout(settingsRow);
+    chatLayout->addWidget(m_settingsButton, 0, Qt::AlignLeft);
+    chatLayout->addWidget(m_settingsBox);
     chatLayout->addWidget(panes, 1);
     chatLayout->addLayout(promptRow);
 
@@ -199,7 +225,8 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     setTabOrder(m_history, m_new);
     setTabOrder(m_new, m_export);
     setTabOrder(m_export, m_compare);
-    setTabOrder(m_compare, m_system);
+    setTabOrder(m_compare, m_settingsButton);
+    setTabOrder(m_settingsButton, m_system);
     setTabOrder(m_system, m_temperature);
     setTabOrder(m_temperature, m_topP);
     setTabOrder(m_topP, m_maxTokens);
@@ -494,6 +521,16 @@ void PlaygroundPanel::setComparing(bool comparing)
         }
     }
     updateButtons();
+}
+
+void PlaygroundPanel::updateSettingsSummary()
+{
+    const Playground::ChatSettings s = chatSettings();
+    QString text = tr("Settings: temperature %1 · top-p %2 · %3 tokens at most")
+                       .arg(QLocale().toString(s.temperature, 'f', 2), QLocale().toString(s.topP, 'f', 2))
+                       .arg(s.maxTokens);
+    if (!s.system.isEmpty()) text += tr(" · system prompt");
+    m_settingsButton->setText(text);
 }
 
 Playground::ChatSettings PlaygroundPanel::chatSettings() const

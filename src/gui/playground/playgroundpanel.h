@@ -31,6 +31,7 @@ class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 class QTableView;
+class QToolButton;
 
 namespace Starforge {
 class Session;
@@ -83,6 +84,7 @@ public:
     QCheckBox *compareCheck() const { return m_compare; }
     QComboBox *historyCombo() const { return m_history; }
     QLineEdit *systemEdit() const { return m_system; }
+    QToolButton *settingsButton() const { return m_settingsButton; }
     QDoubleSpinBox *temperatureSpin() const { return m_temperature; }
     QDoubleSpinBox *topPSpin() const { return m_topP; }
     QSpinBox *maxTokensSpin() const { return m_maxTokens; }
@@ -101,6 +103,7 @@ private:
     void updateButtons();
     void updateBanner();
     void fillHistory();
+    void updateSettingsSummary();
     void editMessage(ChatPane *pane, int row);
     QString selectedPod() const;
 
@@ -119,6 +122,8 @@ private:
     QPushButton *m_stopPod;
     QLabel *m_banner;
     QLabel *m_podsStatus;
+    QToolButton *m_settingsButton;
+    QWidget *m_settingsBox;
     QLineEdit *m_system;
     QDoubleSpinBox *m_temperature;
     QDoubleSpinBox *m_topP;
