@@ -12,6 +12,7 @@
 #include "gui/mainwindow.h"
 #include "gui/playground/chatpane.h"
 #include "gui/playground/launchdialog.h"
+#include "gui/playground/markdownview.h"
 #include "gui/playground/playgroundpanel.h"
 #include "gui/playground/transcriptview.h"
 #include "models/playgroundpodsmodel.h"
@@ -140,6 +141,33 @@ private Q_SLOTS:
         QVERIFY(TranscriptModel::codeBlocks(QStringLiteral("no code, ``inline`` only")).isEmpty());
     }
 
+    void completeBlocksAreRenderedOnce()
+    {
+        using Gui::MarkdownView;
+        QCOMPARE(MarkdownView::settledLength(u"one\n\ntwo"), 5);
+        QCOMPARE(MarkdownView::settledLength(u"one\n\n"), 0);                        // nothing follows the blank line yet
+        QCOMPARE(MarkdownView::settledLength(u"```\ncode\n\nmore"), 0);              // a blank line inside a fence
+        QCOMPARE(MarkdownView::settledLength(u"```\ncode\n```\n\nafter"), 14);
+        QCOMPARE(MarkdownView::settledLength(u"- a\n\n- b"), 0);                     // a list going on
+        QCOMPARE(MarkdownView::settledLength(u"1. a\n\n2. b\n\nend"), 12);
+
+        // Streamed token by token, the document reads as the whole text rendered at once.
+        const QString text = QStringLiteral("GRPO in brief:\n\n- sample a group\n- score each\n\n```python\ndef a(r):\n\n    return r\n```\n\n"
+                                            "| step | reward |\n|---|---|\n| 10 | 0.4 |\n\n1. first\n\n2. second\n\nThat is all, *really*.");
+        MarkdownView streamed;
+        QString sofar;
+        for (const QString &token : text.split(u' ')) {
+            sofar += (sofar.isEmpty() ? QString() : QStringLiteral(" ")) + token;
+            streamed.setStreamingText(sofar);
+        }
+        streamed.setMarkdownText(text);
+        MarkdownView whole;
+        whole.setMarkdownText(text);
+        QCOMPARE(streamed.toPlainText().simplified(), whole.toPlainText().simplified());
+        QCOMPARE(streamed.markdownText(), text);
+        QVERIFY(streamed.toPlainText().contains(QStringLiteral("That is all, really.")));   // the emphasis rendered, not shown as stars
+    }
+
     void countdownText()
     {
         QCOMPARE(PlaygroundPodsModel::timeLeftText(0), QStringLiteral("expired"));
@@ -223,7 +251,8 @@ private Q_SLOTS:
         Gui::TranscriptView *view = panel->pane(0)->view();
         QCOMPARE(view->cardCount(), 2);
         QCOMPARE(view->card(1)->footerLabel()->text(), reply.data(TranscriptModel::TimingsTextRole).toString());
-        QCOMPARE(view->card(1)->textLabel()->text(), reply.data(TranscriptModel::ContentRole).toString());
+        QCOMPARE(view->card(1)->textView()->markdownText(), reply.data(TranscriptModel::ContentRole).toString());
+        QCOMPARE(view->card(1)->textView()->toPlainText().simplified(), reply.data(TranscriptModel::ContentRole).toString().simplified());
         QVERIFY(view->card(1)->regenerateButton()->isVisibleTo(view));
         QVERIFY(!view->card(0)->regenerateButton()->isVisibleTo(view));
         QVERIFY(view->card(0)->editButton()->isVisibleTo(view));

@@ -72,8 +72,11 @@ int main(int argc, char *argv[])
                                                         "ENABLE_PROBES_INJECTION (on unless false) and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES "
                                                         "(off unless true), e.g. ENABLE_PROBES_INJECTION=false."),
                                          QStringLiteral("vars"));
+    const QCommandLineOption tokenRate(QStringLiteral("token-rate"),
+                                       QStringLiteral("Tokens per second the vLLM stand-in generates in playground pods (default 50)."),
+                                       QStringLiteral("n"), QStringLiteral("50"));
     parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl, deleteRayJob, featureGates,
-                       operatorEnv});
+                       operatorEnv, tokenRate});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -116,6 +119,11 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("--token-ttl takes a number of seconds (0: tokens never expire), not '%1'").arg(parser.value(tokenTtl)));
     }
     options.deleteRayJobAfterJobFinishes = parser.isSet(deleteRayJob);
+    bool rateOk = false;
+    options.tokenRate = parser.value(tokenRate).toDouble(&rateOk);
+    if (!rateOk || options.tokenRate <= 0) {
+        return fail(QStringLiteral("--token-rate takes a positive number of tokens per second, not '%1'").arg(parser.value(tokenRate)));
+    }
     for (const QString &gate : parser.value(featureGates).split(u',', Qt::SkipEmptyParts)) {
         const QStringList kv = gate.trimmed().split(u'=');
         if (kv.size() != 2 || kv.at(0) != QLatin1String("RayJobDeletionPolicy") || (kv.at(1) != QLatin1String("true") && kv.at(1) != QLatin1String("false"))) {

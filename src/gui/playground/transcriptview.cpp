@@ -1,5 +1,6 @@
 #include "gui/playground/transcriptview.h"
 
+#include "gui/playground/markdownview.h"
 #include "models/transcriptmodel.h"
 
 #include <QApplication>
@@ -21,7 +22,7 @@ constexpr int MaxCodeButtons = 6;   // more blocks than that: copy the whole mes
 MessageCard::MessageCard(QWidget *parent)
     : QFrame(parent)
     , m_who(new QLabel(this))
-    , m_text(new QLabel(this))
+    , m_text(new MarkdownView(this))
     , m_footer(new QLabel(this))
     , m_buttons(new QWidget(this))
     , m_copy(new QToolButton(m_buttons))
@@ -33,12 +34,6 @@ MessageCard::MessageCard(QWidget *parent)
     QFont bold = m_who->font();
     bold.setBold(true);
     m_who->setFont(bold);
-    m_text->setTextFormat(Qt::MarkdownText);
-    m_text->setWordWrap(true);
-    m_text->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard | Qt::LinksAccessibleByMouse | Qt::LinksAccessibleByKeyboard);
-    m_text->setOpenExternalLinks(false);   // a model's link is not followed by a click on its text
-    m_text->setFocusPolicy(Qt::StrongFocus);
-    m_text->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
     m_footer->setWordWrap(true);
     m_footer->setStyleSheet(QStringLiteral("color: palette(mid);"));
     m_copy->setText(tr("Copy"));
@@ -64,10 +59,9 @@ void MessageCard::show(const QString &who, const QString &role, const QString &m
 {
     m_role = role;
     m_who->setText(who);
-    if (markdown != m_markdown || m_text->text().isEmpty()) {
-        m_markdown = markdown;
-        m_text->setText(markdown.isEmpty() && streaming ? tr("…") : markdown);
-    }
+    m_markdown = markdown;
+    if (streaming) m_text->setStreamingText(markdown.isEmpty() ? tr("…") : markdown);
+    else m_text->setMarkdownText(markdown);
     m_text->setAccessibleName(role == QLatin1String("user") ? tr("Your message") : tr("Reply from %1").arg(who));
     setAccessibleName(role == QLatin1String("user") ? tr("Your message") : tr("Reply from %1%2").arg(who, streaming ? tr(", still writing") : QString()));
     QString line = footer;

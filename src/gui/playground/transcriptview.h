@@ -26,6 +26,7 @@ class QVBoxLayout;
 
 namespace Starforge::Gui {
 
+class MarkdownView;
 class MessageCard;
 
 class TranscriptView final : public QScrollArea
@@ -81,7 +82,7 @@ class MessageCard final : public QFrame
 public:
     MessageCard(QWidget *parent);
 
-    QLabel *textLabel() const { return m_text; }
+    MarkdownView *textView() const { return m_text; }
     QLabel *footerLabel() const { return m_footer; }
     QToolButton *copyButton() const { return m_copy; }
     QToolButton *editButton() const { return m_edit; }
@@ -93,7 +94,7 @@ private:
     void show(const QString &who, const QString &role, const QString &markdown, const QString &footer, const QString &error, bool streaming);
 
     QLabel *m_who;
-    QLabel *m_text;
+    MarkdownView *m_text;
     QLabel *m_footer;
     QWidget *m_buttons;
     QToolButton *m_copy;
