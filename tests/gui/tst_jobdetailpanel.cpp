@@ -204,6 +204,7 @@ private Q_SLOTS:
         // Chat with it: the Playground dock comes forward with the launch form filled in, the
         // job and step kept, on the series the job trained on.
         QVERIFY(detail->chatButton()->isVisible() && detail->chatButton()->isEnabled());
+        QCOMPARE(detail->chatButton()->text(), QStringLiteral("&Chat with step 2"));
         QTest::mouseClick(detail->chatButton(), Qt::LeftButton);
         Gui::LaunchDialog *launch = window.playgroundPanel()->launchDialog();
         QVERIFY(launch && launch->isVisible());

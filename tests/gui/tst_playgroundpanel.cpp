@@ -340,6 +340,19 @@ private Q_SLOTS:
         QCOMPARE(panel->pane(0)->pod(), first);
         QVERIFY(!transcript->index(1).data(TranscriptModel::TimingsTextRole).toString().isEmpty());
 
+        // Extend: the same model again on a new pod, and the form says why it is a new pod.
+        panel->podsView()->setCurrentIndex(panel->podsModel()->index(panel->podsModel()->rowOf(first), 0));
+        QVERIFY(panel->findChild<QPushButton *>(QStringLiteral("playgroundExtend"))->isEnabled());
+        QTest::mouseClick(panel->findChild<QPushButton *>(QStringLiteral("playgroundExtend")), Qt::LeftButton);
+        Gui::LaunchDialog *extend = panel->launchDialog();
+        QVERIFY(extend && extend->isVisible());
+        QVERIFY2(extend->noteLabel()->text().contains(QStringLiteral("only go down")), qPrintable(extend->noteLabel()->text()));
+        QCOMPARE(extend->request().model, QStringLiteral("Qwen/Qwen3-0.6B"));
+        QCOMPARE(extend->request().series, QStringLiteral("h100"));
+        QCOMPARE(extend->request().ttlSeconds, 2 * 3600);
+        QVERIFY(extend->problems().isEmpty());
+        extend->reject();
+
         // A series nobody has: the pod waits, and the banner says why.
         const QString stuck = launchThroughTheForm(panel, QStringLiteral("Qwen/Qwen3-0.6B"), QStringLiteral("a100"));
         QVERIFY2(stuck.startsWith(QStringLiteral("play-")), qPrintable(stuck));

@@ -33,6 +33,21 @@ QString argAfter(const QJsonArray &args, const QString &flag)
 
 } // namespace
 
+LaunchRequest PlaygroundInstance::launchRequest() const
+{
+    LaunchRequest request;
+    request.model = model;
+    request.tokenizer = tokenizer;
+    request.servedName = jobId.isEmpty() ? servedName : QString();   // a job's is made from it again
+    request.jobId = jobId;
+    request.step = step;
+    request.series = series;
+    request.gpus = std::max(1, gpus);
+    if (ttlSeconds > 0) request.ttlSeconds = ttlSeconds;
+    request.maxModelLen = maxModelLen;
+    return request;
+}
+
 QString PlaygroundInstance::stateText() const
 {
     if (ended()) return reason.isEmpty() ? tr("ended") : tr("ended: %1").arg(reason);
@@ -61,6 +76,9 @@ PlaygroundInstance PlaygroundInstance::fromPod(const QJsonObject &pod)
     const QJsonArray args = container.value(QStringLiteral("args")).toArray();
     out.servedName = argAfter(args, QStringLiteral("--served-model-name"));
     out.gpus = argAfter(args, QStringLiteral("--tensor-parallel-size")).toInt();
+    out.tokenizer = argAfter(args, QStringLiteral("--tokenizer"));
+    out.maxModelLen = argAfter(args, QStringLiteral("--max-model-len")).toInt();
+    out.ttlSeconds = spec.value(QStringLiteral("activeDeadlineSeconds")).toInt();
     const QJsonObject selector = spec.value(QStringLiteral("nodeSelector")).toObject();
     out.series = selector.isEmpty() ? QString() : selector.begin()->toString();
     out.phase = status.value(QStringLiteral("phase")).toString(QStringLiteral("Pending"));

@@ -10,6 +10,7 @@
 // precondition, so a pod made again under the same name since the list is not deleted.
 
 #include "core/cluster/diagnosis.h"
+#include "core/playground/playgroundpod.h"
 #include "core/util/result.h"
 
 #include <QDateTime>
@@ -37,6 +38,9 @@ struct PlaygroundInstance
     int step = 0;
     QString series;
     int gpus = 0;
+    QString tokenizer;      // --tokenizer, when it was given
+    int maxModelLen = 0;    // --max-model-len, 0 when not given
+    int ttlSeconds = 0;     // activeDeadlineSeconds
     QString phase;          // Pending, Running, Succeeded, Failed
     QString reason;         // DeadlineExceeded, Unschedulable, ImagePullBackOff, ...
     bool ready = false;     // the Ready condition: /health answers
@@ -45,6 +49,8 @@ struct PlaygroundInstance
 
     bool ended() const { return phase == QLatin1String("Succeeded") || phase == QLatin1String("Failed"); }
     bool expired(const QDateTime &now) const { return expiresAt.isValid() && expiresAt <= now; }
+    // What launches the same model again (the panel's Extend: a pod's deadline cannot be raised).
+    LaunchRequest launchRequest() const;
     // "ready", "starting", "waiting: Unschedulable", "ended: DeadlineExceeded".
     QString stateText() const;
     static PlaygroundInstance fromPod(const QJsonObject &pod);

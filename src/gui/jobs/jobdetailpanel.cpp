@@ -164,7 +164,7 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     };
     connect(m_chat, &QPushButton::clicked, this, requestChat);
     connect(m_checkpointsView, &QTableView::activated, this, requestChat);
-    connect(m_checkpointsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { m_chat->setEnabled(chatRequest().has_value()); });
+    connect(m_checkpointsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &JobDetailPanel::updateChatButton);
 
     auto *plotBox = new QWidget(this);
     auto *plotLayout = new QVBoxLayout(plotBox);
@@ -528,12 +528,26 @@ void JobDetailPanel::showProgress()
     showCheckpoints(*progress);
 }
 
+void JobDetailPanel::updateChatButton()
+{
+    const auto request = chatRequest();
+    m_chat->setEnabled(request.has_value());
+    m_chat->setText(request ? tr("&Chat with step %1").arg(request->step) : tr("&Chat with this checkpoint"));
+    m_chat->setAccessibleName(request ? tr("Chat with the checkpoint of step %1 in the playground").arg(request->step) : tr("Chat with this checkpoint"));
+}
+
 std::optional<Playground::LaunchRequest> JobDetailPanel::chatRequest() const
 {
+    // The selected checkpoint; with none selected, the newest that vLLM can serve as it is.
     const QModelIndex current = m_checkpointsView->currentIndex();
     const auto record = currentRecord();
-    if (!current.isValid() || !record || current.row() >= m_checkpoints->checkpoints().size()) return std::nullopt;
-    const Job::ServableCheckpoint &checkpoint = m_checkpoints->checkpoints().at(current.row());
+    const QList<Job::ServableCheckpoint> &all = m_checkpoints->checkpoints();
+    qsizetype row = current.isValid() ? current.row() : -1;
+    for (qsizetype r = all.size() - 1; row < 0 && r >= 0; --r) {
+        if (all.at(r).consolidated) row = r;
+    }
+    if (!record || row < 0 || row >= all.size()) return std::nullopt;
+    const Job::ServableCheckpoint &checkpoint = all.at(row);
     if (!checkpoint.consolidated) return std::nullopt;
     Playground::LaunchRequest request;
     request.model = checkpoint.path;
@@ -550,7 +564,7 @@ void JobDetailPanel::showCheckpoints(const Job::JobProgress &progress)
     m_checkpoints->setCheckpoints(progress.servableCheckpoints());
     m_checkpointsView->setVisible(m_checkpoints->rowCount() > 0);
     m_chat->setVisible(m_checkpoints->rowCount() > 0);
-    m_chat->setEnabled(chatRequest().has_value());
+    updateChatButton();
 }
 
 void JobDetailPanel::setArchivedProgress(const Job::JobRecord &record)

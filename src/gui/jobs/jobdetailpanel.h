@@ -79,8 +79,8 @@ public:
     QPushButton *chatButton() const { return m_chat; }
     bool isShowingJob() const;
 
-    // What "Chat with this checkpoint" launches for the selected one; nullopt when it cannot be
-    // served as it is.
+    // What "Chat with step N" launches: the selected checkpoint, or with none selected the newest
+    // vLLM can serve as it is; nullopt when that one cannot be served as it is.
     std::optional<Playground::LaunchRequest> chatRequest() const;
 
 Q_SIGNALS:
@@ -106,6 +106,7 @@ private:
     void onProgressChanged(const QString &jobId);
     void setArchivedProgress(const Job::JobRecord &record);
     void showCheckpoints(const Job::JobProgress &progress);
+    void updateChatButton();
 
     QPointer<Session> m_session;
     QPointer<Models::JobsModel> m_model;

@@ -24,6 +24,7 @@ LaunchDialog::LaunchDialog(const Job::ClusterSettings &settings, const Cluster::
     , m_hours(new QSpinBox(this))
     , m_maxLen(new QSpinBox(this))
     , m_problems(new QLabel(this))
+    , m_note(new QLabel(this))
     , m_buttons(new QDialogButtonBox(QDialogButtonBox::Cancel, this))
 {
     setObjectName(QStringLiteral("launchDialog"));
@@ -65,9 +66,13 @@ LaunchDialog::LaunchDialog(const Job::ClusterSettings &settings, const Cluster::
     form->addRow(tr("&Tokenizer:"), m_tokenizer);
     form->addRow(tr("GPU &series:"), m_series);
     form->addRow(tr("&GPUs:"), m_gpus);
-    form->addRow(tr("Time to &live:"), m_hours);
+    form->addRow(tr("Time to l&ive:"), m_hours);
     form->addRow(tr("Max &context:"), m_maxLen);
+    m_note->setObjectName(QStringLiteral("launchNote"));
+    m_note->setWordWrap(true);
+    m_note->hide();
     auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_note);
     layout->addLayout(form);
     layout->addWidget(m_problems);
     layout->addWidget(m_buttons);
@@ -96,6 +101,12 @@ void LaunchDialog::fillSeries(const Cluster::CapacityTracker *capacity)
     else m_series->setCurrentText(chosen);
     if (chosen.isEmpty() && m_series->count() > 0) m_series->setCurrentIndex(0);
     check();
+}
+
+void LaunchDialog::setNote(const QString &text)
+{
+    m_note->setText(text);
+    m_note->setVisible(!text.isEmpty());
 }
 
 void LaunchDialog::setRequest(const Playground::LaunchRequest &request)

@@ -31,6 +31,8 @@ public:
     LaunchDialog(const Job::ClusterSettings &settings, const Cluster::CapacityTracker *capacity, QWidget *parent = nullptr);
 
     void setRequest(const Playground::LaunchRequest &request);
+    // A sentence above the form (why this launch: Extend's explanation).
+    void setNote(const QString &text);
     Playground::LaunchRequest request() const;
     QStringList problems() const;
 
@@ -40,6 +42,7 @@ public:
     QSpinBox *gpusSpin() const { return m_gpus; }
     QSpinBox *hoursSpin() const { return m_hours; }
     QLabel *problemsLabel() const { return m_problems; }
+    QLabel *noteLabel() const { return m_note; }
     QDialogButtonBox *buttons() const { return m_buttons; }
 
 private:
@@ -55,6 +58,7 @@ private:
     QSpinBox *m_hours;
     QSpinBox *m_maxLen;
     QLabel *m_problems;
+    QLabel *m_note;
     QDialogButtonBox *m_buttons;
 };
 

@@ -48,6 +48,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     , m_podsView(new QTableView(this))
     , m_launch(new QPushButton(tr("&Launch…"), this))
     , m_stopPod(new QPushButton(tr("Stop pod"), this))
+    , m_extend(new QPushButton(tr("Exten&d…"), this))
     , m_banner(new QLabel(this))
     , m_podsStatus(new QLabel(this))
     , m_settingsButton(new QToolButton(this))
@@ -58,7 +59,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     , m_history(new QComboBox(this))
     , m_new(new QPushButton(tr("&New"), this))
     , m_export(new QPushButton(tr("E&xport…"), this))
-    , m_compare(new QCheckBox(tr("Com&pare two models"), this))
+    , m_compare(new QCheckBox(tr("C&ompare two models"), this))
     , m_left(new ChatPane(QStringLiteral("chatPaneA"), this))
     , m_right(new ChatPane(QStringLiteral("chatPaneB"), this))
     , m_prompt(new QPlainTextEdit(this))
@@ -83,6 +84,8 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     m_launch->setToolTip(tr("Serve a model or a checkpoint with vLLM on a GPU pod of your own"));
     m_stopPod->setObjectName(QStringLiteral("playgroundStopPod"));
     m_stopPod->setToolTip(tr("Delete the selected pod now; its GPUs are free again"));
+    m_extend->setObjectName(QStringLiteral("playgroundExtend"));
+    m_extend->setToolTip(tr("More time for the selected model: a new pod serving it (a pod's deadline cannot be raised)"));
     m_banner->setObjectName(QStringLiteral("playgroundBanner"));
     m_banner->setWordWrap(true);
     m_banner->setAccessibleName(tr("Why the pod is not ready"));
@@ -94,6 +97,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     auto *podButtons = new QHBoxLayout;
     podButtons->addWidget(m_launch);
     podButtons->addWidget(m_stopPod);
+    podButtons->addWidget(m_extend);
     podButtons->addStretch();
     auto *podsBox = new QWidget(this);
     auto *podsLayout = new QVBoxLayout(podsBox);
@@ -133,7 +137,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     };
     addLabelled(tr("T&emperature:"), m_temperature);
     addLabelled(tr("Top-&p:"), m_topP);
-    addLabelled(tr("Max &tokens:"), m_maxTokens);
+    addLabelled(tr("Max to&kens:"), m_maxTokens);
     settingsRow->addStretch();
     // Shown when asked for; the button says what is in force, so the space goes to the talk.
     m_settingsButton->setObjectName(QStringLiteral("playgroundSettingsButton"));
@@ -220,7 +224,8 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     layout->addWidget(split);
 
     setTabOrder(m_launch, m_stopPod);
-    setTabOrder(m_stopPod, m_podsView);
+    setTabOrder(m_stopPod, m_extend);
+    setTabOrder(m_extend, m_podsView);
     setTabOrder(m_podsView, m_history);
     setTabOrder(m_history, m_new);
     setTabOrder(m_new, m_export);
@@ -251,6 +256,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     }
     connect(m_launch, &QPushButton::clicked, this, [this] { openLaunchDialog(); });
     connect(m_stopPod, &QPushButton::clicked, this, &PlaygroundPanel::stopSelectedPod);
+    connect(m_extend, &QPushButton::clicked, this, [this] { extendSelectedPod(); });
     connect(m_send, &QPushButton::clicked, this, &PlaygroundPanel::send);
     connect(m_stop, &QPushButton::clicked, this, &PlaygroundPanel::stopReplies);
     connect(m_regenerate, &QPushButton::clicked, this, &PlaygroundPanel::regenerate);
@@ -507,6 +513,20 @@ void PlaygroundPanel::stopSelectedPod()
     });
 }
 
+LaunchDialog *PlaygroundPanel::extendSelectedPod()
+{
+    const auto instance = m_pods->instance(selectedPod());
+    if (!instance) return nullptr;
+    LaunchDialog *dialog = openLaunchDialog(instance->launchRequest());
+    if (!dialog) return nullptr;
+    dialog->setWindowTitle(tr("Extend %1").arg(instance->name));
+    dialog->setNote(tr("Kubernetes lets a pod's deadline (activeDeadlineSeconds) only go down, so more time is a new pod serving "
+                       "the same model. Launch it, and stop %1 once the new one is ready; the conversation carries over by "
+                       "choosing the new pod as its model.")
+                        .arg(instance->name));
+    return dialog;
+}
+
 void PlaygroundPanel::setComparing(bool comparing)
 {
     if (m_compare->isChecked() != comparing) m_compare->setChecked(comparing);
@@ -549,7 +569,7 @@ void PlaygroundPanel::send()
     if (text.trimmed().isEmpty()) return;
     bool sent = false;
     for (ChatPane *pane : {m_left, m_right}) {
-        if (pane->isVisible() || pane == m_left) sent = pane->send(text, chatSettings()) || sent;
+        if (pane == m_left || m_compare->isChecked()) sent = pane->send(text, chatSettings()) || sent;
     }
     if (sent) m_prompt->clear();
     updateButtons();
@@ -607,6 +627,7 @@ void PlaygroundPanel::updateButtons()
     const bool connected = m_session && m_session->playground();
     m_launch->setEnabled(connected);
     m_stopPod->setEnabled(connected && !selectedPod().isEmpty());
+    m_extend->setEnabled(connected && !selectedPod().isEmpty());
     m_send->setEnabled(!streaming && !m_prompt->toPlainText().trimmed().isEmpty());
     m_stop->setEnabled(streaming);
     const auto lastIsReply = [](const ChatPane *pane) {

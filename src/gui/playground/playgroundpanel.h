@@ -65,6 +65,8 @@ public:
     // Reads the owner's pods now.
     void refreshPods();
     void stopSelectedPod();
+    // The launch form for the selected pod's model again, saying why it is a new pod.
+    LaunchDialog *extendSelectedPod();
     void setComparing(bool comparing);
     // Sends the prompt box's text to the pane, or to both when comparing.
     void send();
@@ -120,6 +122,7 @@ private:
     QTableView *m_podsView;
     QPushButton *m_launch;
     QPushButton *m_stopPod;
+    QPushButton *m_extend;
     QLabel *m_banner;
     QLabel *m_podsStatus;
     QToolButton *m_settingsButton;
