@@ -19,6 +19,28 @@ class TestAppSandbox : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    // --help and --version on a terminal with no display at all: text and exit 0, not "could
+    // not connect to display".
+    void helpAndVersionWithoutADisplay()
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) env.remove(QLatin1String(name));
+        const auto run = [&](const QString &option) {
+            QProcess app;
+            app.setProcessEnvironment(env);
+            app.start(QStringLiteral(SF_BIN_DIR "/starforge"), {option});
+            const bool done = app.waitForFinished(20000);
+            return std::make_tuple(done ? app.exitCode() : -1, QString::fromUtf8(app.readAllStandardOutput()), QString::fromUtf8(app.readAllStandardError()));
+        };
+        const auto [helpCode, help, helpErr] = run(QStringLiteral("--help"));
+        QCOMPARE(helpCode, 0);
+        QVERIFY2(help.contains(QStringLiteral("--sandbox")) && help.contains(QStringLiteral("JOBSPEC")), qPrintable(help + helpErr));
+        QVERIFY2(!helpErr.contains(QStringLiteral("display")), qPrintable(helpErr));
+        const auto [versionCode, version, versionErr] = run(QStringLiteral("--version"));
+        QCOMPARE(versionCode, 0);
+        QCOMPARE(version.trimmed(), QStringLiteral("starforge " STARFORGE_VERSION));
+    }
+
     void startsConnectsAndStopsTheSandbox()
     {
         QTemporaryDir dir;

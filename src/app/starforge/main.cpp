@@ -46,16 +46,62 @@ protected:
     }
 };
 
+struct Options
+{
+    QCommandLineOption sandbox{QStringLiteral("sandbox"), QStringLiteral("Start a local sandbox cluster (starforge-sandbox) and connect to it.")};
+    QCommandLineOption config{QStringLiteral("config"), QStringLiteral("Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini)."),
+                              QStringLiteral("file")};
+    QCommandLineOption profiles{QStringLiteral("profiles"), QStringLiteral("Open the connection profiles dialog at start.")};
+
+    void addTo(QCommandLineParser &parser) const
+    {
+        parser.setApplicationDescription(QStringLiteral("Run NeMo-RL training on Kubernetes + KubeRay from the desktop."));
+        parser.addHelpOption();
+        parser.addVersionOption();
+        parser.addOption(sandbox);
+        parser.addOption(config);
+        parser.addOption(profiles);
+        parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A JobSpec file or a code folder to open in the submission wizard."),
+                                     QStringLiteral("[JOBSPEC | FOLDER]"));
+    }
+};
+
+void nameTheApplication()
+{
+    QCoreApplication::setApplicationName(QStringLiteral("starforge"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(STARFORGE_VERSION));
+}
+
+// --help and --version answer on the terminal, with no display: a QApplication would first
+// need one ("could not connect to display") only to print text.
+bool asksForTextOnly(int argc, char *argv[])
+{
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray arg(argv[i]);
+        if (arg == "--") break;
+        if (arg == "-h" || arg == "--help" || arg == "-?" || arg == "--help-all" || arg == "-v" || arg == "--version") return true;
+    }
+    return false;
+}
+
 } // namespace
 
 int main(int argc, char *argv[])
 {
     Starforge::printStackOnCrash("starforge");
     using namespace Starforge;
+    const Options options;
+    if (asksForTextOnly(argc, argv)) {
+        QCoreApplication core(argc, argv);
+        nameTheApplication();
+        QCommandLineParser parser;
+        options.addTo(parser);
+        parser.process(core);   // prints and exits
+        return 0;
+    }
     QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("starforge"));
+    nameTheApplication();
     QApplication::setApplicationDisplayName(QStringLiteral("Starforge"));
-    QApplication::setApplicationVersion(QStringLiteral(STARFORGE_VERSION));
     QApplication::setDesktopFileName(QStringLiteral("starforge"));
     Logging::installRedactingMessageHandler();
     Logging::setDefaultFilterRules();
@@ -66,20 +112,11 @@ int main(int argc, char *argv[])
     }
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Run NeMo-RL training on Kubernetes + KubeRay from the desktop."));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    const QCommandLineOption sandbox(QStringLiteral("sandbox"),
-                                     QStringLiteral("Start a local sandbox cluster (starforge-sandbox) and connect to it."));
-    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini)."),
-                                    QStringLiteral("file"));
-    const QCommandLineOption profiles(QStringLiteral("profiles"), QStringLiteral("Open the connection profiles dialog at start."));
-    parser.addOption(sandbox);
-    parser.addOption(config);
-    parser.addOption(profiles);
-    parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A JobSpec file or a code folder to open in the submission wizard."),
-                                 QStringLiteral("[JOBSPEC | FOLDER]"));
+    options.addTo(parser);
     parser.process(app);
+    const QCommandLineOption &sandbox = options.sandbox;
+    const QCommandLineOption &config = options.config;
+    const QCommandLineOption &profiles = options.profiles;
     if (parser.positionalArguments().size() > 1) {
         QTextStream(stderr) << "starforge: give one JobSpec or folder, not " << parser.positionalArguments().size() << Qt::endl;
         return 2;
