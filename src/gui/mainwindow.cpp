@@ -24,6 +24,10 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QHeaderView>
+#include <QScreen>
 #include <QSettings>
 #include <QDockWidget>
 #include <QListView>
@@ -113,6 +117,15 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     m_ui->centralLayout->insertStretch(0, 1);
 
     createDocks();
+    if (restoreWindowState()) {
+        m_jobsDockWidened = true;   // the user's own arrangement stays
+    } else if (const QScreen *screen = this->screen()) {
+        // A first run: larger than the form's 1280 x 800 on a large screen, so every panel has room.
+        const QRect available = screen->availableGeometry();
+        resize(std::max(width(), std::min(1680, available.width() * 9 / 10)), std::max(height(), std::min(1050, available.height() * 9 / 10)));
+    }
+    // Quitting without closing the window (SIGTERM, the session ending) keeps the layout too.
+    connect(qApp, &QCoreApplication::aboutToQuit, this, &MainWindow::saveWindowState);
 
     connect(m_ui->profilesAction, &QAction::triggered, this, [this] { showProfilesDialog(); });
     connect(m_setupButton, &QPushButton::clicked, this, [this] { showProfilesDialog(); });
@@ -230,6 +243,51 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
 
     refreshProfiles();
     reconnect();
+}
+
+namespace {
+// Bumped when the docks change in a way an old saved layout would show wrongly.
+constexpr int WindowStateVersion = 2;
+}
+
+QString MainWindow::windowStateFile() const
+{
+    return QFileInfo(m_manager->store().filePath()).dir().filePath(QStringLiteral("window.ini"));
+}
+
+void MainWindow::saveWindowState() const
+{
+    QSettings file(windowStateFile(), QSettings::IniFormat);
+    file.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    file.setValue(QStringLiteral("window/state"), saveState(WindowStateVersion));
+    file.setValue(QStringLiteral("window/version"), WindowStateVersion);
+    // Every named table's columns (widths, order, sort), by the table's name.
+    file.beginGroup(QStringLiteral("columns"));
+    for (const QTableView *table : findChildren<QTableView *>()) {
+        if (!table->objectName().isEmpty()) file.setValue(table->objectName(), table->horizontalHeader()->saveState());
+    }
+    file.endGroup();
+}
+
+bool MainWindow::restoreWindowState()
+{
+    QSettings file(windowStateFile(), QSettings::IniFormat);
+    if (file.value(QStringLiteral("window/version")).toInt() != WindowStateVersion) return false;
+    const bool placed = restoreGeometry(file.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(file.value(QStringLiteral("window/state")).toByteArray(), WindowStateVersion);
+    file.beginGroup(QStringLiteral("columns"));
+    for (QTableView *table : findChildren<QTableView *>()) {
+        const QByteArray columns = file.value(table->objectName()).toByteArray();
+        if (!table->objectName().isEmpty() && !columns.isEmpty()) table->horizontalHeader()->restoreState(columns);
+    }
+    file.endGroup();
+    return placed;
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    saveWindowState();
+    QMainWindow::closeEvent(event);
 }
 
 MainWindow::~MainWindow()

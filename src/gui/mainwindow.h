@@ -87,7 +87,14 @@ public Q_SLOTS:
     // File › New Job: the wizard for the last folder used, or an empty one.
     SubmitWizard *newJob();
 
+    // The window's size and place, its docks and the tables' columns, kept beside the profiles
+    // file (window.ini) when the window closes and when the app quits, and restored at start.
+    void saveWindowState() const;
+    bool restoreWindowState();
+    QString windowStateFile() const;
+
 protected:
+    void closeEvent(QCloseEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
 

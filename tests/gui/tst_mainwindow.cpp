@@ -3,12 +3,16 @@
 
 #include "core/config/profilemanager.h"
 #include "core/session/session.h"
+#include "gui/jobs/jobspanel.h"
 #include "gui/mainwindow.h"
 #include "gui/profilesdialog.h"
 #include "scriptedprompts.h"
 #include "support/memorysecretstore.h"
 
 #include <QComboBox>
+#include <QFile>
+#include <QHeaderView>
+#include <QTableView>
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenu>
@@ -27,6 +31,41 @@ class TestMainWindow : public QObject
     QTemporaryDir m_dir;
 
 private Q_SLOTS:
+    // Size, docks and the tables' columns come back after a restart, from window.ini beside
+    // the profiles file; a window that was never closed leaves nothing behind.
+    void geometryDocksAndColumnsSurviveARestart()
+    {
+        QTemporaryDir dir;
+        Config::ProfileStore store(dir.filePath(QStringLiteral("profiles.ini")));
+        Testing::MemorySecretStore secrets;
+        Config::ProfileManager manager(&store, &secrets);
+        Testing::ScriptedPrompts prompts;
+        int jobsColumn = 0;
+        QSize size;
+        {
+            Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            window.resize(1300, 777);
+            QTRY_COMPARE(window.height(), 777);
+            size = window.size();   // as wide as the docks let it be
+            window.findChild<QDockWidget *>(QStringLiteral("logsDock"))->hide();
+            QTableView *jobs = window.jobsPanel()->view();
+            jobs->horizontalHeader()->resizeSection(1, 321);
+            jobsColumn = jobs->horizontalHeader()->sectionSize(1);
+            QVERIFY(!QFile::exists(window.windowStateFile()));
+            window.close();
+            QVERIFY(QFile::exists(window.windowStateFile()));
+        }
+        Gui::MainWindow again(&manager, &prompts, QProcessEnvironment());
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        QCOMPARE(again.size(), size);
+        QVERIFY(!again.findChild<QDockWidget *>(QStringLiteral("logsDock"))->isVisible());
+        QVERIFY(again.findChild<QDockWidget *>(QStringLiteral("jobsDock"))->isVisible());
+        QCOMPARE(again.jobsPanel()->view()->horizontalHeader()->sectionSize(1), jobsColumn);
+    }
+
     void layoutAndStatus()
     {
         Config::ProfileStore store(m_dir.filePath(QStringLiteral("w.ini")));
