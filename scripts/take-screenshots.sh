@@ -77,8 +77,8 @@ app=$!
 wait_for 60 "the app's sandbox" grep -q 'KUBECONFIG=' "$scratch/app.log"
 kubeconfig=$(sed -n 's/.*KUBECONFIG=//p' "$scratch/app.log" | head -n 1)
 conn=${kubeconfig%.kubeconfig}
-sub() { # SPEC: submits it, prints the job id
-    $cli --connection-file "$conn" submit "$1" --json | head -n 1 > "$scratch/submitted.json"
+sub() { # SPEC: submits it (--force: the b200 one can never fit, on purpose), prints the job id
+    $cli --connection-file "$conn" submit "$1" --force --json | head -n 1 > "$scratch/submitted.json"
     json "$scratch/submitted.json" 'd["id"]'
 }
 archived() { # ID [STATE]

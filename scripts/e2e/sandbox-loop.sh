@@ -246,9 +246,11 @@ if grep -rqF "$secret_value" "$state_s3" "$work/secret.json" "$work/secret-manif
     die "the Secret's value was found outside the Secret"
 fi
 
-step "a job for a series nobody has: diagnosed, stopped, events kept"
+step "a job for a series nobody has: refused, then with --force diagnosed, stopped, events kept"
 write_spec "$job/stuck.json" grpo-stuck b200 '["grpo.max_num_steps=3"]'
-cli submit "$job/stuck.json" --json >"$work/stuck.json"
+if cli submit "$job/stuck.json" >"$work/refused.out" 2>"$work/refused.err"; then die "a job that can never fit was submitted"; fi
+grep -q 'can never run on this cluster' "$work/refused.err" || { cat "$work/refused.err"; die "the refusal does not say why"; }
+cli submit "$job/stuck.json" --force --json >"$work/stuck.json"
 stuck_id=$(json "$work/stuck.json" 'd["id"]')
 cause=""
 for _ in $(seq 1 60); do
@@ -269,7 +271,7 @@ grep -q 'FailedScheduling' "$work/events.txt" || die "the archived events lack F
 
 step "the pre-running deadline fails a stuck job; --wait says why while it waits"
 set +e
-FORGE_KUBERAY_PRERUNNING_DEADLINE_S=8 cli submit "$job/stuck.json" --wait --json >"$work/deadline.json"
+FORGE_KUBERAY_PRERUNNING_DEADLINE_S=8 cli submit "$job/stuck.json" --force --wait --json >"$work/deadline.json"
 code=$?
 set -e
 cat "$work/deadline.json"
@@ -323,7 +325,7 @@ start_sandbox --kuberay-version 1.5
 cli manifest "$job/stuck.json" >"$work/manifest15.json"
 [ "$(json "$work/manifest15.json" '"preRunningDeadlineSeconds" in d["spec"]')" = False ] || die "a RayJob for KubeRay 1.5 has preRunningDeadlineSeconds"
 set +e
-FORGE_KUBERAY_PRERUNNING_DEADLINE_S=3 cli submit "$job/stuck.json" --wait --json >"$work/deadline15.json"
+FORGE_KUBERAY_PRERUNNING_DEADLINE_S=3 cli submit "$job/stuck.json" --force --wait --json >"$work/deadline15.json"
 code=$?
 set -e
 cat "$work/deadline15.json"

@@ -14,6 +14,7 @@
 
 #include <QCryptographicHash>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -800,6 +801,36 @@ private Q_SLOTS:
         QCOMPARE(QJsonDocument::fromJson(after.out).array().size(), 0);
     }
 
+    // A job for a series the cluster does not have is refused before anything is built or
+    // uploaded, naming the pool and the numbers; --force submits it (then it waits as Pending).
+    void aJobThatCanNeverFitIsRefused()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const QString s3 = QFileInfo(m_connection).path() + QStringLiteral("/connection.json.state/s3");
+        const auto objects = [&s3] {
+            int n = 0;
+            for (QDirIterator it(s3, QDir::Files, QDirIterator::Subdirectories); it.hasNext(); it.next()) ++n;
+            return n;
+        };
+        const int before = objects();
+        const Run refused = job({QStringLiteral("submit"), stuckSpec()});
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY2(refused.err.contains("can never run on this cluster") && refused.err.contains("pool train:") && refused.err.contains("b200")
+                     && refused.err.contains("--force"),
+                 refused.err.constData());
+        QVERIFY2(!refused.err.contains("building the Capsule"), refused.err.constData());
+        QCOMPARE(objects(), before);
+        const Run listed = job({QStringLiteral("jobs"), QStringLiteral("--json")});
+        QVERIFY2(!listed.out.contains("grpo-stuck"), listed.out.constData());
+        // 2 nodes of 8 h100 GPUs: 3 nodes of 8 never fit either, with the numbers.
+        const QString big = m_dir.filePath(QStringLiteral("stuck/big.json"));
+        Testing::writeFile(big, R"({"version": 1, "name": "grpo-big", "code": ".", "recipe": {"algorithm": "grpo", "config": "configs/grpo.yaml"},
+                                   "pools": [{"name": "train", "series": "h100", "nodes": 3, "gpusPerNode": 8}]})");
+        const Run tooBig = job({QStringLiteral("submit"), big});
+        QCOMPARE(tooBig.exitCode, 1);
+        QVERIFY2(tooBig.err.contains("pool train:") && tooBig.err.contains("h100"), tooBig.err.constData());
+    }
+
     void stopDeleteAndWaitOnALiveJob()
     {
         QVERIFY(!sandbox().isEmpty());
@@ -807,8 +838,8 @@ private Q_SLOTS:
         // submit --wait ends when the job is deleted under it, instead of waiting forever.
         QProcess wait;
         wait.setProcessEnvironment(environment({}));
-        wait.start(QStringLiteral(SF_BIN_DIR "/starforge-cli"),
-                   {QStringLiteral("submit"), spec, QStringLiteral("--wait"), QStringLiteral("--json"), QStringLiteral("--connection-file"), sandbox()});
+        wait.start(QStringLiteral(SF_BIN_DIR "/starforge-cli"), {QStringLiteral("submit"), spec, QStringLiteral("--wait"), QStringLiteral("--force"),
+                                                                QStringLiteral("--json"), QStringLiteral("--connection-file"), sandbox()});
         QVERIFY(wait.waitForStarted(10000));
         QVERIFY(QTest::qWaitFor([&wait] { return wait.canReadLine() || wait.state() != QProcess::Running; }, 15000));
         const QString waited = jsonId(wait.readLine());
@@ -822,7 +853,7 @@ private Q_SLOTS:
         QVERIFY2(waitErr.contains("was deleted before it ended"), waitErr.constData());
 
         // stop archives a live job; a second stop says it has ended; delete removes the archive.
-        const Run submitted = job({QStringLiteral("submit"), spec, QStringLiteral("--json")});
+        const Run submitted = job({QStringLiteral("submit"), spec, QStringLiteral("--force"), QStringLiteral("--json")});
         QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
         const QString id = jsonId(submitted.out);
         const Run stopped = job({QStringLiteral("stop"), id});
@@ -911,7 +942,8 @@ private Q_SLOTS:
         QProcess wait;
         wait.setProcessEnvironment(environment({}));
         wait.start(QStringLiteral(SF_BIN_DIR "/starforge-cli"),
-                   {QStringLiteral("submit"), stuckSpec(), QStringLiteral("--wait"), QStringLiteral("--json"), QStringLiteral("--connection-file"), connection});
+                   {QStringLiteral("submit"), stuckSpec(), QStringLiteral("--wait"), QStringLiteral("--force"), QStringLiteral("--json"),
+                    QStringLiteral("--connection-file"), connection});
         QVERIFY(wait.waitForStarted(10000));
         QVERIFY(QTest::qWaitFor([&wait] { return wait.canReadLine() || wait.state() != QProcess::Running; }, 15000));
         const QString id = jsonId(wait.readLine());

@@ -361,10 +361,19 @@ private Q_SLOTS:
         QTRY_COMPARE(resources->verdictOf(0), QStringLiteral("NeverFits"));
         QVERIFY(!next(wizard)->isEnabled());
         QVERIFY2(labelText(wizard, "resourcesProblems").contains(QStringLiteral("can never run on this cluster")), qPrintable(labelText(wizard, "resourcesProblems")));
+        // The page asks rather than refuses: ticked, the job may go (it would wait as Pending).
+        auto *anyway = wizard->findChild<QCheckBox *>(QStringLiteral("submitAnywayCheck"));
+        QVERIFY(anyway && anyway->isVisible() && !anyway->isChecked());
+        anyway->setFocus();
+        QTest::keyClick(anyway, Qt::Key_Space);
+        QVERIFY(next(wizard)->isEnabled());
+        QTest::keyClick(anyway, Qt::Key_Space);
+        QVERIFY(!next(wizard)->isEnabled());
         QTest::keyClick(nodes, Qt::Key_Down);
         QCOMPARE(http->send("DELETE", pods + QStringLiteral("/hog")).status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(resources->verdictOf(0), QStringLiteral("FitsNow"), 15000);
         QVERIFY(next(wizard)->isEnabled());
+        QVERIFY(!wizard->findChild<QCheckBox *>(QStringLiteral("submitAnywayCheck"))->isVisible());
         QTest::mouseClick(next(wizard), Qt::LeftButton);
 
         // Page 4: the RayJob for this job id, and who enforces the deadline.

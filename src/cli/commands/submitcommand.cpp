@@ -46,11 +46,16 @@ public:
     using Command::Command;
 
 protected:
-    // Opens a clients-only session that knows the operator; then(version) once it does.
-    void withOperatorVersion(std::function<void(const QVersionNumber &)> then)
+    // Opens a clients-only session that knows the operator; then(version) once it does. With
+    // capacity, the session also reads the nodes and pods the fit verdict is made of.
+    void withOperatorVersion(std::function<void(const QVersionNumber &)> then, bool capacity = false)
     {
         SessionOptions options = clientsOnly();
         options.probeOperator = true;
+        if (capacity) {
+            options.followCapacity = true;
+            options.failOnFirstListError = true;   // a 403 switches the check off; anything else says so
+        }
         if (m_args.values.contains(QStringLiteral("kuberay-version"))) {
             const auto version = QVersionNumber::fromString(m_args.value(QStringLiteral("kuberay-version")));
             if (version.isNull() || version.majorVersion() < 1) {
@@ -134,9 +139,10 @@ public:
 
     void run() override
     {
-        const auto spec = specArgument(QStringLiteral("submit SPEC [--wait] [--json]"));
+        const auto spec = specArgument(QStringLiteral("submit SPEC [--wait] [--force] [--json]"));
         if (!spec) return;
-        withOperatorVersion([this, spec = *spec](const QVersionNumber &version) { submit(spec, version); });
+        // --force skips the fit check, and with it the reading of every node and pod.
+        withOperatorVersion([this, spec = *spec](const QVersionNumber &version) { submit(spec, version); }, !m_args.flag(QStringLiteral("force")));
     }
 
     // Ctrl-C: a submission is cancelled and cleaned up (finished() follows when it is); a wait
@@ -160,6 +166,39 @@ public:
     }
 
 private:
+    // A job that can never run here is refused before anything is built or uploaded, naming the
+    // pool and the numbers; one that waits for busy GPUs gets a warning. False when refused.
+    bool checkFit(const Job::JobSpec &spec)
+    {
+        if (m_args.flag(QStringLiteral("force"))) return true;
+        const Cluster::CapacityTracker *tracker = m_session->capacity();
+        if (!tracker || !tracker->isSynced()) {
+            const QString why = m_session->feature(QStringLiteral("capacity")).value_or(FeatureStatus{}).reason;
+            if (!json()) note(QStringLiteral("whether the job fits was not checked: %1").arg(why.isEmpty() ? QStringLiteral("the capacity is unknown") : why));
+            return true;
+        }
+        Cluster::FitRequest request;
+        for (const Job::Pool &pool : spec.pools) request.pools.append({pool.name, pool.series, pool.nodes, pool.gpusPerNode});
+        const Cluster::FitVerdict verdict = tracker->model().fit(request);
+        QStringList never;
+        QStringList waits;
+        for (const Cluster::PoolVerdict &pool : verdict.pools) {
+            if (pool.fit == Cluster::Fit::NeverFits) never << QStringLiteral("pool %1: %2").arg(pool.request.name, pool.sentence);
+            if (pool.fit == Cluster::Fit::FitsWhenFree) waits << QStringLiteral("pool %1: %2").arg(pool.request.name, pool.sentence);
+        }
+        if (!never.isEmpty()) {
+            fail(Error::invalid(QStringLiteral("the job can never run on this cluster as it is, so nothing was built or uploaded:\n  %1\n"
+                                               "Change the pools (see starforge-cli capacity), or submit it anyway with --force: it then waits "
+                                               "as Pending until the cluster has the nodes.")
+                                    .arg(never.join(QStringLiteral("\n  ")))));
+            return false;
+        }
+        if (!waits.isEmpty() && !json()) {
+            for (const QString &w : std::as_const(waits)) m_err << "warning: it waits for busy GPUs: " << w << Qt::endl;
+        }
+        return true;
+    }
+
     void submit(const Job::JobSpec &spec, const QVersionNumber &version)
     {
         auto s3 = m_session->bucket();
@@ -167,6 +206,7 @@ private:
             fail(s3.error());
             return;
         }
+        if (!checkFit(spec)) return;
         // What is valid but may not do what the spec seems to ask goes to stderr, before the work.
         if (!json()) {
             for (const QString &warning : spec.warnings()) m_err << "warning: " << warning << Qt::endl;

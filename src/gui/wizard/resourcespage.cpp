@@ -46,6 +46,7 @@ ResourcesPage::ResourcesPage(SubmitWizard *wizard)
     , m_corpus(new QCheckBox(tr("Mount the &corpus volume, read-only"), this))
     , m_corpusNote(new QLabel(this))
     , m_problems(new QLabel(this))
+    , m_submitAnyway(new QCheckBox(tr("Submit it &anyway: it waits as Pending until the cluster has such nodes"), this))
 {
     setTitle(tr("Resources"));
     setSubTitle(tr("The pools of GPU machines the job runs on, with what the cluster has free now, and its volumes."));
@@ -80,6 +81,10 @@ ResourcesPage::ResourcesPage(SubmitWizard *wizard)
     m_problems->setWordWrap(true);
     m_problems->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_problems->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    m_submitAnyway->setObjectName(QStringLiteral("submitAnywayCheck"));
+    m_submitAnyway->setAccessibleName(tr("Submit a job that can never fit anyway"));
+    m_submitAnyway->hide();
+    connect(m_submitAnyway, &QCheckBox::toggled, this, [this] { refresh(); });
 
     auto *layout = new QVBoxLayout(this);
     auto *poolsLabel = new QLabel(tr("Pools (the first holds the Ray head):"), this);
@@ -98,6 +103,7 @@ ResourcesPage::ResourcesPage(SubmitWizard *wizard)
     layout->addWidget(m_corpus);
     layout->addWidget(m_corpusNote);
     layout->addWidget(m_problems);
+    layout->addWidget(m_submitAnyway);
     layout->addStretch(1);
 
     connect(m_addPool, &QPushButton::clicked, this, [this] {
@@ -276,7 +282,9 @@ void ResourcesPage::refresh()
     QStringList problems = m_wizard->problemsOf({QStringLiteral("pools"), QStringLiteral("storage"), QStringLiteral("corpus")});
     problems << spec.problemsWith(settings.storageShared, hasCorpus);
 
-    // The live verdict, from the model the heatmap draws.
+    // The live verdict, from the model the heatmap draws. A pool that can never fit is asked
+    // about (Submit it anyway), not refused outright: the cluster may be about to grow.
+    QStringList never;
     m_verdicts.clear();
     m_sentences.clear();
     const Cluster::CapacityTracker *tracker = m_followed;
@@ -299,7 +307,7 @@ void ResourcesPage::refresh()
             m_rows[i].verdict->setToolTip(sentence);
             m_rows[i].verdict->setAccessibleDescription(name + QStringLiteral(": ") + sentence);
             if (pv && pv->fit == Cluster::Fit::NeverFits) {
-                problems << tr("pools[%1]: %2 can never run on this cluster: %3").arg(i).arg(spec.pools.value(i).name, sentence);
+                never << tr("pools[%1]: %2 can never run on this cluster: %3").arg(i).arg(spec.pools.value(i).name, sentence);
             }
         }
         m_capacityNote->setText(verdict.fit == Cluster::Fit::FitsWhenFree
@@ -315,9 +323,15 @@ void ResourcesPage::refresh()
         m_capacityNote->setText(!session || !session->isUp() ? tr("Not connected: the fit verdict appears once the cluster answers.")
                                                              : tr("Reading the cluster's nodes and pods…"));
     }
-    m_problems->setText(problems.join(u'\n'));
-    m_problems->setVisible(!problems.isEmpty());
-    m_complete = problems.isEmpty();
+    const QStringList shown = problems + never;
+    m_problems->setText(shown.join(u'\n'));
+    m_problems->setVisible(!shown.isEmpty());
+    m_submitAnyway->setVisible(!never.isEmpty());
+    if (never.isEmpty() && m_submitAnyway->isChecked()) {
+        const QSignalBlocker blocker(m_submitAnyway);
+        m_submitAnyway->setChecked(false);   // asked again if it comes back
+    }
+    m_complete = problems.isEmpty() && (never.isEmpty() || m_submitAnyway->isChecked());
     Q_EMIT completeChanged();
     Q_EMIT verdictsUpdated();
 }

@@ -71,6 +71,8 @@ private:
     QCheckBox *m_corpus;
     QLabel *m_corpusNote;
     QLabel *m_problems;
+    // Shown when a pool can never fit: the page asks before it lets such a job go.
+    QCheckBox *m_submitAnyway;
     QList<Row> m_rows;
     QPointer<Cluster::CapacityTracker> m_followed;
     QStringList m_verdicts;
