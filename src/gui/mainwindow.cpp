@@ -55,6 +55,7 @@ Starforge::SessionOptions guiSessionOptions()
     Starforge::SessionOptions options;
     options.personPresent = true;
     options.followProgress = true;   // the Jobs panel's Progress column and the Job dock's plot
+    options.followPendingDiagnoses = true;   // the Jobs panel's Message column: why a job waits
     // Events and job states kept on this machine (docs/events.md, "The local journal"), so the
     // event timeline still shows them after Kubernetes has dropped them and after a restart.
     options.journalEvents = true;

@@ -1,6 +1,7 @@
 #include "models/jobsmodel.h"
 
 #include "core/job/history.h"
+#include "core/job/pendingdiagnoser.h"
 #include "core/job/progressfollower.h"
 #include "core/job/tracker.h"
 #include "core/s3/s3client.h"
@@ -104,6 +105,31 @@ void JobsModel::setTracker(Job::JobTracker *tracker)
     connect(tracker, &QObject::destroyed, this, [this] { removeIf([](const Row &row) { return !row.record.archived; }); });
     for (const Job::JobRecord &record : tracker->jobs())
         onLive(record);
+}
+
+void JobsModel::setDiagnosisSource(Job::PendingDiagnoser *diagnoser)
+{
+    if (diagnoser == m_diagnoser)
+        return;
+    if (m_diagnoser)
+        disconnect(m_diagnoser, nullptr, this, nullptr);
+    m_diagnoser = diagnoser;
+    if (diagnoser) {
+        connect(diagnoser, &Job::PendingDiagnoser::diagnosisChanged, this, [this](const QString &id) {
+            if (const int row = rowOf(id); row >= 0)
+                Q_EMIT dataChanged(index(row, MessageColumn), index(row, MessageColumn), { Qt::DisplayRole, Qt::ToolTipRole, SortRole });
+        });
+    }
+    if (!m_rows.isEmpty())
+        Q_EMIT dataChanged(index(0, MessageColumn), index(int(m_rows.size()) - 1, MessageColumn));
+}
+
+QString JobsModel::pendingWhy(const Row &row) const
+{
+    if (!m_diagnoser || !row.live || row.record.archived || row.record.state != Job::JobState::Pending)
+        return {};
+    const auto d = m_diagnoser->diagnosisOf(row.record.id);
+    return d ? QStringLiteral("%1: %2").arg(d->causeId(), d->message) : QString();
 }
 
 void JobsModel::setProgressSource(Job::ProgressFollower *progress)
@@ -434,6 +460,8 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
                                                                 : QLocale().toString(local, QLocale::ShortFormat);
         }
         case MessageColumn:
+            if (const QString why = pendingWhy(row); !why.isEmpty())
+                return oneLine(why);
             return oneLine(r.message);
         case ColumnCount:
             break;
@@ -484,6 +512,8 @@ QVariant JobsModel::data(const QModelIndex &index, int role) const
                 return tr("Yours (%1)").arg(r.owner);
             return tr("%1's job: shown read-only, only its owner's app stops, archives or deletes it").arg(r.owner);
         case MessageColumn:
+            if (const QString why = pendingWhy(row); !why.isEmpty())
+                return tr("Why it is pending — %1").arg(why);
             return r.message;
         case ColumnCount:
             break;
@@ -583,7 +613,7 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
         case EndedColumn:
             return tr("When the job ended");
         case MessageColumn:
-            return tr("KubeRay's or Starforge's message about the job");
+            return tr("Why a Pending job waits (the diagnosis, with the numbers), else KubeRay's or Starforge's message about the job");
         case ColumnCount:
             break;
         }

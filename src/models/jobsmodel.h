@@ -25,6 +25,7 @@
 
 namespace Starforge::Job {
 class JobTracker;
+class PendingDiagnoser;
 class ProgressFollower;
 class JobProgress;
 }
@@ -62,6 +63,9 @@ public:
     Job::JobTracker *tracker() const;
     // Where the Progress column's "step 120/500" comes from (nullptr: none, the column is empty).
     void setProgressSource(Job::ProgressFollower *progress);
+    // Where a live Pending job's "why it waits" comes from, for the Message column (nullptr:
+    // none, the column shows the RayJob's own message).
+    void setDiagnosisSource(Job::PendingDiagnoser *diagnoser);
 
     // The bucket the history is read from (nullptr: none, and the archived rows go). Does not
     // read by itself: call refreshHistory().
@@ -122,10 +126,13 @@ private:
     void setHistoryLoading(bool loading);
     void refreshAges();
     const Job::JobProgress *progressOf(const QString &jobId) const;
+    // "CAUSE: sentence" for a live Pending job the diagnoser has explained; empty otherwise.
+    QString pendingWhy(const Row &row) const;
 
     QList<Row> m_rows;
     QPointer<Job::JobTracker> m_tracker;
     QPointer<Job::ProgressFollower> m_progress;
+    QPointer<Job::PendingDiagnoser> m_diagnoser;
     QPointer<S3::S3Client> m_s3;
     std::unique_ptr<QObject> m_historyRead; // context of the read in flight; deleting it aborts
     QSet<QString> m_archivedDuringRead; // archived by the tracker after that read began

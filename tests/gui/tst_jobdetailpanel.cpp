@@ -234,6 +234,12 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(detail->podsModel()->rowCount() >= 1
                                      && detail->podsModel()->index(0, Models::JobPodsModel::PhaseColumn).data().toString() == QStringLiteral("Pending: Unschedulable"),
                                  20000);
+        // The Jobs table says it too, in the Message column, without the job being selected.
+        clickRow(view, running);
+        QTRY_VERIFY2_WITH_TIMEOUT(view->model()->index(rowOf(view, pending), JobsModel::MessageColumn).data().toString().startsWith(QStringLiteral("NoNodeMatchesSelector: ")),
+                                  qPrintable(view->model()->index(rowOf(view, pending), JobsModel::MessageColumn).data().toString()), 20000);
+        QVERIFY(view->model()->index(rowOf(view, pending), JobsModel::MessageColumn).data().toString().contains(QStringLiteral("b200")));
+        QVERIFY(view->model()->index(rowOf(view, pending), JobsModel::MessageColumn).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Why it is pending")));
         QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/detail-") + pending).status, 200);
 
         // Back to the running job, let go: once archived, the dock shows the archive and the

@@ -2,6 +2,7 @@
 
 #include "core/cluster/capacity.h"
 #include "core/events/eventjournal.h"
+#include "core/job/pendingdiagnoser.h"
 #include "core/job/progressfollower.h"
 #include "core/job/tracker.h"
 #include "core/kube/execcredentialprovider.h"
@@ -143,10 +144,11 @@ void Session::teardown()
     m_reconnectTimer.stop();
     delete m_livenessRequest.data();
     // Nothing a part says while it is deleted (an informer stopping) may reach this session.
-    for (QObject *part : std::initializer_list<QObject *>{m_progress.get(), m_jobs.get(), m_capacity.get(), m_events.get(), m_pods.get(), m_nodes.get(),
+    for (QObject *part : std::initializer_list<QObject *>{m_diagnoser.get(), m_progress.get(), m_jobs.get(), m_capacity.get(), m_events.get(), m_pods.get(), m_nodes.get(),
                                                           m_rayJobs.get(), m_probe.get(), m_permissionCheck.get()}) {
         if (part) disconnect(part, nullptr, this, nullptr);
     }
+    m_diagnoser.reset();
     m_progress.reset();
     m_playgroundReaper.stop();
     m_playground.reset();
@@ -436,6 +438,12 @@ void Session::startParts()
             progress.ns = m_settings.ns;
             m_progress = std::make_unique<Job::ProgressFollower>(m_kube.get(), m_jobs.get(), progress, this);
             m_progress->start();
+        }
+        if (m_options.followPendingDiagnoses) {
+            m_diagnoser = std::make_unique<Job::PendingDiagnoser>(m_kube.get(), m_jobs.get(), m_capacity.get(), m_settings.ns,
+                                                                  m_settings.gpuNodeLabel, this);
+            m_diagnoser->setIntervalMs(m_options.pendingDiagnosisIntervalMs);
+            m_diagnoser->start();
         }
     }
     if (m_options.followJobs && m_options.cleanUpAtStart && !m_cleanupStarted) {

@@ -62,6 +62,7 @@ class CapacityTracker;
 }
 namespace Starforge::Job {
 class JobTracker;
+class PendingDiagnoser;
 class ProgressFollower;
 }
 namespace Starforge::Playground {
@@ -88,6 +89,10 @@ struct SessionOptions
     // Running jobs' driver logs followed for their training progress (ProgressFollower, over
     // the JobTracker): the GUI's Progress column and job detail plot.
     bool followProgress = false;
+    // Why each live Pending job waits (PendingDiagnoser, over the JobTracker and the capacity):
+    // the GUI's Message column. A round over them this often.
+    bool followPendingDiagnoses = false;
+    int pendingDiagnosisIntervalMs = 10000;
     QString onlyJobId;              // the RayJob informer and the tracker follow this job alone
     bool followCapacity = true;     // node and pod informers and the CapacityTracker
     bool followEvents = true;       // the namespace's events
@@ -197,6 +202,8 @@ public:
     Cluster::CapacityTracker *capacity() const { return m_capacity.get(); }
     Job::JobTracker *jobs() const { return m_jobs.get(); }
     Job::ProgressFollower *progress() const { return m_progress.get(); }
+    // Why each live Pending job waits (SessionOptions::followPendingDiagnoses); null otherwise.
+    Job::PendingDiagnoser *pendingDiagnoser() const { return m_diagnoser.get(); }
     // The owner's playground (SessionOptions::followPlayground); null when not asked for, not
     // connected, or the owner is unknown.
     Playground::PlaygroundClient *playground() const { return m_playground.get(); }
@@ -292,6 +299,7 @@ private:
     std::unique_ptr<Cluster::CapacityTracker> m_capacity;
     std::unique_ptr<Job::JobTracker> m_jobs;
     std::unique_ptr<Job::ProgressFollower> m_progress;
+    std::unique_ptr<Job::PendingDiagnoser> m_diagnoser;
     std::unique_ptr<Playground::PlaygroundClient> m_playground;
     QTimer m_playgroundReaper;
     std::unique_ptr<Events::EventJournal> m_journal;

@@ -245,6 +245,7 @@ void JobsPanel::setSession(Session *session)
         connect(m_session, &Session::partsAboutToBeRemoved, this, [this] {
             m_model->setTracker(nullptr);
             m_model->setProgressSource(nullptr);
+            m_model->setDiagnosisSource(nullptr);
             m_model->setHistoryStore(nullptr);
         });
         connect(m_session, &Session::stateChanged, this, &JobsPanel::syncWithSession);
@@ -287,6 +288,7 @@ void JobsPanel::syncWithSession()
     }
     if (m_model->historyStore() != s3) setHistoryStore(s3);
     m_model->setProgressSource(m_session->progress());
+    m_model->setDiagnosisSource(m_session->pendingDiagnoser());
     Job::JobTracker *tracker = m_session->jobs();
     if (m_model->tracker() != tracker) {
         setTracker(tracker);
