@@ -13,6 +13,7 @@
 #include "gui/events/eventspanel.h"
 #include "gui/events/timelineview.h"
 #include "gui/logs/logspanel.h"
+#include "gui/notify/desktopnotifier.h"
 #include "gui/playground/launchdialog.h"
 #include "gui/playground/playgroundpanel.h"
 #include "gui/signindialog.h"
@@ -125,6 +126,27 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
         const QRect available = screen->availableGeometry();
         resize(std::max(width(), std::min(1680, available.width() * 9 / 10)), std::max(height(), std::min(1050, available.height() * 9 / 10)));
     }
+    // Desktop notifications: on unless turned off in View (kept in window.ini's preferences).
+    m_notifier = new DesktopNotifier(this);
+    auto *notifications = new QAction(tr("Desktop &Notifications"), this);
+    notifications->setObjectName(QStringLiteral("notificationsAction"));
+    notifications->setCheckable(true);
+    notifications->setToolTip(tr("Tell me when a job of mine ends or a playground pod is about to stop, while I look elsewhere"));
+    notifications->setChecked(QSettings(windowStateFile(), QSettings::IniFormat).value(QStringLiteral("preferences/notifications"), true).toBool());
+    m_notifier->setEnabled(notifications->isChecked());
+    connect(notifications, &QAction::toggled, this, [this](bool on) {
+        m_notifier->setEnabled(on);
+        QSettings(windowStateFile(), QSettings::IniFormat).setValue(QStringLiteral("preferences/notifications"), on);
+    });
+    m_ui->viewMenu->addSeparator();
+    m_ui->viewMenu->addAction(notifications);
+    connect(m_notifier, &DesktopNotifier::activated, this, &MainWindow::openNotificationTarget);
+    connect(m_playground, &PlaygroundPanel::podExpiringSoon, this, [this](const QString &pod, const QString &model, qint64 secondsLeft) {
+        m_notifier->notify(tr("%1 stops in %2 min").arg(model).arg(std::max<qint64>(1, secondsLeft / 60)),
+                           tr("The playground pod %1 reaches its time to live; Extend in the Playground launches a new one.").arg(pod),
+                           QStringLiteral("pod:") + pod);
+    });
+
     // Quitting without closing the window (SIGTERM, the session ending) keeps the layout too.
     connect(qApp, &QCoreApplication::aboutToQuit, this, &MainWindow::saveWindowState);
 
@@ -162,6 +184,7 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     });
     m_jobsPanel->setSession(m_session);
     m_playground->setSession(m_session);
+    connect(m_session, &Session::partsChanged, this, &MainWindow::followJobNotices);
     // A finished checkpoint in the Job dock, served in the playground: the launch form, filled in.
     connect(m_jobDetail, &JobDetailPanel::chatRequested, this, [this](const Playground::LaunchRequest &request) {
         m_playgroundDock->show();
@@ -249,6 +272,50 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
 namespace {
 // Bumped when the docks change in a way an old saved layout would show wrongly.
 constexpr int WindowStateVersion = 2;
+}
+
+void MainWindow::followJobNotices()
+{
+    Job::JobTracker *tracker = m_session->jobs();
+    if (tracker == m_noticedTracker) return;
+    m_noticedTracker = tracker;
+    m_notices.reset();
+    if (!tracker) return;
+    m_notices = std::make_unique<Job::JobNotices>(tracker->viewer());
+    Job::JobNotices *notices = m_notices.get();
+    // What the tracker lists at its first sync is the state of things, not news.
+    auto ready = std::make_shared<bool>(tracker->hasSynced());
+    if (*ready) notices->baseline(tracker->jobs());
+    connect(tracker, &Job::JobTracker::synced, notices, [notices, tracker, ready] {
+        if (*ready) return;
+        notices->baseline(tracker->jobs());
+        *ready = true;
+    });
+    for (auto signal : {&Job::JobTracker::jobChanged, &Job::JobTracker::jobArchived}) {
+        connect(tracker, signal, notices, [notices, ready](const Job::JobRecord &record) {
+            if (*ready) notices->observe(record);
+            else notices->baseline({record});
+        });
+    }
+    connect(tracker, &Job::JobTracker::stopRequested, notices, &Job::JobNotices::stoppedHere);
+    connect(notices, &Job::JobNotices::notice, this, [this](const Job::Notice &n) { m_notifier->notify(n.title, n.body, n.jobId, n.urgent); });
+}
+
+void MainWindow::openNotificationTarget(const QString &target)
+{
+    if (target.startsWith(QStringLiteral("pod:"))) {
+        m_playgroundDock->show();
+        m_playgroundDock->raise();
+        m_playground->selectPod(target.mid(4));
+    } else if (!target.isEmpty()) {
+        m_jobsPanel->selectJob(target);
+        if (auto *jobs = findChild<QDockWidget *>(QStringLiteral("jobsDock"))) jobs->raise();
+        m_jobDetailDock->show();
+        m_jobDetailDock->raise();
+    }
+    showNormal();
+    raise();
+    activateWindow();
 }
 
 QString MainWindow::windowStateFile() const

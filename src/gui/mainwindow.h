@@ -10,6 +10,7 @@
 // job trackers. Panels take the Session and follow its signals; a profile change opens it again.
 
 #include "core/config/effectiveconfig.h"
+#include "core/job/jobnotices.h"
 #include "core/job/jobspec.h"
 
 #include <QMainWindow>
@@ -47,6 +48,7 @@ class JobDetailPanel;
 class JobsPanel;
 class LogsPanel;
 class PlaygroundPanel;
+class DesktopNotifier;
 class EventsPanel;
 class UserPrompts;
 class ProfilesDialog;
@@ -71,6 +73,10 @@ public:
     LogsPanel *logsPanel() const { return m_logs; }
     EventsPanel *eventsPanel() const { return m_events; }
     PlaygroundPanel *playgroundPanel() const { return m_playground; }
+    DesktopNotifier *notifier() const { return m_notifier; }
+    // What a click on a notification does: a job id selects the job and brings its dock and the
+    // window forward; "pod:NAME" the playground's pod.
+    void openNotificationTarget(const QString &target);
     // The live jobs' tracker while connected (null before the session has started it).
     Job::JobTracker *jobTracker() const;
     // The submission wizard while it is open.
@@ -100,6 +106,7 @@ protected:
 
 private:
     void createDocks();
+    void followJobNotices();
     void refreshProfiles();
     void refreshStatus();
     // Connects to the active profile's cluster (secrets read from the keychain first).
@@ -132,6 +139,9 @@ private:
     QDockWidget *m_logsDock = nullptr;
     EventsPanel *m_events = nullptr;
     PlaygroundPanel *m_playground = nullptr;
+    DesktopNotifier *m_notifier = nullptr;
+    std::unique_ptr<Job::JobNotices> m_notices;   // over the session's current tracker
+    QPointer<Job::JobTracker> m_noticedTracker;
     QDockWidget *m_playgroundDock = nullptr;
     QDockWidget *m_eventsDock = nullptr;
     bool m_jobsDockWidened = false;

@@ -240,6 +240,10 @@ private Q_SLOTS:
                                   qPrintable(view->model()->index(rowOf(view, pending), JobsModel::MessageColumn).data().toString()), 20000);
         QVERIFY(view->model()->index(rowOf(view, pending), JobsModel::MessageColumn).data().toString().contains(QStringLiteral("b200")));
         QVERIFY(view->model()->index(rowOf(view, pending), JobsModel::MessageColumn).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Why it is pending")));
+        // A click on a notification about it selects it and brings the Job dock forward.
+        window.openNotificationTarget(pending);
+        QTRY_COMPARE(detail->jobId(), pending);
+        QVERIFY(window.jobsPanel()->selectedJob() && window.jobsPanel()->selectedJob()->id == pending);
         QCOMPARE(m_http->send("DELETE", m_rayjobs + QStringLiteral("/detail-") + pending).status, 200);
 
         // Back to the running job, let go: once archived, the dock shows the archive and the

@@ -7,6 +7,7 @@
 
 #include "core/config/embeddedsandbox.h"
 #include "core/config/profilemanager.h"
+#include "core/playground/playgroundpod.h"
 #include "core/session/session.h"
 #include "gui/jobs/jobdetailpanel.h"
 #include "gui/mainwindow.h"
@@ -35,6 +36,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -367,6 +369,27 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(panel->podsModel()->rowOf(stuck) < 0, 20000);
         QVERIFY(panel->podsModel()->rowOf(first) >= 0);
         QVERIFY(panel->podsModel()->rowOf(second) >= 0);
+
+        // A pod with four minutes left: the panel says so once (the window turns it into a
+        // desktop notification), and its countdown is in the amber range.
+        QSignalSpy expiring(panel, &Gui::PlaygroundPanel::podExpiringSoon);
+        Playground::LaunchRequest shortLived;
+        shortLived.model = QStringLiteral("Qwen/Qwen3-0.6B");
+        shortLived.series = QStringLiteral("h100");
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        QJsonObject pod = *Playground::PlaygroundPod::build(shortLived, window.session()->settings(), QStringLiteral("zz2456"), now);
+        QJsonObject meta = pod.value(QStringLiteral("metadata")).toObject();
+        QJsonObject annotations = meta.value(QStringLiteral("annotations")).toObject();
+        annotations.insert(QStringLiteral("starforge.dev/expires-at"), now.addSecs(4 * 60).toString(Qt::ISODate));
+        meta.insert(QStringLiteral("annotations"), annotations);
+        pod.insert(QStringLiteral("metadata"), meta);
+        QCOMPARE(m_http->send("POST", QStringLiteral("/api/v1/namespaces/starforge/pods"), QJsonDocument(pod).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(expiring.size(), 1, 10000);
+        QCOMPARE(expiring.first().at(0).toString(), QStringLiteral("play-zz2456"));
+        QVERIFY(expiring.first().at(2).toLongLong() <= 240);
+        QVERIFY(panel->podsModel()->index(panel->podsModel()->rowOf(QStringLiteral("play-zz2456")), 0).data(PlaygroundPodsModel::SoonRole).toBool());
+        QTest::qWait(1000);   // more lists: still once
+        QCOMPARE(expiring.size(), 1);
     }
 };
 

@@ -377,6 +377,7 @@ void JobTracker::stopJob(const QString &id, std::function<void(Result<JobRecord>
         if (done) done(notYours(it->record, ownership, tr("stop")));
         return;
     }
+    Q_EMIT stopRequested(id);
     if (it->archiving || isTerminal(it->record.state)) {
         // Already ending: report when its archive is done.
         it->onArchived = std::move(done);

@@ -111,6 +111,8 @@ Q_SIGNALS:
     void jobArchived(const Starforge::Job::JobRecord &record);   // in the bucket, RayJob deleted
     void jobRemoved(const QString &id);                         // no longer on the cluster
     void archiveFailed(const QString &id, const QString &message);
+    // stopJob() acts on this job: its Stopped state is this app's doing, not news from elsewhere.
+    void stopRequested(const QString &id);
 
 private:
     struct Live

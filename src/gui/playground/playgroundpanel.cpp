@@ -293,7 +293,11 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
 
     m_refreshTimer.setInterval(5000);
     connect(&m_refreshTimer, &QTimer::timeout, this, [this] {
-        if (!isVisible()) return;
+        // Hidden, the pods are still listed once a minute: their expiry warning is due anyway.
+        if (!isVisible()) {
+            if (++m_hiddenTicks % 12 == 0) refreshPods();
+            return;
+        }
         refreshPods();
         for (ChatPane *pane : {m_left, m_right}) {
             if (pane->isVisible() && !pane->isStreaming()) pane->refreshMetrics();
@@ -393,8 +397,16 @@ void PlaygroundPanel::refreshPods()
             return;
         }
         m_podsStatus->hide();
-        m_pods->setNow(QDateTime::currentDateTimeUtc());
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        m_pods->setNow(now);
         m_pods->setInstances(*listed);
+        for (const PlaygroundInstance &i : *listed) {
+            const qint64 left = i.expiresAt.isValid() ? now.secsTo(i.expiresAt) : -1;
+            if (!i.ended() && left > 0 && left <= 5 * 60 && !m_warnedExpiring.contains(i.name)) {
+                m_warnedExpiring.insert(i.name);
+                Q_EMIT podExpiringSoon(i.name, i.servedName, left);
+            }
+        }
         updateBanner();
         updateButtons();
     });
@@ -511,6 +523,15 @@ void PlaygroundPanel::stopSelectedPod()
         self->m_listing.reset();
         self->refreshPods();
     });
+}
+
+bool PlaygroundPanel::selectPod(const QString &pod)
+{
+    const int row = m_pods->rowOf(pod);
+    if (row < 0) return false;
+    m_podsView->setCurrentIndex(m_pods->index(row, 0));
+    m_podsView->setFocus(Qt::OtherFocusReason);
+    return true;
 }
 
 LaunchDialog *PlaygroundPanel::extendSelectedPod()

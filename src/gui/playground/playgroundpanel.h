@@ -17,6 +17,7 @@
 #include "gui/playground/launchdialog.h"
 
 #include <QPointer>
+#include <QSet>
 #include <QTimer>
 #include <QWidget>
 
@@ -92,8 +93,13 @@ public:
     QSpinBox *maxTokensSpin() const { return m_maxTokens; }
     LaunchDialog *launchDialog() const { return m_launchDialog; }
 
+    // Selects the pod in the table (a notification's click); false when it is not listed.
+    bool selectPod(const QString &pod);
+
 Q_SIGNALS:
     void launched(const QString &pod);
+    // Once per pod, when fewer than five minutes are left before the cluster ends it.
+    void podExpiringSoon(const QString &pod, const QString &servedName, qint64 secondsLeft);
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -115,6 +121,8 @@ private:
     std::unique_ptr<QObject> m_listing;     // context of the list in flight
     std::unique_ptr<QObject> m_diagnosing;  // context of the diagnosis in flight
     QString m_diagnosedPod;
+    QSet<QString> m_warnedExpiring;   // pods podExpiringSoon() was emitted for
+    int m_hiddenTicks = 0;
     QTimer m_refreshTimer;
     QTimer m_tick;
 
