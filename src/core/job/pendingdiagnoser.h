@@ -2,9 +2,9 @@
 
 // Why each live job that is still Pending waits, kept up to date for the Jobs table's Message
 // column (docs/jobs.md, "The Jobs panel's Message column"): the diagnosis engine's cause and
-// sentence, the same `starforge-cli diagnose` prints. Every interval the Pending jobs the tracker knows are read
-// one after the other (their RayJob, RayCluster, pods and events: fetchCheckedSnapshot) and
-// diagnosed with the session's capacity for the numbers; a job that is no longer Pending is
+// sentence, the same `starforge-cli diagnose` prints. Every interval the Pending jobs the
+// tracker knows are read one after the other (their RayJob, RayCluster, pods and events:
+// fetchCheckedSnapshot) and diagnosed with the session's capacity for the numbers; a job that is no longer Pending is
 // forgotten. Nothing is said in a job's first minute unless the cause is known: the scheduler
 // has not tried yet, an image is still pulling.
 
