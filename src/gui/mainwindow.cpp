@@ -8,6 +8,7 @@
 #include "core/kube/kubeclient.h"
 #include "gui/capacity/capacityheatmapview.h"
 #include "gui/capacity/capacitypanel.h"
+#include "gui/jobs/comparewindow.h"
 #include "gui/jobs/jobdetailpanel.h"
 #include "gui/jobs/jobspanel.h"
 #include "gui/events/eventspanel.h"
@@ -190,6 +191,11 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
         m_playgroundDock->show();
         m_playgroundDock->raise();
         m_playground->openLaunchDialog(request);
+    });
+    connect(m_jobsPanel, &JobsPanel::compareRequested, this, [this](const QList<Job::JobRecord> &jobs) {
+        auto *compare = new CompareWindow(m_session, jobs, m_prompts, this);
+        compare->setAttribute(Qt::WA_DeleteOnClose);
+        compare->show();
     });
     connect(m_jobsPanel, &JobsPanel::statusMessage, this, &MainWindow::showJobsMessage);
     // The Logs dock follows the selection while it is shown; Open logs brings it forward.

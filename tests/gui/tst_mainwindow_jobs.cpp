@@ -11,6 +11,7 @@
 #include "gui/events/eventspanel.h"
 #include "gui/jobs/jobdetailpanel.h"
 #include "gui/jobs/jobspanel.h"
+#include "gui/jobs/comparewindow.h"
 #include "gui/mainwindow.h"
 #include "models/jobpodsmodel.h"
 #include "models/jobsmodel.h"
@@ -262,8 +263,8 @@ private Q_SLOTS:
             if (!a->isSeparator()) offered << a->text();
         }
         QCOMPARE(offered, (QStringList{QStringLiteral("&Stop"), QStringLiteral("&Details"), QStringLiteral("&Copy job id"), QStringLiteral("Copy Ray&Job"),
-                                       QStringLiteral("Res&ubmit…"), QStringLiteral("Open e&vents"), QStringLiteral("Open &logs"), QStringLiteral("D&elete…"),
-                                       QStringLiteral("&Refresh history")}));
+                                       QStringLiteral("Res&ubmit…"), QStringLiteral("Open e&vents"), QStringLiteral("Open &logs"),
+                                       QStringLiteral("Co&mpare runs…"), QStringLiteral("D&elete…"), QStringLiteral("&Refresh history")}));
         // One accelerator per item, so each is one key away.
         QSet<QChar> accelerators;
         for (const QString &text : offered) accelerators.insert(text.at(text.indexOf(u'&') + 1).toLower());
@@ -272,6 +273,23 @@ private Q_SLOTS:
         QTest::keyClick(menu, Qt::Key_C);
         QTRY_COMPARE(QGuiApplication::clipboard()->text(), newer);
         QTRY_VERIFY(!full.findChild<QMenu *>(QStringLiteral("jobsContextMenu")));
+
+        // Two rows, Ctrl+click: Compare runs is on (one-job actions are off), and opens the
+        // comparison of both; one row again, and it is off.
+        QVERIFY(!panel->compareAction()->isEnabled());
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(view->model()->index(rowOf(view, newer), JobsModel::IdColumn)).center());
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::ControlModifier, view->visualRect(view->model()->index(rowOf(view, id), JobsModel::IdColumn)).center());
+        QCOMPARE(panel->selectedJobs().size(), 2);
+        QVERIFY(panel->compareAction()->isEnabled());
+        QVERIFY(!full.findChild<QAction *>(QStringLiteral("deleteAction")) || !full.findChild<QAction *>(QStringLiteral("deleteAction"))->isEnabled());
+        panel->compareAction()->trigger();
+        Gui::CompareWindow *compare = nullptr;
+        QTRY_VERIFY((compare = full.findChild<Gui::CompareWindow *>()) && compare->isVisible());
+        QCOMPARE(compare->windowTitle(), QStringLiteral("Compare 2 run(s)"));
+        QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded(), 20000);
+        compare->close();
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(view->model()->index(rowOf(view, newer), JobsModel::IdColumn)).center());
+        QVERIFY(!panel->compareAction()->isEnabled());
 
         // Details on double-click: the Job dock comes forward with the archived job's record,
         // and its pods as objects.json kept them.

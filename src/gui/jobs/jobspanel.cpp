@@ -52,6 +52,7 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     , m_copyRayJobAction(new QAction(tr("Copy Ray&Job"), this))
     , m_openEventsAction(new QAction(tr("Open e&vents"), this))
     , m_openLogsAction(new QAction(tr("Open &logs"), this))
+    , m_compareAction(new QAction(tr("Co&mpare runs…"), this))
 {
     setObjectName(QStringLiteral("jobsPanel"));
     m_proxy->setSourceModel(m_model);
@@ -125,7 +126,8 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     m_view->setAccessibleName(tr("Jobs"));
     m_view->setModel(m_proxy);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    // Several rows (Ctrl or Shift) for Compare runs; the other actions are for one job.
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
@@ -197,6 +199,15 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     connect(m_resubmitAction, &QAction::triggered, this, [this] {
         if (const auto job = selectedJob(); job && !job->jobSpec.isEmpty())
             Q_EMIT resubmitRequested(job->jobSpec);
+    });
+    m_compareAction->setObjectName(QStringLiteral("compareRunsAction"));
+    m_compareAction->setToolTip(tr("Overlay the selected jobs' training metrics on one plot (select several with Ctrl or Shift)"));
+    m_compareAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M));
+    m_compareAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(m_compareAction);
+    connect(m_compareAction, &QAction::triggered, this, [this] {
+        const QList<Job::JobRecord> jobs = selectedJobs();
+        if (jobs.size() >= 2) Q_EMIT compareRequested(jobs);
     });
     connect(m_view, &QTableView::doubleClicked, this, &JobsPanel::showDetails);
     connect(m_view, &QWidget::customContextMenuRequested, this, &JobsPanel::showContextMenu);
@@ -337,12 +348,33 @@ bool JobsPanel::isShowingJobs() const
     return m_stack->currentWidget() != m_message;
 }
 
-std::optional<Job::JobRecord> JobsPanel::selectedJob() const
+QModelIndex JobsPanel::selectedIndex() const
 {
+    // The one job the single-job actions are for: the current row when it is selected.
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
     if (rows.isEmpty())
+        return {};
+    const QModelIndex current = m_view->currentIndex();
+    if (current.isValid() && m_view->selectionModel()->isRowSelected(current.row(), QModelIndex()))
+        return current.siblingAtColumn(0);
+    return rows.first();
+}
+
+std::optional<Job::JobRecord> JobsPanel::selectedJob() const
+{
+    const QModelIndex selected = selectedIndex();
+    if (!selected.isValid())
         return std::nullopt;
-    return rows.first().data(JobsModel::RecordRole).value<Job::JobRecord>();
+    return selected.data(JobsModel::RecordRole).value<Job::JobRecord>();
+}
+
+QList<Job::JobRecord> JobsPanel::selectedJobs() const
+{
+    QList<Job::JobRecord> out;
+    QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    std::sort(rows.begin(), rows.end(), [](const QModelIndex &a, const QModelIndex &b) { return a.row() < b.row(); });
+    for (const QModelIndex &row : std::as_const(rows)) out << row.data(JobsModel::RecordRole).value<Job::JobRecord>();
+    return out;
 }
 
 bool JobsPanel::selectJob(const QString &jobId)
@@ -361,7 +393,9 @@ bool JobsPanel::selectJob(const QString &jobId)
 void JobsPanel::updateActions()
 {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
-    const QModelIndex selected = rows.isEmpty() ? QModelIndex() : rows.first();
+    m_compareAction->setEnabled(rows.size() >= 2);
+    // With several rows selected, the actions for one job are off: which one would be unclear.
+    const QModelIndex selected = rows.size() == 1 ? selectedIndex() : QModelIndex();
     const bool running = selected.isValid() && m_model->tracker() && selected.data(JobsModel::LiveRole).toBool()
         && selected.data(JobsModel::ActiveRole).toBool();
     const bool mine = selected.isValid() && selected.data(JobsModel::MineRole).toBool();
@@ -538,7 +572,9 @@ void JobsPanel::showDetails(const QModelIndex &proxyIndex)
 void JobsPanel::showContextMenu(const QPoint &pos)
 {
     const QModelIndex index = m_view->indexAt(pos);
-    if (index.isValid())
+    // A click outside the selection selects that row alone; inside, the selection stays (for
+    // Compare runs).
+    if (index.isValid() && !m_view->selectionModel()->isRowSelected(index.row(), QModelIndex()))
         m_view->selectionModel()->select(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     updateActions();
     // popup(), not exec(): no nested event loop.
@@ -552,6 +588,7 @@ void JobsPanel::showContextMenu(const QPoint &pos)
     menu->addAction(m_resubmitAction);
     menu->addAction(m_openEventsAction);
     menu->addAction(m_openLogsAction);
+    menu->addAction(m_compareAction);
     menu->addSeparator();
     menu->addAction(m_deleteAction);
     menu->addSeparator();

@@ -64,6 +64,9 @@ public:
 
     // The selected job's record, if a row is selected.
     std::optional<Job::JobRecord> selectedJob() const;
+    // Every selected job's record, in the table's order (Compare runs).
+    QList<Job::JobRecord> selectedJobs() const;
+    QAction *compareAction() const { return m_compareAction; }
     // Delete the selected job for good, its RayJob and its archive (asks first; the viewer's
     // own jobs only, as the core's deleteJob decides); copy its RayJob as JSON (the live one,
     // else the archived one) to the clipboard.
@@ -82,6 +85,8 @@ Q_SIGNALS:
     void statusMessage(const QString &text);
     // The job the panels that follow one job (timeline, logs) show; empty: none selected.
     void selectedJobChanged(const QString &jobId);
+    // Compare runs on two or more selected jobs.
+    void compareRequested(const QList<Starforge::Job::JobRecord> &jobs);
     // Details (double-click, Return, the context menu): show the Job dock for this job.
     void detailsRequested(const QString &jobId);
     // Open logs: the Logs dock for this job.
@@ -92,6 +97,7 @@ Q_SIGNALS:
     void resubmitRequested(const QJsonObject &jobSpec);
 
 private:
+    QModelIndex selectedIndex() const;
     void showDetails(const QModelIndex &proxyIndex);
     void showContextMenu(const QPoint &pos);
     void updateActions();
@@ -118,6 +124,7 @@ private:
     // The event timeline comes with issue 14: off until then.
     QAction *m_openEventsAction;
     QAction *m_openLogsAction;
+    QAction *m_compareAction;
     Session *m_session = nullptr;
     QString m_selectedJob;
     bool m_deleting = false;   // a delete is under way: Delete waits for it
