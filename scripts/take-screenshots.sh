@@ -133,9 +133,21 @@ sleep 2
 xdotool key --clearmodifiers F3
 sleep 1
 import -window root "$out/logs-panel.png"
+echo "wrote $out/logs-panel.png"
+# Compare runs (Ctrl+Shift+M) on the running job and the two archived ones, selected from the
+# keyboard: Ctrl+1 is the Jobs table, Ctrl+Home its first row (the stuck job), Down the running
+# one, Shift+Down twice the two archived ones.
+xdotool key --clearmodifiers ctrl+1
+sleep 0.5
+xdotool key --clearmodifiers ctrl+Home Down shift+Down shift+Down
+sleep 0.5
+xdotool key --clearmodifiers ctrl+shift+m
+wait_for 30 "the compare window" xdotool search --name 'Compare 3 run'
+sleep 6   # the archived driver logs read from the bucket
+import -window "$(xdotool search --name 'Compare 3 run' | head -n 1)" "$out/compare-runs.png"
 kill "$app" 2>/dev/null || true
 wait "$app" 2>/dev/null || true
-echo "wrote $out/logs-panel.png"
+echo "wrote $out/compare-runs.png"
 
 # The submission wizard on the window's own sandbox, one picture per page, reached with the
 # keys a person presses (xdotool): `starforge --sandbox JOBSPEC` opens it prefilled, Alt+N is
