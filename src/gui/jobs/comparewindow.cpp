@@ -293,6 +293,7 @@ CompareWindow::CompareWindow(Session *session, const QList<Job::JobRecord> &jobs
     resize(900, 560);
 
     connect(m_metric, &QComboBox::currentTextChanged, m_plot, &ComparePlot::setMetric);
+    connect(m_metric, &QComboBox::activated, this, [this] { m_metricChosen = true; });
     connect(m_axis, &QComboBox::currentIndexChanged, this, [this] { m_plot->setAxis(RunComparisonModel::Axis(m_axis->currentData().toInt())); });
     connect(m_log, &QCheckBox::toggled, m_plot, &ComparePlot::setLogScale);
     connect(m_model, &QAbstractItemModel::modelReset, this, &CompareWindow::fillMetrics);
@@ -344,7 +345,9 @@ CompareWindow::~CompareWindow() = default;
 
 void CompareWindow::fillMetrics()
 {
-    const QString current = m_metric->currentText();
+    // The metric the user chose stays; until they choose, the first (Loss when a run has it),
+    // whichever run's progress came first.
+    const QString current = m_metricChosen ? m_metric->currentText() : QString();
     const QSignalBlocker blocker(m_metric);
     m_metric->clear();
     m_metric->addItems(m_model->metrics());

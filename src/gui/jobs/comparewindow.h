@@ -110,6 +110,7 @@ private:
     QCheckBox *m_log;
     QLabel *m_status;
     int m_waiting = 0;
+    bool m_metricChosen = false;   // the user picked a metric: keep it as runs come in
     QStringList m_missing;   // runs with no progress to show, and why
 };
 
