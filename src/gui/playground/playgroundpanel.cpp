@@ -15,8 +15,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QFile>
-#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -288,8 +286,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     connect(m_prompt, &QPlainTextEdit::textChanged, this, &PlaygroundPanel::updateButtons);
 
     // Esc stops a reply wherever the focus is in the panel.
-    auto *stop = new QShortcut(QKeySequence(Qt::Key_Escape), this, this, &PlaygroundPanel::stopReplies, Qt::WidgetWithChildrenShortcut);
-    Q_UNUSED(stop);
+    new QShortcut(QKeySequence(Qt::Key_Escape), this, this, &PlaygroundPanel::stopReplies, Qt::WidgetWithChildrenShortcut);
 
     m_refreshTimer.setInterval(5000);
     connect(&m_refreshTimer, &QTimer::timeout, this, [this] {
