@@ -15,6 +15,7 @@
 #include "gui/events/timelineview.h"
 #include "gui/logs/logspanel.h"
 #include "gui/notify/desktopnotifier.h"
+#include "gui/notify/jobstray.h"
 #include "gui/playground/launchdialog.h"
 #include "gui/playground/playgroundpanel.h"
 #include "gui/signindialog.h"
@@ -141,6 +142,22 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     });
     m_ui->viewMenu->addSeparator();
     m_ui->viewMenu->addAction(notifications);
+    // The tray icon: off unless asked for; while on, closing the window keeps the app running.
+    m_tray = new JobsTray(this);
+    auto *trayAction = new QAction(tr("Show in System &Tray"), this);
+    trayAction->setObjectName(QStringLiteral("trayAction"));
+    trayAction->setCheckable(true);
+    trayAction->setToolTip(tr("An icon with the count of active jobs; closing the window keeps following them, so their logs are archived"));
+    trayAction->setChecked(QSettings(windowStateFile(), QSettings::IniFormat).value(QStringLiteral("preferences/tray"), false).toBool());
+    m_tray->setEnabled(trayAction->isChecked());
+    connect(trayAction, &QAction::toggled, this, [this](bool on) {
+        m_tray->setEnabled(on);
+        QSettings(windowStateFile(), QSettings::IniFormat).setValue(QStringLiteral("preferences/tray"), on);
+    });
+    m_ui->viewMenu->addAction(trayAction);
+    connect(m_tray, &JobsTray::jobRequested, this, &MainWindow::openNotificationTarget);
+    connect(m_tray, &JobsTray::showRequested, this, [this] { openNotificationTarget(QString()); });
+    connect(m_tray, &JobsTray::quitRequested, qApp, &QCoreApplication::quit, Qt::QueuedConnection);
     connect(m_notifier, &DesktopNotifier::activated, this, &MainWindow::openNotificationTarget);
     connect(m_playground, &PlaygroundPanel::podExpiringSoon, this, [this](const QString &pod, const QString &model, qint64 secondsLeft) {
         m_notifier->notify(tr("%1 stops in %2 min").arg(model).arg(std::max<qint64>(1, secondsLeft / 60)),
@@ -286,7 +303,10 @@ void MainWindow::followJobNotices()
     if (tracker == m_noticedTracker) return;
     m_noticedTracker = tracker;
     m_notices.reset();
-    if (!tracker) return;
+    if (!tracker) {
+        updateTray();
+        return;
+    }
     m_notices = std::make_unique<Job::JobNotices>(tracker->viewer());
     Job::JobNotices *notices = m_notices.get();
     // What the tracker lists at its first sync is the state of things, not news.
@@ -304,7 +324,26 @@ void MainWindow::followJobNotices()
         });
     }
     connect(tracker, &Job::JobTracker::stopRequested, notices, &Job::JobNotices::stoppedHere);
+    // The tray's count and menu follow the same tracker.
+    for (auto signal : {&Job::JobTracker::jobChanged, &Job::JobTracker::jobArchived}) connect(tracker, signal, this, &MainWindow::updateTray);
+    connect(tracker, &Job::JobTracker::jobRemoved, this, &MainWindow::updateTray);
+    connect(tracker, &Job::JobTracker::synced, this, &MainWindow::updateTray);
+    updateTray();
     connect(notices, &Job::JobNotices::notice, this, [this](const Job::Notice &n) { m_notifier->notify(n.title, n.body, n.jobId, n.urgent); });
+}
+
+void MainWindow::updateTray()
+{
+    if (!m_tray) return;
+    QList<Job::JobRecord> active;
+    if (Job::JobTracker *tracker = m_noticedTracker) {
+        for (const Job::JobRecord &job : tracker->jobs()) {
+            const bool running = job.state == Job::JobState::Submitting || job.state == Job::JobState::Pending || job.state == Job::JobState::Running;
+            if (running && !job.archived && Job::actsOn(tracker->ownershipOf(job))) active << job;
+        }
+    }
+    std::sort(active.begin(), active.end(), [](const Job::JobRecord &a, const Job::JobRecord &b) { return a.created > b.created; });
+    m_tray->setActiveJobs(active);
 }
 
 void MainWindow::openNotificationTarget(const QString &target)
@@ -361,6 +400,16 @@ bool MainWindow::restoreWindowState()
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     saveWindowState();
+    if (m_tray && m_tray->keepsRunning()) {
+        // The tray is on: the window goes, the app stays and follows the jobs (and archives them).
+        hide();
+        event->ignore();
+        if (!m_toldAboutTray) {
+            m_toldAboutTray = true;
+            m_notifier->notify(tr("Starforge is still running"), tr("It follows your jobs from the tray; Quit in the tray's menu ends it."), QString());
+        }
+        return;
+    }
     QMainWindow::closeEvent(event);
 }
 

@@ -49,6 +49,7 @@ class JobsPanel;
 class LogsPanel;
 class PlaygroundPanel;
 class DesktopNotifier;
+class JobsTray;
 class EventsPanel;
 class UserPrompts;
 class ProfilesDialog;
@@ -74,6 +75,7 @@ public:
     EventsPanel *eventsPanel() const { return m_events; }
     PlaygroundPanel *playgroundPanel() const { return m_playground; }
     DesktopNotifier *notifier() const { return m_notifier; }
+    JobsTray *tray() const { return m_tray; }
     // What a click on a notification does: a job id selects the job and brings its dock and the
     // window forward; "pod:NAME" the playground's pod.
     void openNotificationTarget(const QString &target);
@@ -107,6 +109,7 @@ protected:
 private:
     void createDocks();
     void followJobNotices();
+    void updateTray();
     void refreshProfiles();
     void refreshStatus();
     // Connects to the active profile's cluster (secrets read from the keychain first).
@@ -140,6 +143,8 @@ private:
     EventsPanel *m_events = nullptr;
     PlaygroundPanel *m_playground = nullptr;
     DesktopNotifier *m_notifier = nullptr;
+    JobsTray *m_tray = nullptr;
+    bool m_toldAboutTray = false;
     std::unique_ptr<Job::JobNotices> m_notices;   // over the session's current tracker
     QPointer<Job::JobTracker> m_noticedTracker;
     QDockWidget *m_playgroundDock = nullptr;

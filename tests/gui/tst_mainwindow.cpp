@@ -5,6 +5,7 @@
 #include "core/session/session.h"
 #include "gui/jobs/jobspanel.h"
 #include "gui/mainwindow.h"
+#include "gui/notify/jobstray.h"
 #include "gui/profilesdialog.h"
 #include "scriptedprompts.h"
 #include "support/memorysecretstore.h"
@@ -16,6 +17,9 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenu>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSystemTrayIcon>
 #include <QMenuBar>
 #include <QTemporaryDir>
 #include <QToolBar>
@@ -64,6 +68,60 @@ private Q_SLOTS:
         QVERIFY(!again.findChild<QDockWidget *>(QStringLiteral("logsDock"))->isVisible());
         QVERIFY(again.findChild<QDockWidget *>(QStringLiteral("jobsDock"))->isVisible());
         QCOMPARE(again.jobsPanel()->view()->horizontalHeader()->sectionSize(1), jobsColumn);
+    }
+
+    // The tray: off by default, its choice kept; its menu lists the active jobs (a click opens
+    // one) with Show and Quit, its tooltip counts them. Without a system tray (this platform),
+    // closing the window closes it even with the tray on: nothing would bring it back.
+    void trayIcon()
+    {
+        QTemporaryDir dir;
+        Config::ProfileStore store(dir.filePath(QStringLiteral("profiles.ini")));
+        Testing::MemorySecretStore secrets;
+        Config::ProfileManager manager(&store, &secrets);
+        Testing::ScriptedPrompts prompts;
+        Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
+        auto *trayAction = window.findChild<QAction *>(QStringLiteral("trayAction"));
+        QVERIFY(trayAction && trayAction->isCheckable() && !trayAction->isChecked());
+        QVERIFY(!window.tray()->isEnabled());
+        trayAction->setChecked(true);
+        QVERIFY(window.tray()->isEnabled());
+        QCOMPARE(QSettings(window.windowStateFile(), QSettings::IniFormat).value(QStringLiteral("preferences/tray")).toBool(), true);
+
+        Gui::JobsTray *tray = window.tray();
+        QCOMPARE(tray->toolTip(), QStringLiteral("Starforge: no active jobs"));
+        Job::JobRecord running;
+        running.id = QStringLiteral("bcdfgh");
+        running.rayJobName = QStringLiteral("grpo-math-bcdfgh");
+        running.state = Job::JobState::Running;
+        Job::JobRecord pending = running;
+        pending.id = QStringLiteral("cdfghj");
+        pending.rayJobName = QStringLiteral("grpo-math-cdfghj");
+        pending.state = Job::JobState::Pending;
+        tray->setActiveJobs({running, pending});
+        QCOMPARE(tray->activeCount(), 2);
+        QCOMPARE(tray->toolTip(), QStringLiteral("Starforge: 2 active job(s)"));
+        QStringList entries;
+        for (QAction *a : tray->menu()->actions()) {
+            if (!a->isSeparator()) entries << a->text();
+        }
+        QCOMPARE(entries, (QStringList{QStringLiteral("grpo-math-bcdfgh — Running"), QStringLiteral("grpo-math-cdfghj — Pending"),
+                                       QStringLiteral("&Show Starforge"), QStringLiteral("&Quit")}));
+        QSignalSpy opened(tray, &Gui::JobsTray::jobRequested);
+        tray->menu()->actions().at(1)->trigger();
+        QCOMPARE(opened.size(), 1);
+        QCOMPARE(opened.first().first().toString(), QStringLiteral("cdfghj"));
+
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QCOMPARE(tray->keepsRunning(), QSystemTrayIcon::isSystemTrayAvailable());
+        if (!tray->keepsRunning()) {
+            QVERIFY(window.close());
+            QVERIFY(!window.isVisible());
+        }
+        // Turned off again, and kept off.
+        trayAction->setChecked(false);
+        QCOMPARE(QSettings(window.windowStateFile(), QSettings::IniFormat).value(QStringLiteral("preferences/tray")).toBool(), false);
     }
 
     void layoutAndStatus()

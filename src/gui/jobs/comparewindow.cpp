@@ -195,13 +195,18 @@ void ComparePlot::paintEvent(QPaintEvent *)
         painter.setPen(QPen(colorOf(r), 2));
         painter.drawPath(path);
     }
-    // The legend, top left inside the plot.
-    if (m_model) {
-        qreal y = area.top() + 4;
+    // The legend, top right inside the plot (training curves mostly start high on the left),
+    // on the base colour so a curve under it does not cross its text.
+    if (m_model && !m_model->runs().isEmpty()) {
+        qreal widest = 0;
+        for (const RunComparisonModel::Run &run : m_model->runs()) widest = std::max<qreal>(widest, fm.horizontalAdvance(run.label));
+        const QRectF box(area.right() - widest - 34, area.top() + 4, widest + 30, fm.height() * m_model->runs().size() + 4);
+        painter.fillRect(box, pal.base());
+        qreal y = box.top() + 2;
         for (int r = 0; r < m_model->runs().size(); ++r) {
-            painter.fillRect(QRectF(area.left() + 6, y + fm.height() / 2.0 - 2, 14, 4), colorOf(r));
+            painter.fillRect(QRectF(box.left() + 4, y + fm.height() / 2.0 - 2, 14, 4), colorOf(r));
             painter.setPen(pal.color(QPalette::Text));
-            painter.drawText(QPointF(area.left() + 26, y + fm.ascent()), m_model->runs().at(r).label);
+            painter.drawText(QPointF(box.left() + 24, y + fm.ascent()), m_model->runs().at(r).label);
             y += fm.height();
         }
     }
