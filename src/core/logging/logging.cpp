@@ -39,14 +39,14 @@ const QString redacted = QStringLiteral("<redacted>");
 bool isWordShaped(const QString &value)
 {
     static const QString word = QStringLiteral("(?:[A-Z]?[a-z]{1,24}(?:[A-Z][a-z]{1,24})*|[A-Z]{1,6}|[A-Za-z0-9]{1,4})");
-    static const QRegularExpression re(QStringLiteral("^[-_./:]*%1(?:[-_./:]+%1)*[-_./:]*$").arg(word));
+    static const QRegularExpression &re = *new QRegularExpression(QStringLiteral("^[-_./:]*%1(?:[-_./:]+%1)*[-_./:]*$").arg(word));
     return re.match(value).hasMatch();
 }
 
 // An environment variable's name ("FORGE_K8S_TOKEN"), as help texts name where a token goes.
 bool isVariableName(const QString &value)
 {
-    static const QRegularExpression re(QStringLiteral("^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"));
+    static const QRegularExpression &re = *new QRegularExpression(QStringLiteral("^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"));
     return re.match(value).hasMatch();
 }
 
@@ -63,8 +63,8 @@ const QString knownTokenPattern = QStringLiteral(
 // are not words, a variable's name or a placeholder ("<token>", "$TOKEN", "%1", "****").
 bool looksLikeCredential(const QString &value)
 {
-    static const QRegularExpression jwt(QRegularExpression::anchoredPattern(jwtPattern));
-    static const QRegularExpression known(QRegularExpression::anchoredPattern(knownTokenPattern));
+    static const QRegularExpression &jwt = *new QRegularExpression(QRegularExpression::anchoredPattern(jwtPattern));
+    static const QRegularExpression &known = *new QRegularExpression(QRegularExpression::anchoredPattern(knownTokenPattern));
     if (jwt.match(value).hasMatch() || known.match(value).hasMatch()) {
         return true;
     }
@@ -178,8 +178,8 @@ const QString authSchemes = QStringLiteral("Bearer|Basic|Token|Negotiate|NTLM|AW
 // "aaaa...") is no key.
 bool isPublicDigest(const QString &line, const QRegularExpressionMatch &m)
 {
-    static const QRegularExpression label(QStringLiteral("(?:sha-?256|etag)[^A-Za-z0-9\\r\\n]{0,6}$|capsules?[/-]$"),
-                                          QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression &label = *new QRegularExpression(QStringLiteral("(?:sha-?256|etag)[^A-Za-z0-9\\r\\n]{0,6}$|capsules?[/-]$"),
+                                                                     QRegularExpression::CaseInsensitiveOption);
     const QString hex = m.captured(0);
     if (std::none_of(hex.cbegin(), hex.cend(), [](QChar c) { return c.isLetter(); })
         || std::none_of(hex.cbegin(), hex.cend(), [](QChar c) { return c.isDigit(); })) {
@@ -195,7 +195,7 @@ bool isPublicDigest(const QString &line, const QRegularExpressionMatch &m)
 
 const QList<Rule> &rules()
 {
-    static const QList<Rule> list = [] {
+    static const QList<Rule> &list = *new QList<Rule>([] {
         const auto ci = QRegularExpression::CaseInsensitiveOption;
         auto re = [](const QString &pattern, QRegularExpression::PatternOptions options = {}) {
             QRegularExpression r(pattern, options);
@@ -261,7 +261,7 @@ const QList<Rule> &rules()
                       return looksRandom(m.capturedView(0)) ? redacted : m.captured(0);
                   }});
         return r;
-    }();
+    }());
     return list;
 }
 
@@ -283,17 +283,21 @@ QString apply(const Rule &rule, const QString &line)
     return result;
 }
 
+// The message handler's state is never destroyed (allocated once, not freed at exit): a thread
+// that logs while the process exits (Qt's HTTP thread, a pool thread) must not find the rules,
+// the known secrets or their mutex already destroyed by static destruction. The same holds for
+// every regular expression redact() reaches.
 QMutex &secretsMutex()
 {
-    static QMutex mutex;
-    return mutex;
+    static QMutex *mutex = new QMutex;
+    return *mutex;
 }
 
 // Longest first, so that a secret containing another one is replaced whole.
 QStringList &knownSecrets()
 {
-    static QStringList secrets;
-    return secrets;
+    static QStringList *secrets = new QStringList;
+    return *secrets;
 }
 
 QtMessageHandler &previousHandler()
