@@ -78,6 +78,38 @@ QStringList replyTokens(int count)
     return out;
 }
 
+// The GUI thread's stalls: a 1 ms timer on it, and the gaps between its ticks (a long gap is a
+// long stall), from construction to stop().
+class StallProbe
+{
+public:
+    StallProbe()
+    {
+        m_clock.start();
+        m_last = m_clock.nsecsElapsed();
+        m_timer.setTimerType(Qt::PreciseTimer);
+        QObject::connect(&m_timer, &QTimer::timeout, [this] {
+            const qint64 now = m_clock.nsecsElapsed();
+            m_gaps << (now - m_last) / 1000;
+            m_last = now;
+        });
+        m_timer.start(1);
+    }
+    void stop()
+    {
+        m_timer.stop();
+        std::sort(m_gaps.begin(), m_gaps.end());
+    }
+    qint64 worstUs() const { return m_gaps.isEmpty() ? 0 : m_gaps.last(); }
+    qint64 p99Us() const { return m_gaps.isEmpty() ? 0 : m_gaps.at(qsizetype(double(m_gaps.size()) * 0.99)); }
+
+private:
+    QElapsedTimer m_clock;
+    qint64 m_last = 0;
+    QTimer m_timer;
+    QList<qint64> m_gaps;
+};
+
 struct RenderRun
 {
     QString what;
@@ -113,18 +145,9 @@ RenderRun render(int tokens, int history, bool gathering)
     const int rendersBefore = view.renders();
     const QStringList stream = replyTokens(tokens);
 
-    QList<qint64> gaps;
     QElapsedTimer clock;
     clock.start();
-    qint64 lastTick = clock.nsecsElapsed();
-    QTimer probe;
-    probe.setTimerType(Qt::PreciseTimer);
-    QObject::connect(&probe, &QTimer::timeout, [&] {
-        const qint64 now = clock.nsecsElapsed();
-        gaps << (now - lastTick) / 1000;
-        lastTick = now;
-    });
-    probe.start(1);
+    StallProbe probe;
     int sent = 0;
     QTimer feeder;
     feeder.setTimerType(Qt::PreciseTimer);
@@ -153,9 +176,8 @@ RenderRun render(int tokens, int history, bool gathering)
     out.finishMs = finishing.nsecsElapsed() / 1e6;
     out.seconds = clock.elapsed() / 1000.0;
     out.renders = view.renders() - rendersBefore;
-    std::sort(gaps.begin(), gaps.end());
-    out.worstGapUs = gaps.isEmpty() ? 0 : gaps.last();
-    out.p99GapUs = gaps.isEmpty() ? 0 : gaps.at(qsizetype(double(gaps.size()) * 0.99));
+    out.worstGapUs = probe.worstUs();
+    out.p99GapUs = probe.p99Us();
     return out;
 }
 
@@ -192,18 +214,9 @@ RenderRun renderWithLabels(int tokens, int history)
     Bench::spin([] { return false; }, 300);
     const QStringList stream = replyTokens(tokens);
     QString text;
-    QList<qint64> gaps;
     QElapsedTimer clock;
     clock.start();
-    qint64 lastTick = clock.nsecsElapsed();
-    QTimer probe;
-    probe.setTimerType(Qt::PreciseTimer);
-    QObject::connect(&probe, &QTimer::timeout, [&] {
-        const qint64 now = clock.nsecsElapsed();
-        gaps << (now - lastTick) / 1000;
-        lastTick = now;
-    });
-    probe.start(1);
+    StallProbe probe;
     int sent = 0;
     QTimer feeder;
     feeder.setTimerType(Qt::PreciseTimer);
@@ -229,9 +242,8 @@ RenderRun renderWithLabels(int tokens, int history)
     QCoreApplication::processEvents();
     out.finishMs = finishing.nsecsElapsed() / 1e6;
     out.seconds = clock.elapsed() / 1000.0;
-    std::sort(gaps.begin(), gaps.end());
-    out.worstGapUs = gaps.isEmpty() ? 0 : gaps.last();
-    out.p99GapUs = gaps.isEmpty() ? 0 : gaps.at(qsizetype(double(gaps.size()) * 0.99));
+    out.worstGapUs = probe.worstUs();
+    out.p99GapUs = probe.p99Us();
     return out;
 }
 

@@ -71,6 +71,7 @@ private Q_SLOTS:
         QSignalSpy activated(&notifier, &DesktopNotifier::activated);
         notifier.notify(QStringLiteral("grpo-math-bcdfgh failed"), QStringLiteral("ImagePullBackOff: not found."), QStringLiteral("bcdfgh"), true);
         QTRY_COMPARE(double_.calls.size(), 1);
+        QCOMPARE(notifier.sent(), 1);
         const NotificationsDouble::Call call = double_.calls.first();
         QCOMPARE(call.app, QStringLiteral("Starforge"));
         QCOMPARE(call.summary, QStringLiteral("grpo-math-bcdfgh failed"));
@@ -98,6 +99,7 @@ private Q_SLOTS:
         notifier.notify(QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("cdfghj"));
         QTest::qWait(200);
         QCOMPARE(double_.calls.size(), 1);
+        QCOMPARE(notifier.sent(), 1);
         bus.unregisterService(service);
         bus.unregisterObject(QStringLiteral("/org/freedesktop/Notifications"));
     }

@@ -115,12 +115,8 @@ private Q_SLOTS:
         m_connection = *connection;
         m_store = std::make_unique<Config::ProfileStore>(m_dir.filePath(QStringLiteral("p.ini")));
         m_manager = std::make_unique<Config::ProfileManager>(m_store.get(), &m_secrets);
-        QVERIFY(m_store->addProfile(QStringLiteral("sandbox")).ok());
-        for (auto it = m_connection.settings.cbegin(); it != m_connection.settings.cend(); ++it)
-            QVERIFY(m_store->setValue(QStringLiteral("sandbox"), it.key(), it.value()).ok());
-        for (const char *key : {"FORGE_K8S_TOKEN", "FORGE_S3_ACCESS_KEY", "FORGE_S3_SECRET_KEY"})
-            m_environment.insert(QLatin1String(key), m_connection.secrets.value(QLatin1String(key)));
-        QVERIFY(m_manager->setActiveProfile(QStringLiteral("sandbox")).ok());
+        const QString problem = Testing::useSandboxProfile(*m_store, *m_manager, m_connection, m_environment);
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
     }
 
     void cleanupTestCase()

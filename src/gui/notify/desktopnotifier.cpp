@@ -37,8 +37,8 @@ bool DesktopNotifier::hasNotificationService() const
 void DesktopNotifier::notify(const QString &title, const QString &body, const QString &target, bool urgent)
 {
     if (!m_enabled) return;
-    ++m_sent;
     if (hasNotificationService()) {
+        ++m_sent;
         QDBusMessage call = QDBusMessage::createMethodCall(m_service, Path, Interface, QStringLiteral("Notify"));
         // Notify(app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout)
         const QVariantMap hints{{QStringLiteral("desktop-entry"), QStringLiteral("starforge")},
@@ -55,6 +55,7 @@ void DesktopNotifier::notify(const QString &title, const QString &body, const QS
     }
     // No notification service (a bare window manager): the tray's balloon, where there is a tray.
     if (!QSystemTrayIcon::isSystemTrayAvailable()) return;
+    ++m_sent;
     if (!m_tray) {
         m_tray = new QSystemTrayIcon(QApplication::windowIcon(), this);
         connect(m_tray, &QSystemTrayIcon::messageClicked, this, [this] { Q_EMIT activated(m_trayTarget); });
