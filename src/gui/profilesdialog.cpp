@@ -8,6 +8,7 @@
 #include "core/secrets/secretstore.h"
 #include "gui/settingdelegate.h"
 #include "gui/userprompts.h"
+#include "models/groupedsettingsmodel.h"
 #include "models/profilelistmodel.h"
 #include "models/profilesettingsmodel.h"
 #include "ui_profilesdialog.h"
@@ -28,16 +29,18 @@ ProfilesDialog::ProfilesDialog(Config::ProfileManager *manager, UserPrompts *pro
     , m_prompts(prompts)
     , m_list(new Models::ProfileListModel(manager, this))
     , m_settings(new ProfileSettingsModel(manager, std::move(environment), this))
+    , m_grouped(new Models::GroupedSettingsModel(this))
 {
     m_ui->setupUi(this);
     m_ui->profileList->setModel(m_list);
-    m_ui->settingsView->setModel(m_settings);
+    m_grouped->setSourceModel(m_settings);
+    m_ui->settingsView->setModel(m_grouped);
+    m_ui->settingsView->setItemDelegateForColumn(ProfileSettingsModel::KeyColumn, new SettingNameDelegate(this));
     m_ui->settingsView->setItemDelegateForColumn(ProfileSettingsModel::ValueColumn, new SettingDelegate(this));
-    m_ui->settingsView->verticalHeader()->hide();
-    m_ui->settingsView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_ui->settingsView->horizontalHeader()->setSectionResizeMode(ProfileSettingsModel::KeyColumn, QHeaderView::ResizeToContents);
-    m_ui->settingsView->horizontalHeader()->setSectionResizeMode(ProfileSettingsModel::ValueColumn, QHeaderView::Stretch);
-    m_ui->settingsView->horizontalHeader()->setSectionResizeMode(ProfileSettingsModel::SourceColumn, QHeaderView::ResizeToContents);
+    m_ui->settingsView->header()->setStretchLastSection(false);
+    m_ui->settingsView->header()->setSectionResizeMode(ProfileSettingsModel::KeyColumn, QHeaderView::ResizeToContents);
+    m_ui->settingsView->header()->setSectionResizeMode(ProfileSettingsModel::ValueColumn, QHeaderView::Stretch);
+    m_ui->settingsView->header()->setSectionResizeMode(ProfileSettingsModel::SourceColumn, QHeaderView::ResizeToContents);
     m_ui->splitter->setStretchFactor(1, 1);
     m_ui->problemLabel->setStyleSheet(QStringLiteral("color: #c01c28;"));
     m_ui->helpLabel->setStyleSheet(QStringLiteral("color: palette(mid);"));
@@ -60,8 +63,13 @@ ProfilesDialog::ProfilesDialog(Config::ProfileManager *manager, UserPrompts *pro
         updateButtons();
         updateHelp();
     });
-    connect(m_settings, &QAbstractItemModel::modelReset, this, [this] {
-        // Selection models forget their current index on reset; keep the help line meaningful.
+    connect(m_grouped, &QAbstractItemModel::modelReset, this, [this] {
+        // A profile shown: every group open, its heading across the whole row. Selection models
+        // forget their current index on reset; keep the help line meaningful.
+        for (int row = 0; row < m_grouped->rowCount(); ++row) {
+            m_ui->settingsView->setFirstColumnSpanned(row, QModelIndex(), true);
+        }
+        m_ui->settingsView->expandAll();
         updateHelp();
     });
     connect(m_list, &QAbstractItemModel::modelReset, this, [this] {
@@ -116,7 +124,6 @@ void ProfilesDialog::showProfile(const QString &name)
     m_settings->setProfile(name);
     m_ui->profileHeading->setText(name.isEmpty() ? QString() : tr("<b>%1</b>%2").arg(name.toHtmlEscaped(),
         name == m_manager->store().activeProfile() ? tr(" — active") : QString()));
-    m_ui->settingsView->resizeColumnToContents(ProfileSettingsModel::KeyColumn);
     readSecrets();
     updateProblems();
     updateButtons();
@@ -189,7 +196,7 @@ void ProfilesDialog::updateButtons()
     m_ui->deleteButton->setEnabled(idle && selected);
     m_ui->activateButton->setEnabled(idle && selected && m_shownProfile != m_manager->store().activeProfile());
     m_ui->settingsView->setEnabled(idle && selected);
-    m_ui->resetButton->setEnabled(idle && selected && m_ui->settingsView->currentIndex().isValid());
+    m_ui->resetButton->setEnabled(idle && selected && currentSetting().isValid());
     m_ui->revertButton->setEnabled(idle && m_settings->hasPendingChanges());
     m_ui->applyButton->setEnabled(idle && m_settings->hasPendingChanges() && !m_settings->hasErrors());
     m_ui->buttonBox->setEnabled(idle);
@@ -202,18 +209,34 @@ void ProfilesDialog::updateProblems()
     m_ui->problemLabel->setVisible(!errors.isEmpty());
 }
 
+QModelIndex ProfilesDialog::currentSetting() const
+{
+    return m_grouped->mapToSource(m_ui->settingsView->currentIndex());
+}
+
+QModelIndex ProfilesDialog::settingIndex(const QString &key, int column) const
+{
+    return m_grouped->indexOfKey(key, column);
+}
+
 void ProfilesDialog::updateHelp()
 {
-    const QModelIndex current = m_ui->settingsView->currentIndex();
+    const QModelIndex viewed = m_ui->settingsView->currentIndex();
+    const QModelIndex current = currentSetting();
     if (m_shownProfile.isEmpty()) {
         m_ui->helpLabel->setText(m_list->rowCount() == 0 ? tr("No profiles yet. Add one, or import a context from a kubeconfig file.")
                                                          : tr("Select a profile to see and edit its settings."));
+    } else if (m_grouped->isGroup(viewed)) {
+        m_ui->helpLabel->setText(QStringLiteral("<b>%1</b> — %2").arg(viewed.siblingAtColumn(0).data().toString().toHtmlEscaped(),
+                                                                       viewed.data(Models::GroupedSettingsModel::AboutRole).toString().toHtmlEscaped()));
     } else if (!current.isValid()) {
         m_ui->helpLabel->setText(tr("Select a setting to see what it means. Environment variables of the same name override "
                                     "the profile while they are set."));
     } else {
-        const QModelIndex key = current.siblingAtColumn(ProfileSettingsModel::KeyColumn);
-        m_ui->helpLabel->setText(QStringLiteral("<b>%1</b> — %2").arg(key.data().toString(), key.data(ProfileSettingsModel::HelpRole).toString().toHtmlEscaped()));
+        const QModelIndex name = viewed.siblingAtColumn(ProfileSettingsModel::KeyColumn);
+        m_ui->helpLabel->setText(QStringLiteral("<b>%1</b> <code>%2</code> — %3")
+                                     .arg(name.data().toString().toHtmlEscaped(), name.data(ProfileSettingsModel::KeyRole).toString(),
+                                          name.data(ProfileSettingsModel::HelpRole).toString().toHtmlEscaped()));
     }
     m_ui->resetButton->setEnabled(!m_busy && !m_shownProfile.isEmpty() && current.isValid());
 }
@@ -489,7 +512,7 @@ void ProfilesDialog::apply()
 
 void ProfilesDialog::resetSelectedSetting()
 {
-    const QModelIndex current = m_ui->settingsView->currentIndex();
+    const QModelIndex current = currentSetting();
     if (current.isValid()) {
         m_settings->resetRow(current.row());
     }

@@ -1,7 +1,8 @@
 #pragma once
 
 // Connection profiles: the list on the left (add, import a kubeconfig, duplicate, rename, make
-// active, delete), the selected profile's settings on the right as an editable table. Every
+// active, delete), the selected profile's settings on the right, grouped (Cluster, Sign-in,
+// Network, ...) and named for people with each FORGE_* variable under its label. Every
 // edit is validated as it is typed and shown on its row; Apply hands the batch to the
 // ProfileManager, which writes secrets to the keychain and the rest to the profiles file, or
 // nothing when anything fails. The dialog never holds a secret beyond the pending edit.
@@ -20,6 +21,7 @@ namespace Starforge::Config {
 class ProfileManager;
 }
 namespace Starforge::Models {
+class GroupedSettingsModel;
 class ProfileListModel;
 class ProfileSettingsModel;
 } // namespace Starforge::Models
@@ -41,6 +43,8 @@ public:
     bool isBusy() const { return m_busy; }
 
     Models::ProfileSettingsModel *settingsModel() const { return m_settings; }
+    // Where a setting is in the grouped view (column: a ProfileSettingsModel::Column).
+    QModelIndex settingIndex(const QString &key, int column) const;
 
     void reject() override;
 
@@ -61,6 +65,8 @@ private:
     void updateButtons();
     void updateProblems();
     void updateHelp();
+    // The settings model's index of the view's current row; invalid on a group's heading.
+    QModelIndex currentSetting() const;
     void setBusy(bool busy);
     void showStatus(const QString &text);
     void showError(const QString &text);
@@ -76,6 +82,7 @@ private:
     UserPrompts *m_prompts;
     Models::ProfileListModel *m_list;
     Models::ProfileSettingsModel *m_settings;
+    Models::GroupedSettingsModel *m_grouped;
     QString m_shownProfile;
     bool m_busy = false;
 };

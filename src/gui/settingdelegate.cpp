@@ -1,10 +1,13 @@
 #include "gui/settingdelegate.h"
 
 #include "core/config/settingsschema.h"
+#include "models/groupedsettingsmodel.h"
 #include "models/profilesettingsmodel.h"
 
 #include <QComboBox>
+#include <QApplication>
 #include <QLineEdit>
+#include <QPainter>
 
 namespace Starforge::Gui {
 
@@ -69,6 +72,66 @@ void SettingDelegate::setModelData(QWidget *editor, QAbstractItemModel *model, c
     } else if (auto *line = qobject_cast<QLineEdit *>(editor)) {
         model->setData(index, line->text(), Qt::EditRole);
     }
+}
+
+QFont SettingNameDelegate::keyFont(const QFont &base)
+{
+    QFont font = base;
+    font.setFamily(QStringLiteral("monospace"));
+    font.setStyleHint(QFont::Monospace);
+    font.setBold(false);
+    font.setPointSizeF(base.pointSizeF() > 0 ? base.pointSizeF() * 0.85 : 8);
+    return font;
+}
+
+void SettingNameDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const
+{
+    const QString key = index.data(ProfileSettingsModel::KeyRole).toString();
+    if (key.isEmpty() || index.data(Models::GroupedSettingsModel::GroupRole).toBool()) {
+        QStyledItemDelegate::paint(painter, option, index);
+        return;
+    }
+    QStyleOptionViewItem opt = option;
+    initStyleOption(&opt, index);
+    const QString label = opt.text;
+    opt.text.clear();
+    const QWidget *widget = option.widget;
+    QStyle *style = widget ? widget->style() : QApplication::style();
+    style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
+
+    const QRect text = style->subElementRect(QStyle::SE_ItemViewItemText, &opt, widget).adjusted(2, 1, -2, -1);
+    const bool selected = opt.state & QStyle::State_Selected;
+    const QPalette::ColorGroup group = opt.state & QStyle::State_Enabled ? QPalette::Normal : QPalette::Disabled;
+    painter->save();
+    const QFontMetrics labelMetrics(opt.font);
+    painter->setFont(opt.font);
+    const QVariant foreground = index.data(Qt::ForegroundRole); // an error's colour
+    painter->setPen(selected                 ? opt.palette.color(group, QPalette::HighlightedText)
+                    : foreground.isValid() ? foreground.value<QBrush>().color()
+                                           : opt.palette.color(group, QPalette::Text));
+    const QRect labelRect(text.left(), text.top(), text.width(), labelMetrics.height());
+    painter->drawText(labelRect, Qt::AlignLeft | Qt::AlignVCenter, labelMetrics.elidedText(label, Qt::ElideRight, text.width()));
+    const QFont small = keyFont(opt.font);
+    const QFontMetrics keyMetrics(small);
+    painter->setFont(small);
+    // PlaceholderText is the palette's quiet text colour, right in light and dark schemes alike.
+    painter->setPen(selected ? opt.palette.color(group, QPalette::HighlightedText) : opt.palette.color(group, QPalette::PlaceholderText));
+    const QRect keyRect(text.left(), labelRect.bottom() + 1, text.width(), keyMetrics.height());
+    painter->drawText(keyRect, Qt::AlignLeft | Qt::AlignVCenter, keyMetrics.elidedText(key, Qt::ElideMiddle, text.width()));
+    painter->restore();
+}
+
+QSize SettingNameDelegate::sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const
+{
+    QSize size = QStyledItemDelegate::sizeHint(option, index);
+    const QString key = index.data(ProfileSettingsModel::KeyRole).toString();
+    if (key.isEmpty() || index.data(Models::GroupedSettingsModel::GroupRole).toBool()) return size;
+    QStyleOptionViewItem opt = option;
+    initStyleOption(&opt, index);
+    const QFontMetrics keyMetrics(keyFont(opt.font));
+    size.setHeight(QFontMetrics(opt.font).height() + keyMetrics.height() + 6);
+    size.setWidth(std::max(size.width(), keyMetrics.horizontalAdvance(key) + 12));
+    return size;
 }
 
 } // namespace Starforge::Gui

@@ -15,7 +15,7 @@
 #include <QLineEdit>
 #include <QListView>
 #include <QPushButton>
-#include <QTableView>
+#include <QTreeView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -57,9 +57,9 @@ class TestProfilesDialog : public QObject
     // Double-clicks a value cell, types into its editor and commits with Enter.
     void editValue(const QString &key, const QString &text)
     {
-        auto *view = child<QTableView>("settingsView");
-        auto *model = m_dialog->settingsModel();
-        const QModelIndex index = model->index(model->rowOf(key), ProfileSettingsModel::ValueColumn);
+        auto *view = child<QTreeView>("settingsView");
+        const QModelIndex index = m_dialog->settingIndex(key, ProfileSettingsModel::ValueColumn);
+        QVERIFY2(index.isValid(), qPrintable(key));
         view->scrollTo(index);
         // A click selects the cell, a double-click opens its editor, as a person edits.
         const QPoint cell = view->visualRect(index).center();
@@ -109,6 +109,47 @@ private Q_SLOTS:
         QVERIFY(child<QLabel>("helpLabel")->text().contains(QStringLiteral("No profiles yet")));
     }
 
+    void settingsAreGroupedAndNamedForPeople()
+    {
+        QVERIFY(m_store->addProfile(QStringLiteral("lab")).ok());
+        openDialog();
+        auto *view = child<QTreeView>("settingsView");
+        QAbstractItemModel *grouped = view->model();
+        QStringList headings;
+        for (int row = 0; row < grouped->rowCount(); ++row) {
+            headings << grouped->index(row, 0).data().toString();
+            QVERIFY2(view->isExpanded(grouped->index(row, 0)), qPrintable(headings.last()));
+            QVERIFY(view->isFirstColumnSpanned(row, QModelIndex()));
+        }
+        QCOMPARE(headings, (QStringList{QStringLiteral("Cluster"), QStringLiteral("Sign-in"), QStringLiteral("Network"), QStringLiteral("GPUs and pods"),
+                                        QStringLiteral("Images"), QStringLiteral("Storage"), QStringLiteral("Object storage (S3)"), QStringLiteral("KubeRay")}));
+
+        // A setting reads as its label; its variable is under it, in the tooltip and told to a screen reader.
+        const QModelIndex server = m_dialog->settingIndex(QStringLiteral("FORGE_K8S_API_SERVER"), ProfileSettingsModel::KeyColumn);
+        QCOMPARE(server.data().toString(), QStringLiteral("API server"));
+        QCOMPARE(server.parent().data().toString(), QStringLiteral("Cluster"));
+        QVERIFY(server.data(Qt::ToolTipRole).toString().contains(QStringLiteral("FORGE_K8S_API_SERVER")));
+        QVERIFY(server.data(Qt::AccessibleDescriptionRole).toString().startsWith(QStringLiteral("FORGE_K8S_API_SERVER")));
+        // Two lines tall: the label and the variable.
+        QVERIFY(view->visualRect(server).height() >= 2 * view->fontMetrics().height());
+
+        // The keyboard walks from a heading into its settings; the help line follows.
+        view->setFocus();
+        view->setCurrentIndex(grouped->index(0, 0));
+        auto *help = child<QLabel>("helpLabel");
+        QVERIFY2(help->text().contains(QStringLiteral("Which Kubernetes cluster")), qPrintable(help->text()));
+        QVERIFY(!button("resetButton")->isEnabled()); // a heading has nothing to reset
+        QTest::keyClick(view, Qt::Key_Down);
+        QCOMPARE(view->currentIndex().siblingAtColumn(0), server);
+        QVERIFY2(help->text().contains(QStringLiteral("FORGE_K8S_API_SERVER")) && help->text().contains(QStringLiteral("API server")), qPrintable(help->text()));
+        QVERIFY(button("resetButton")->isEnabled());
+        // Left on a setting goes to its heading, Left again folds the group.
+        QTest::keyClick(view, Qt::Key_Left);
+        QCOMPARE(view->currentIndex().siblingAtColumn(0), grouped->index(0, 0));
+        QTest::keyClick(view, Qt::Key_Left);
+        QVERIFY(!view->isExpanded(grouped->index(0, 0)));
+    }
+
     void addEditApplyWithInlineValidation()
     {
         openDialog();
@@ -151,9 +192,11 @@ private Q_SLOTS:
         QVERIFY(!button("applyButton")->isEnabled());
 
         // Clearing the secret: select its row (a click), Reset, Apply.
-        auto *settingsView = child<QTableView>("settingsView");
-        QTest::mouseClick(settingsView->viewport(), Qt::LeftButton, {}, settingsView->visualRect(token).center());
-        QCOMPARE(settingsView->currentIndex().row(), token.row());
+        auto *settingsView = child<QTreeView>("settingsView");
+        const QModelIndex tokenInView = m_dialog->settingIndex(QStringLiteral("FORGE_K8S_TOKEN"), ProfileSettingsModel::ValueColumn);
+        settingsView->scrollTo(tokenInView);
+        QTest::mouseClick(settingsView->viewport(), Qt::LeftButton, {}, settingsView->visualRect(tokenInView).center());
+        QCOMPARE(settingsView->currentIndex(), tokenInView);
         click("resetButton");
         click("applyButton");
         QVERIFY(waitIdle());
@@ -165,9 +208,9 @@ private Q_SLOTS:
     {
         QVERIFY(m_store->addProfile(QStringLiteral("lab")).ok());
         openDialog();
-        auto *view = child<QTableView>("settingsView");
+        auto *view = child<QTreeView>("settingsView");
+        const QModelIndex index = m_dialog->settingIndex(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"), ProfileSettingsModel::ValueColumn);
         auto *model = m_dialog->settingsModel();
-        const QModelIndex index = model->index(model->rowOf(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY")), ProfileSettingsModel::ValueColumn);
         // Selected with a click, its editor opened from the keyboard (F2).
         view->scrollTo(index);
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(index).center());

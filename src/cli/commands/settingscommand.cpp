@@ -8,6 +8,8 @@
 #include <QJsonArray>
 #include <QJsonObject>
 
+#include <algorithm>
+
 namespace Starforge::Cli {
 
 namespace {
@@ -24,6 +26,7 @@ public:
             QJsonArray array;
             for (const auto &d : table) {
                 array.append(QJsonObject{{QStringLiteral("key"), d.key},
+                                         {QStringLiteral("label"), d.label},
                                          {QStringLiteral("type"), Config::SettingsSchema::typeName(d.type)},
                                          {QStringLiteral("default"), d.defaultValue},
                                          {QStringLiteral("group"), d.group},
@@ -36,13 +39,16 @@ public:
             for (const auto &d : table) {
                 if (d.group != group) {
                     group = d.group;
+                    const auto &groups = Config::SettingsSchema::groups();
+                    const auto it = std::find_if(groups.cbegin(), groups.cend(), [&group](const auto &g) { return g.name == group; });
                     m_out << "\n## " << group << "\n\n"
-                          << "| Setting (environment variable) | Type | Default | Meaning |\n"
-                          << "|---|---|---|---|\n";
+                          << (it != groups.cend() ? it->about + QStringLiteral("\n\n") : QString())
+                          << "| Setting | Environment variable | Type | Default | Meaning |\n"
+                          << "|---|---|---|---|---|\n";
                 }
                 QString help = d.help;
                 help.replace(u'|', QStringLiteral("\\|"));
-                m_out << "| `" << d.key << "` | " << Config::SettingsSchema::typeName(d.type) << " | "
+                m_out << "| " << d.label << " | `" << d.key << "` | " << Config::SettingsSchema::typeName(d.type) << " | "
                       << (d.defaultValue.isEmpty() ? QStringLiteral("(none)") : u'`' + d.defaultValue + u'`') << " | " << help << " |\n";
             }
         } else {

@@ -39,6 +39,7 @@ enum class SettingType {
 struct SettingDefinition
 {
     QString key;           // FORGE_..., also the environment variable
+    QString label;         // for people: "API server"; the key stays beside it as secondary text
     SettingType type = SettingType::String;
     QString defaultValue;  // canonical text; empty means "not set"
     QString group;         // heading in the dialog and the docs
@@ -51,9 +52,18 @@ struct SettingDefinition
     bool isSecret() const { return type == SettingType::Secret; }
 };
 
+// A heading of the settings table: its name and one sentence on what its settings decide.
+struct SettingGroup
+{
+    QString name;
+    QString about;
+};
+
 class SettingsSchema final
 {
 public:
+    // The groups in table order; each group's settings are contiguous in all().
+    static const QList<SettingGroup> &groups();
     // Every setting, in the order the dialog and the docs show them.
     static const QList<SettingDefinition> &all();
     // nullptr when the key is not a known setting.
