@@ -29,6 +29,7 @@ constexpr CommandEntry Commands[] = {
     {"profile delete", makeProfileDeleteCommand},
     {"capsule build", makeCapsuleBuildCommand},
     {"settings", makeSettingsCommand},
+    {"check", makeCheckCommand},
     {"manifest", makeManifestCommand},
     {"submit", makeSubmitCommand},
     {"jobs", makeJobsCommand},
@@ -188,6 +189,8 @@ void CliApplication::printUsage()
         "                                       else DIR/jobspec.json, else a minimal JobSpec; prints\n"
         "                                       its SHA-256, size and file count\n"
         "  settings [--markdown]                every setting: type, default, meaning\n"
+        "  check                                test the connection: API server, sign-in, KubeRay, what the\n"
+        "                                       token may do per feature, the bucket (exit 1 if a part fails)\n"
         "\n"
         "Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;\n"
         "JOB is a job id or its RayJob name):\n"

@@ -125,30 +125,35 @@ SessionOptions Command::capacityOnly()
     return options;
 }
 
-void Command::openSession(SessionOptions options, std::function<void()> then, std::function<Error(const Error &)> describeEnd)
+Result<SessionSource> Command::selectSource()
 {
-    SessionSource source;
     if (m_args.values.contains(QStringLiteral("connection-file"))) {   // --connection-file "" too: not a silent fallback to a profile
         if (m_args.values.contains(QStringLiteral("profile"))) {
-            fail(Error::invalid(QStringLiteral("give --profile or --connection-file, not both")));
-            return;
+            return Error::invalid(QStringLiteral("give --profile or --connection-file, not both"));
         }
-        source = SessionSource::ofConnectionFile(m_args.value(QStringLiteral("connection-file")));
-    } else {
-        if (auto loaded = loadStore(); !loaded) {
-            fail(loaded.error());
-            return;
-        }
-        const QString name = selectedProfile();
-        const auto profile = m_store->profile(name);
-        if (name.isEmpty() || !profile) {
-            fail(Error::invalid(name.isEmpty() ? QStringLiteral("no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), "
-                                                                "or make one with `starforge-cli profile import-kubeconfig`")
-                                               : QStringLiteral("there is no profile '%1' (see `starforge-cli profile list`)").arg(name)));
-            return;
-        }
-        source = SessionSource::ofProfile(*profile);
+        return SessionSource::ofConnectionFile(m_args.value(QStringLiteral("connection-file")));
     }
+    if (auto loaded = loadStore(); !loaded) {
+        return loaded.error();
+    }
+    const QString name = selectedProfile();
+    const auto profile = m_store->profile(name);
+    if (name.isEmpty() || !profile) {
+        return Error::invalid(name.isEmpty() ? QStringLiteral("no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), "
+                                                              "or make one with `starforge-cli profile import-kubeconfig`")
+                                             : QStringLiteral("there is no profile '%1' (see `starforge-cli profile list`)").arg(name));
+    }
+    return SessionSource::ofProfile(*profile);
+}
+
+void Command::openSession(SessionOptions options, std::function<void()> then, std::function<Error(const Error &)> describeEnd)
+{
+    auto selected = selectSource();
+    if (!selected) {
+        fail(selected.error());
+        return;
+    }
+    const SessionSource source = *selected;
     // As kubectl: a plugin may ask a person only when there is one at a terminal.
     options.personPresent = m_terminal;
     options.forwardStdinToPlugin = m_terminal;

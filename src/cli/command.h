@@ -90,6 +90,8 @@ protected:
     // if asked for, synced). A session that cannot connect, or ends while the command runs,
     // fails the command, with its error passed through describeEnd when given. While the
     // cluster is lost, the command says so on stderr.
+    // --connection-file, else --profile / $STARFORGE_PROFILE / the active profile, or why none.
+    Result<SessionSource> selectSource();
     void openSession(SessionOptions options, std::function<void()> then, std::function<Error(const Error &)> describeEnd = {});
     // The options of a command that reads or writes a few objects and is done: the clients
     // only, no informers, no connection check (its own requests prove the token).

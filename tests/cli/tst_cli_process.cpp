@@ -508,6 +508,33 @@ private Q_SLOTS:
         QVERIFY2(unverified.out.contains("no jobs on the cluster"), unverified.out.constData());
     }
 
+    void checkTestsTheConnectionPartByPart()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const Run text = job({QStringLiteral("check")});
+        QVERIFY2(text.exitCode == 0, text.err.constData());
+        for (const char *line : {"API server", "Signed in as", "KubeRay operator", "Live logs", "Object storage bucket"}) {
+            QVERIFY2(text.out.contains(line), line);
+        }
+        QVERIFY2(text.out.contains("10 of 10 checks passed"), text.out.constData());
+
+        // A bucket that is not there: that part fails, the rest passes, and the exit code says so.
+        QProcessEnvironment wrongBucket;
+        wrongBucket.insert(QStringLiteral("FORGE_S3_BUCKET"), QStringLiteral("no-such-bucket"));
+        const Run json = run(QStringLiteral("starforge-cli"), {QStringLiteral("check"), QStringLiteral("--json"), QStringLiteral("--connection-file"), sandbox()}, {},
+                             wrongBucket, 30000);
+        QCOMPARE(json.exitCode, 1);
+        const QJsonObject report = QJsonDocument::fromJson(json.out).object();
+        QCOMPARE(report.value(QStringLiteral("passed")).toBool(true), false);
+        QHash<QString, QString> results;
+        for (const QJsonValue &c : report.value(QStringLiteral("checks")).toArray()) {
+            results.insert(c[QStringLiteral("id")].toString(), c[QStringLiteral("result")].toString());
+        }
+        QCOMPARE(results.value(QStringLiteral("bucket")), QStringLiteral("failed"));
+        QCOMPARE(results.value(QStringLiteral("server")), QStringLiteral("ok"));
+        QCOMPARE(results.value(QStringLiteral("feature:jobs")), QStringLiteral("ok"));
+    }
+
     void capacityPerSeries()
     {
         QVERIFY(!sandbox().isEmpty());

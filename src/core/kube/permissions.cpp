@@ -5,6 +5,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <algorithm>
+
 namespace Starforge::Kube {
 
 QString Permission::describe(const QString &ns) const
@@ -34,6 +36,39 @@ QList<Feature> Feature::all()
         {QStringLiteral("playground"), PermissionCheck::tr("Playground chat"),
          {p("create", "", "pods"), p("delete", "", "pods"), p("get", "", "pods", "proxy"), p("create", "", "pods", "proxy")}},
     };
+}
+
+// The Role (or ClusterRole) rules that grant everything a feature needs, as YAML a cluster
+// administrator can paste under `rules:`.
+QString roleRules(const Feature &feature)
+{
+    struct Rule
+    {
+        QString group;
+        QString resource;
+        bool clusterWide = false;
+        QStringList verbs;
+    };
+    QList<Rule> rules;
+    for (const Permission &p : feature.needs) {
+        const QString resource = p.subresource.isEmpty() ? p.resource : p.resource + u'/' + p.subresource;
+        auto it = std::find_if(rules.begin(), rules.end(), [&](const Rule &r) {
+            return r.group == p.group && r.resource == resource && r.clusterWide == p.clusterWide;
+        });
+        if (it == rules.end()) {
+            rules.append(Rule{p.group, resource, p.clusterWide, {}});
+            it = rules.end() - 1;
+        }
+        if (!it->verbs.contains(p.verb)) it->verbs.append(p.verb);
+    }
+    QStringList lines;
+    for (const Rule &r : std::as_const(rules)) {
+        QStringList verbs;
+        for (const QString &v : r.verbs) verbs << u'"' + v + u'"';
+        lines << QStringLiteral("- apiGroups: [\"%1\"]%2").arg(r.group, r.clusterWide ? QStringLiteral("   # in a ClusterRole") : QString())
+              << QStringLiteral("  resources: [\"%1\"]").arg(r.resource) << QStringLiteral("  verbs: [%1]").arg(verbs.join(QStringLiteral(", ")));
+    }
+    return lines.join(u'\n');
 }
 
 QList<FeatureAccess> PermissionReport::unavailable() const

@@ -39,6 +39,10 @@ struct Feature
     static QList<Feature> all();
 };
 
+// The Role (or ClusterRole) rules that grant everything a feature needs, as YAML a cluster
+// administrator can paste under `rules:`.
+QString roleRules(const Feature &feature);
+
 struct FeatureAccess
 {
     Feature feature;

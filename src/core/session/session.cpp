@@ -26,39 +26,6 @@ namespace Starforge {
 
 namespace {
 
-// The Role (or ClusterRole) rules that grant everything a feature needs, as YAML a cluster
-// administrator can paste under `rules:`.
-QString roleRuleFor(const Kube::Feature &feature)
-{
-    struct Rule
-    {
-        QString group;
-        QString resource;
-        bool clusterWide = false;
-        QStringList verbs;
-    };
-    QList<Rule> rules;
-    for (const Kube::Permission &p : feature.needs) {
-        const QString resource = p.subresource.isEmpty() ? p.resource : p.resource + u'/' + p.subresource;
-        auto it = std::find_if(rules.begin(), rules.end(), [&](const Rule &r) {
-            return r.group == p.group && r.resource == resource && r.clusterWide == p.clusterWide;
-        });
-        if (it == rules.end()) {
-            rules.append(Rule{p.group, resource, p.clusterWide, {}});
-            it = rules.end() - 1;
-        }
-        if (!it->verbs.contains(p.verb)) it->verbs.append(p.verb);
-    }
-    QStringList lines;
-    for (const Rule &r : std::as_const(rules)) {
-        QStringList verbs;
-        for (const QString &v : r.verbs) verbs << u'"' + v + u'"';
-        lines << QStringLiteral("- apiGroups: [\"%1\"]%2").arg(r.group, r.clusterWide ? QStringLiteral("   # in a ClusterRole") : QString())
-              << QStringLiteral("  resources: [\"%1\"]").arg(r.resource) << QStringLiteral("  verbs: [%1]").arg(verbs.join(QStringLiteral(", ")));
-    }
-    return lines.join(u'\n');
-}
-
 QMap<QString, QString> valuesOf(const Config::EffectiveConfig &config)
 {
     QMap<QString, QString> values;
@@ -293,7 +260,7 @@ void Session::onPermissions(const Kube::PermissionReport &report)
     }
     for (const Kube::FeatureAccess &access : report.features) {
         if (!access.allowed) {
-            switchOff(access.feature.id, tr("the token cannot %1").arg(access.missing.join(QStringLiteral(", "))), roleRuleFor(access.feature));
+            switchOff(access.feature.id, tr("the token cannot %1").arg(access.missing.join(QStringLiteral(", "))), Kube::roleRules(access.feature));
         }
     }
     resolveOwnerThenProbe();
@@ -544,7 +511,7 @@ void Session::watchInformer(Kube::Informer *informer, const QString &featureId)
                 informer->stop();
                 QString rule;
                 for (const Kube::Feature &f : Kube::Feature::all()) {
-                    if (f.id == featureId) rule = roleRuleFor(f);
+                    if (f.id == featureId) rule = Kube::roleRules(f);
                 }
                 switchOff(featureId, error.message, rule);
             } else if (m_options.failOnFirstListError && !informer->hasSynced()) {
