@@ -6,6 +6,8 @@
 #include "core/config/validation.h"
 #include "core/logging/logging.h"
 #include "core/secrets/secretstore.h"
+#include "core/session/sessionsource.h"
+#include "gui/connectiontestdialog.h"
 #include "gui/settingdelegate.h"
 #include "gui/userprompts.h"
 #include "models/groupedsettingsmodel.h"
@@ -28,6 +30,7 @@ ProfilesDialog::ProfilesDialog(Config::ProfileManager *manager, UserPrompts *pro
     , m_manager(manager)
     , m_prompts(prompts)
     , m_list(new Models::ProfileListModel(manager, this))
+    , m_environment(environment)
     , m_settings(new ProfileSettingsModel(manager, std::move(environment), this))
     , m_grouped(new Models::GroupedSettingsModel(this))
 {
@@ -55,6 +58,7 @@ ProfilesDialog::ProfilesDialog(Config::ProfileManager *manager, UserPrompts *pro
     connect(m_ui->applyButton, &QPushButton::clicked, this, &ProfilesDialog::apply);
     connect(m_ui->revertButton, &QPushButton::clicked, m_settings, &ProfileSettingsModel::revert);
     connect(m_ui->resetButton, &QPushButton::clicked, this, &ProfilesDialog::resetSelectedSetting);
+    connect(m_ui->testButton, &QPushButton::clicked, this, &ProfilesDialog::testConnection);
     connect(m_ui->buttonBox, &QDialogButtonBox::rejected, this, &ProfilesDialog::reject);
     connect(m_ui->profileList->selectionModel(), &QItemSelectionModel::currentChanged, this, &ProfilesDialog::onProfileSelected);
     connect(m_ui->settingsView->selectionModel(), &QItemSelectionModel::currentChanged, this, &ProfilesDialog::updateHelp);
@@ -193,6 +197,7 @@ void ProfilesDialog::updateButtons()
     m_ui->importButton->setEnabled(idle);
     m_ui->duplicateButton->setEnabled(idle && selected);
     m_ui->renameButton->setEnabled(idle && selected);
+    m_ui->testButton->setEnabled(idle && selected);
     m_ui->deleteButton->setEnabled(idle && selected);
     m_ui->activateButton->setEnabled(idle && selected && m_shownProfile != m_manager->store().activeProfile());
     m_ui->settingsView->setEnabled(idle && selected);
@@ -516,6 +521,24 @@ void ProfilesDialog::resetSelectedSetting()
     if (current.isValid()) {
         m_settings->resetRow(current.row());
     }
+}
+
+ConnectionTestDialog *ProfilesDialog::testConnection()
+{
+    const auto profile = m_manager->store().profile(m_shownProfile);
+    if (!profile) return nullptr;
+    if (!m_testDialog) {
+        m_testDialog = new ConnectionTestDialog(m_manager->secrets(), m_environment, this);
+        m_testDialog->setAttribute(Qt::WA_DeleteOnClose);
+    }
+    // What is tested is what a connection would use: the saved profile, not unapplied edits.
+    if (m_settings->hasPendingChanges()) {
+        showStatus(tr("Testing the saved settings of %1; apply your edits to test them.").arg(m_shownProfile));
+    }
+    m_testDialog->start(SessionSource::ofProfile(*profile), tr("profile %1").arg(m_shownProfile));
+    m_testDialog->show();
+    m_testDialog->raise();
+    return m_testDialog;
 }
 
 } // namespace Starforge::Gui

@@ -10,6 +10,7 @@
 #include "core/util/result.h"
 
 #include <QDialog>
+#include <QPointer>
 #include <QProcessEnvironment>
 
 #include <memory>
@@ -28,6 +29,7 @@ class ProfileSettingsModel;
 
 namespace Starforge::Gui {
 
+class ConnectionTestDialog;
 class UserPrompts;
 
 class ProfilesDialog final : public QDialog
@@ -43,6 +45,8 @@ public:
     bool isBusy() const { return m_busy; }
 
     Models::ProfileSettingsModel *settingsModel() const { return m_settings; }
+    // Tests the shown profile's saved settings in a window of its own (Test connection…).
+    ConnectionTestDialog *testConnection();
     // Where a setting is in the grouped view (column: a ProfileSettingsModel::Column).
     QModelIndex settingIndex(const QString &key, int column) const;
 
@@ -81,9 +85,11 @@ private:
     Config::ProfileManager *m_manager;
     UserPrompts *m_prompts;
     Models::ProfileListModel *m_list;
+    QProcessEnvironment m_environment;
     Models::ProfileSettingsModel *m_settings;
     Models::GroupedSettingsModel *m_grouped;
     QString m_shownProfile;
+    QPointer<ConnectionTestDialog> m_testDialog;
     bool m_busy = false;
 };
 
