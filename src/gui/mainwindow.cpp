@@ -1,6 +1,7 @@
 #include "gui/mainwindow.h"
 
 #include "core/config/effectiveconfig.h"
+#include "core/config/embeddedsandbox.h"
 #include "core/config/profilemanager.h"
 #include "core/job/tracker.h"
 #include "core/session/session.h"
@@ -18,6 +19,8 @@
 #include "gui/notify/jobstray.h"
 #include "gui/playground/launchdialog.h"
 #include "gui/playground/playgroundpanel.h"
+#include "gui/firstrunpanel.h"
+#include "gui/newconnectiondialog.h"
 #include "gui/signindialog.h"
 #include "gui/profilesdialog.h"
 #include "gui/userprompts.h"
@@ -42,6 +45,7 @@
 #include <QMimeData>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QStatusBar>
@@ -81,6 +85,8 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     , m_connectionStatus(new QLabel(this))
     , m_tlsWarning(new QLabel(this))
     , m_setupButton(new QPushButton(tr("Set up a connection…"), this))
+    , m_firstRun(new FirstRunPanel(this))
+    , m_sandboxProgram(QCoreApplication::applicationDirPath() + QStringLiteral("/starforge-sandbox"))
     , m_session(new Session(manager->secrets(), m_environment, guiSessionOptions(), this))
 {
     m_ui->setupUi(this);
@@ -116,7 +122,11 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     statusBar()->addPermanentWidget(m_tlsWarning);
 
     m_setupButton->setObjectName(QStringLiteral("setupButton"));
+    m_ui->centralLayout->addWidget(m_firstRun, 0, Qt::AlignHCenter);
     m_ui->centralLayout->addWidget(m_setupButton, 0, Qt::AlignHCenter);
+    connect(m_firstRun, &FirstRunPanel::importRequested, this, &MainWindow::importFromKubeconfig);
+    connect(m_firstRun, &FirstRunPanel::enterServerRequested, this, &MainWindow::enterServer);
+    connect(m_firstRun, &FirstRunPanel::sandboxRequested, this, &MainWindow::trySandbox);
     m_ui->centralLayout->addStretch(1);
     m_ui->centralLayout->insertStretch(0, 1);
 
@@ -531,6 +541,7 @@ QString MainWindow::settingsProblem() const
     const auto &store = m_manager->store();
     const QString active = store.activeProfile();
     if (active.isEmpty()) {
+        if (isOnSandbox()) return {};   // the embedded sandbox needs no profile
         return store.profileNames().isEmpty() ? tr("Not connected: no connection profile yet") : tr("Not connected: no profile is active");
     }
     const auto config = Config::EffectiveConfig::resolve(store.profile(active), m_environment);
@@ -555,6 +566,10 @@ void MainWindow::reconnect()
         m_session->close();
         return;
     }
+    if (m_manager->store().activeProfile().isEmpty()) {
+        m_session->open(SessionSource::ofConnectionFile(m_sandboxFile));   // settingsProblem() allows it only on the sandbox
+        return;
+    }
     // The session reads the token from the keychain, then connects with the settings in force.
     m_session->open(SessionSource::ofProfile(*m_manager->store().profile(m_manager->store().activeProfile())));
 }
@@ -563,7 +578,7 @@ void MainWindow::refreshStatus()
 {
     const auto &store = m_manager->store();
     const QString active = store.activeProfile();
-    m_profileStatus->setText(active.isEmpty() ? tr("Profile: none") : tr("Profile: %1").arg(active));
+    m_profileStatus->setText(!active.isEmpty() ? tr("Profile: %1").arg(active) : isOnSandbox() ? tr("Sandbox (until the app quits)") : tr("Profile: none"));
     m_connectionStatus->setText(connectionStateText());
     // What a cluster administrator would grant for each feature the token cannot use.
     QStringList rules;
@@ -573,15 +588,18 @@ void MainWindow::refreshStatus()
     m_connectionStatus->setToolTip(rules.isEmpty() ? QString() : tr("Role rules that would allow the missing features:\n\n%1").arg(rules.join(QStringLiteral("\n\n"))));
     const auto config = Config::EffectiveConfig::resolve(store.profile(active), m_environment);
     m_tlsWarning->setVisible(!active.isEmpty() && config.boolean(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY")));
-    setWindowTitle(active.isEmpty() ? tr("Starforge") : tr("%1 — Starforge").arg(active));
+    setWindowTitle(!active.isEmpty() ? tr("%1 — Starforge").arg(active) : isOnSandbox() ? tr("Sandbox — Starforge") : tr("Starforge"));
 
     const bool none = store.profileNames().isEmpty();
-    m_ui->welcomeLabel->setText(none ? tr("<h2>Welcome to Starforge</h2><p>Run NeMo-RL training on Kubernetes and KubeRay from here.</p>"
-                                          "<p>Start with a connection profile: import a context from your kubeconfig, or enter the "
-                                          "API server and a token.</p>")
+    m_ui->welcomeLabel->setText(none && !isOnSandbox() ? tr("<h2>Welcome to Starforge</h2><p>Run NeMo-RL training on Kubernetes and KubeRay from here.</p>"
+                                                            "<p>Choose how to connect:</p>")
                                      : tr("<h2>%1</h2><p>%2</p>").arg(active.isEmpty() ? tr("No active profile") : active.toHtmlEscaped(),
                                                                       connectionStateText().toHtmlEscaped()));
     m_setupButton->setText(none ? tr("Set up a connection…") : tr("Connection profiles…"));
+    // The three ways in until there is a connection to use; after that, the profiles button.
+    const bool firstRun = none && !isOnSandbox();
+    m_firstRun->setVisible(firstRun);
+    m_setupButton->setVisible(!firstRun);
     // Connected, the panels are the content (the status bar keeps the connection's sentence);
     // otherwise the welcome says what to do next.
     const bool connected = m_session->isUp() || m_session->state() == Session::State::Lost;
@@ -664,6 +682,56 @@ void MainWindow::dropEvent(QDropEvent *event)
 void MainWindow::showJobsMessage(const QString &text)
 {
     statusBar()->showMessage(text, 15000);
+}
+
+void MainWindow::importFromKubeconfig()
+{
+    ProfilesDialog *dialog = showProfilesDialog();
+    dialog->importKubeconfig();
+}
+
+NewConnectionDialog *MainWindow::enterServer()
+{
+    auto *dialog = new NewConnectionDialog(m_manager->store(), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, name = QPointer<NewConnectionDialog>(dialog)] {
+        if (!name) return;
+        const QString profile = name->profileName();
+        m_firstRun->setBusy(tr("Saving profile %1…").arg(profile));
+        m_manager->setValues(profile, name->values(), true, this, [this, profile](Result<void> saved) {
+            if (saved) saved = m_manager->setActiveProfile(profile);
+            if (!saved) {
+                m_firstRun->showProblem(saved.error().message);
+                return;
+            }
+            m_firstRun->setBusy(QString());
+            // Connecting starts with the active profile; the test says part by part what works.
+            ProfilesDialog *profiles = showProfilesDialog();
+            profiles->selectProfile(profile);
+            profiles->testConnection();
+        });
+    });
+    dialog->open();
+    return dialog;
+}
+
+void MainWindow::trySandbox()
+{
+    if (m_embedded) return;   // starting or running
+    m_embedded = std::make_unique<Config::EmbeddedSandbox>();
+    m_firstRun->setBusy(tr("Starting the sandbox cluster…"));
+    connect(m_embedded.get(), &Config::EmbeddedSandbox::ready, this, [this](const Config::SandboxConnection &connection) {
+        m_sandboxFile = m_embedded->connectionFile();
+        m_firstRun->setBusy(QString());
+        showJobsMessage(tr("The sandbox is running; kubectl reaches it with KUBECONFIG=%1").arg(connection.kubeconfig));
+        refreshStatus();
+        reconnect();
+    });
+    connect(m_embedded.get(), &Config::EmbeddedSandbox::failed, this, [this](const QString &message) {
+        m_firstRun->showProblem(tr("The sandbox did not start: %1").arg(message));
+        m_embedded.release()->deleteLater();
+    });
+    m_embedded->start(m_sandboxProgram);
 }
 
 ProfilesDialog *MainWindow::showProfilesDialog()

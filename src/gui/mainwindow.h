@@ -29,6 +29,7 @@ namespace Ui {
 class MainWindow;
 }
 namespace Starforge::Config {
+class EmbeddedSandbox;
 class ProfileManager;
 }
 namespace Starforge {
@@ -53,6 +54,8 @@ class JobsTray;
 class EventsPanel;
 class UserPrompts;
 class ProfilesDialog;
+class FirstRunPanel;
+class NewConnectionDialog;
 class SubmitWizard;
 
 class MainWindow final : public QMainWindow
@@ -64,6 +67,18 @@ public:
 
     // Opens the profiles dialog (non-modal; one at a time) and returns it.
     ProfilesDialog *showProfilesDialog();
+
+    // The first run's three ways in (FirstRunPanel): a kubeconfig context through the profiles
+    // dialog; a server and token in a small form, made a profile, made active and tested; or the
+    // embedded sandbox, started as a child process and connected through its connection file
+    // (no profile is written; its secrets stay in that file, which goes with it).
+    void importFromKubeconfig();
+    NewConnectionDialog *enterServer();
+    void trySandbox();
+    bool isOnSandbox() const { return !m_sandboxFile.isEmpty(); }
+    // Where trySandbox() finds starforge-sandbox (default: beside the app).
+    void setSandboxProgram(const QString &program) { m_sandboxProgram = program; }
+    FirstRunPanel *firstRunPanel() const { return m_firstRun; }
     // A problem found while starting (e.g. secrets that could not be moved into the keychain).
     void showStartupProblem(const QString &text);
 
@@ -132,6 +147,10 @@ private:
     QLabel *m_connectionStatus;
     QLabel *m_tlsWarning;
     QPushButton *m_setupButton;
+    FirstRunPanel *m_firstRun;
+    std::unique_ptr<Config::EmbeddedSandbox> m_embedded;
+    QString m_sandboxProgram;
+    QString m_sandboxFile;   // the running sandbox's connection file, once it is ready
     ProfilesDialog *m_profilesDialog = nullptr;
     Session *m_session;
     QPointer<Kube::ExecCredentialProvider> m_followedCredentials;   // whose sign-in prompts open a dialog

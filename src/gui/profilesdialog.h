@@ -45,6 +45,8 @@ public:
     bool isBusy() const { return m_busy; }
 
     Models::ProfileSettingsModel *settingsModel() const { return m_settings; }
+    // Import kubeconfig…: asks for the file and the context, then creates or updates a profile.
+    void importKubeconfig();
     // Tests the shown profile's saved settings in a window of its own (Test connection…).
     ConnectionTestDialog *testConnection();
     // Where a setting is in the grouped view (column: a ProfileSettingsModel::Column).
@@ -57,7 +59,6 @@ private:
     void duplicateProfile();
     void renameProfile();
     void deleteProfile(bool force);
-    void importKubeconfig();
     void makeActive();
     void apply();
     void resetSelectedSetting();

@@ -151,9 +151,9 @@ int main(int argc, char *argv[])
         window->show();
         if (!jobArgument.isEmpty()) {
             window->openWizardAt(jobArgument);
-        } else if (!onSandbox && (parser.isSet(profiles) || store.profileNames().isEmpty())) {
-            window->showProfilesDialog(); // a first start has nothing else to do
-        }
+        } else if (!onSandbox && parser.isSet(profiles)) {
+            window->showProfilesDialog();
+        }   // a first start (no profiles) shows the window's three ways in
         manager.moveMigratedSecrets(*loaded, window.get(), [w = window.get()](Result<void> moved) {
             if (!moved) {
                 w->showStartupProblem(moved.error().message);
