@@ -19,6 +19,7 @@
 #include "gui/notify/jobstray.h"
 #include "gui/playground/launchdialog.h"
 #include "gui/playground/playgroundpanel.h"
+#include "gui/colorscheme.h"
 #include "gui/firstrunpanel.h"
 #include "gui/newconnectiondialog.h"
 #include "gui/signindialog.h"
@@ -26,10 +27,12 @@
 #include "gui/userprompts.h"
 #include "gui/wizard/submitwizard.h"
 #include "ui_mainwindow.h"
+#include "gui/palettefollow.h"
 
 #include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QHeaderView>
@@ -42,6 +45,7 @@
 #include <QJsonDocument>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QMenu>
 #include <QMimeData>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -165,6 +169,26 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
         QSettings(windowStateFile(), QSettings::IniFormat).setValue(QStringLiteral("preferences/tray"), on);
     });
     m_ui->viewMenu->addAction(trayAction);
+    // Light or dark: as the desktop says (the Settings portal), or fixed by the person.
+    m_colorScheme = new ColorScheme(this);
+    QMenu *appearance = m_ui->viewMenu->addMenu(tr("&Appearance"));
+    appearance->setObjectName(QStringLiteral("appearanceMenu"));
+    auto *schemes = new QActionGroup(this);
+    const ColorScheme::Mode saved = ColorScheme::modeFromName(
+        QSettings(windowStateFile(), QSettings::IniFormat).value(QStringLiteral("preferences/appearance")).toString());
+    for (const auto &[mode, text] : {std::pair{ColorScheme::Mode::System, tr("As the &System Says")}, std::pair{ColorScheme::Mode::Light, tr("&Light")},
+                                     std::pair{ColorScheme::Mode::Dark, tr("&Dark")}}) {
+        QAction *action = appearance->addAction(text);
+        action->setObjectName(QStringLiteral("appearance_") + ColorScheme::modeName(mode));
+        action->setCheckable(true);
+        action->setChecked(mode == saved);
+        schemes->addAction(action);
+        connect(action, &QAction::triggered, this, [this, mode = mode] {
+            m_colorScheme->setMode(mode);
+            QSettings(windowStateFile(), QSettings::IniFormat).setValue(QStringLiteral("preferences/appearance"), ColorScheme::modeName(mode));
+        });
+    }
+    m_colorScheme->setMode(saved);
     connect(m_tray, &JobsTray::jobRequested, this, &MainWindow::openNotificationTarget);
     connect(m_tray, &JobsTray::showRequested, this, [this] { openNotificationTarget(QString()); });
     connect(m_tray, &JobsTray::quitRequested, qApp, &QCoreApplication::quit, Qt::QueuedConnection);
@@ -446,7 +470,7 @@ QDockWidget *MainWindow::addPanelDock(const QString &objectName, const QString &
     placeholder->setAlignment(Qt::AlignCenter);
     placeholder->setWordWrap(true);
     placeholder->setMargin(12);
-    placeholder->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(placeholder);
     dock->setWidget(placeholder);
     addDockWidget(area, dock);
     m_ui->viewMenu->addAction(dock->toggleViewAction());

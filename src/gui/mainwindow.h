@@ -54,6 +54,7 @@ class JobsTray;
 class EventsPanel;
 class UserPrompts;
 class ProfilesDialog;
+class ColorScheme;
 class FirstRunPanel;
 class NewConnectionDialog;
 class SubmitWizard;
@@ -79,6 +80,7 @@ public:
     // Where trySandbox() finds starforge-sandbox (default: beside the app).
     void setSandboxProgram(const QString &program) { m_sandboxProgram = program; }
     FirstRunPanel *firstRunPanel() const { return m_firstRun; }
+    ColorScheme *colorScheme() const { return m_colorScheme; }
     // A problem found while starting (e.g. secrets that could not be moved into the keychain).
     void showStartupProblem(const QString &text);
 
@@ -148,6 +150,7 @@ private:
     QLabel *m_tlsWarning;
     QPushButton *m_setupButton;
     FirstRunPanel *m_firstRun;
+    ColorScheme *m_colorScheme = nullptr;
     std::unique_ptr<Config::EmbeddedSandbox> m_embedded;
     QString m_sandboxProgram;
     QString m_sandboxFile;   // the running sandbox's connection file, once it is ready

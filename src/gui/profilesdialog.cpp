@@ -13,6 +13,7 @@
 #include "models/groupedsettingsmodel.h"
 #include "models/profilelistmodel.h"
 #include "models/profilesettingsmodel.h"
+#include "gui/palettefollow.h"
 #include "ui_profilesdialog.h"
 
 #include <QDir>
@@ -45,8 +46,8 @@ ProfilesDialog::ProfilesDialog(Config::ProfileManager *manager, UserPrompts *pro
     m_ui->settingsView->header()->setSectionResizeMode(ProfileSettingsModel::ValueColumn, QHeaderView::Stretch);
     m_ui->settingsView->header()->setSectionResizeMode(ProfileSettingsModel::SourceColumn, QHeaderView::ResizeToContents);
     m_ui->splitter->setStretchFactor(1, 1);
-    m_ui->problemLabel->setStyleSheet(QStringLiteral("color: #c01c28;"));
-    m_ui->helpLabel->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followTone(m_ui->problemLabel, Tones::Tone::Error);
+    followQuiet(m_ui->helpLabel);
     m_ui->problemLabel->hide();
 
     connect(m_ui->addButton, &QPushButton::clicked, this, &ProfilesDialog::addProfile);
@@ -257,13 +258,13 @@ void ProfilesDialog::setBusy(bool busy)
 
 void ProfilesDialog::showStatus(const QString &text)
 {
-    m_ui->statusLabel->setStyleSheet(QString());
+    followPalette(m_ui->statusLabel, [](const QPalette &) { return QString(); });
     m_ui->statusLabel->setText(text);
 }
 
 void ProfilesDialog::showError(const QString &text)
 {
-    m_ui->statusLabel->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    followTone(m_ui->statusLabel, Tones::Tone::Error);
     m_ui->statusLabel->setText(Logging::redact(text));
 }
 

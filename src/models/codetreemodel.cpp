@@ -1,4 +1,5 @@
 #include "models/codetreemodel.h"
+#include "models/tones.h"
 
 #include <QColor>
 #include <QHash>
@@ -124,7 +125,7 @@ QVariant CodeTreeModel::data(const QModelIndex &index, int role) const
     case Qt::AccessibleDescriptionRole:
         return excluded ? tr("%1 is not packed: excluded by %2").arg(node->path, node->excludedBy) : tr("%1 is packed").arg(node->path);
     case Qt::ForegroundRole:
-        return excluded ? QVariant(QColor(0x88, 0x88, 0x88)) : QVariant();
+        return excluded ? QVariant(Tones::current().color(QPalette::PlaceholderText)) : QVariant();
     case Qt::TextAlignmentRole:
         return index.column() == SizeColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
     case PathRole: return node->path;

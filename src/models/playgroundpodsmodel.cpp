@@ -1,4 +1,5 @@
 #include "models/playgroundpodsmodel.h"
+#include "models/tones.h"
 
 #include <QBrush>
 #include <QColor>
@@ -110,8 +111,8 @@ QVariant PlaygroundPodsModel::data(const QModelIndex &index, int role) const
         break;
     case Qt::ForegroundRole:
         // The text's colour says it too ("waiting: …", the minutes), so colour is not the only cue.
-        if (index.column() == TimeLeftColumn && !i.ended() && left < SoonSeconds) return QBrush(QColor(0xb3, 0x5c, 0x00));
-        if (index.column() == StateColumn && i.phase == QLatin1String("Pending") && !i.reason.isEmpty()) return QBrush(QColor(0xb3, 0x5c, 0x00));
+        if (index.column() == TimeLeftColumn && !i.ended() && left < SoonSeconds) return QBrush(Tones::text(Tones::Tone::Warning));
+        if (index.column() == StateColumn && i.phase == QLatin1String("Pending") && !i.reason.isEmpty()) return QBrush(Tones::text(Tones::Tone::Warning));
         break;
     case Qt::AccessibleDescriptionRole:
         if (index.column() == StateColumn) return i.ready ? tr("ready to chat") : i.stateText();

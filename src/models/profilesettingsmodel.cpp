@@ -2,6 +2,7 @@
 
 #include "core/config/profilemanager.h"
 #include "core/config/settingsschema.h"
+#include "models/tones.h"
 
 #include <QBrush>
 #include <QColor>
@@ -167,10 +168,10 @@ QVariant ProfileSettingsModel::data(const QModelIndex &index, int role) const
         return d.help;
     case Qt::ForegroundRole:
         if (!error.isEmpty()) {
-            return QBrush(QColor(0xc0, 0x1c, 0x28));
+            return QBrush(Tones::text(Tones::Tone::Error));
         }
         if (index.column() == ValueColumn && !pending && !d.isSecret() && effective && effective->source == ValueSource::Default) {
-            return QBrush(QColor(0x77, 0x77, 0x77)); // defaults are quieter than what the user chose
+            return QBrush(Tones::current().color(QPalette::PlaceholderText)); // defaults are quieter than what the user chose
         }
         return {};
     case Qt::FontRole:

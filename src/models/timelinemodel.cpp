@@ -1,4 +1,5 @@
 #include "models/timelinemodel.h"
+#include "models/tones.h"
 
 #include <QBrush>
 #include <QColor>
@@ -134,7 +135,7 @@ QVariant TimelineModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::ForegroundRole:
         // Warnings stand out in the list as on the axis (the same colour the view uses).
-        return item.warning() && index.column() <= ReasonColumn ? QBrush(QColor(0xc0, 0x39, 0x2b)) : QVariant();
+        return item.warning() && index.column() <= ReasonColumn ? QBrush(Tones::text(Tones::Tone::Error)) : QVariant();
     case LaneRole: return item.lane;
     case StartRole: return item.start;
     case EndRole: return item.end;

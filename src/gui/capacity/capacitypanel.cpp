@@ -6,6 +6,7 @@
 #include "gui/capacity/capacitylegend.h"
 #include "models/capacitynodesmodel.h"
 #include "models/capacityseriesmodel.h"
+#include "gui/palettefollow.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -48,7 +49,7 @@ CapacityPanel::CapacityPanel(QWidget *parent)
     m_message->setWordWrap(true);
     m_message->setMargin(12);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_message);
 
     auto *filterLabel = new QLabel(tr("&Series:"), this);
     filterLabel->setBuddy(m_filter);
@@ -73,7 +74,7 @@ CapacityPanel::CapacityPanel(QWidget *parent)
     setUpButton(m_zoomFit, QStringLiteral("capacityZoomFit"), tr("Fit"), tr("Fit all nodes"),
                 tr("The largest cells at which every node shows"));
     m_zoomText->setObjectName(QStringLiteral("capacityZoomText"));
-    m_zoomText->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_zoomText);
 
     m_seriesTable->setObjectName(QStringLiteral("capacitySeriesTable"));
     m_seriesTable->setAccessibleName(tr("GPU series totals"));

@@ -12,6 +12,7 @@
 #include "gui/events/timelineview.h"
 #include "models/jobsmodel.h"
 #include "models/timelinemodel.h"
+#include "gui/palettefollow.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -51,7 +52,7 @@ EventsPanel::EventsPanel(QWidget *parent)
     m_empty->setAlignment(Qt::AlignCenter);
     m_empty->setWordWrap(true);
     m_empty->setMargin(12);
-    m_empty->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_empty);
 
     m_title->setObjectName(QStringLiteral("eventsTitle"));
     m_title->setTextFormat(Qt::PlainText);
@@ -64,7 +65,7 @@ EventsPanel::EventsPanel(QWidget *parent)
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse | Qt::LinksAccessibleByKeyboard);
     m_banner->setFocusPolicy(Qt::TabFocus);
     m_banner->setAccessibleName(tr("Why the job is pending"));
-    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fff4ce; color: #3b2f00; border: 1px solid #e0c35c; border-radius: 3px; padding: 4px 6px; }"));
+    followBanner(m_banner, Tones::Tone::Warning);
     m_banner->hide();
     connect(m_banner, &QLabel::linkActivated, this, &EventsPanel::selectEvidence);
 

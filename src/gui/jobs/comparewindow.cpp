@@ -4,6 +4,7 @@
 #include "core/job/progressfollower.h"
 #include "core/session/session.h"
 #include "gui/userprompts.h"
+#include "models/tones.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -35,10 +36,12 @@ ComparePlot::ComparePlot(QWidget *parent) : QWidget(parent), m_cursorX(std::nume
 
 QColor ComparePlot::colorOf(int run)
 {
-    // Okabe and Ito's colours, told apart with the common kinds of colour blindness.
+    // Okabe and Ito's colours, told apart with the common kinds of colour blindness; their
+    // black is the palette's text colour, so it shows on a dark background too.
     static const QList<QColor> colors{QColor(0x00, 0x72, 0xb2), QColor(0xd5, 0x5e, 0x00), QColor(0x00, 0x9e, 0x73),
-                                      QColor(0xcc, 0x79, 0xa7), QColor(0xe6, 0x9f, 0x00), QColor(0x56, 0xb4, 0xe9), QColor(0x00, 0x00, 0x00)};
-    return colors.at(run % colors.size());
+                                      QColor(0xcc, 0x79, 0xa7), QColor(0xe6, 0x9f, 0x00), QColor(0x56, 0xb4, 0xe9)};
+    const int i = run % (colors.size() + 1);
+    return i < colors.size() ? colors.at(i) : Tones::current().color(QPalette::Text);
 }
 
 void ComparePlot::setModel(RunComparisonModel *model)

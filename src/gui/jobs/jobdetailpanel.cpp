@@ -12,6 +12,7 @@
 #include "models/checkpointsmodel.h"
 #include "models/jobpodsmodel.h"
 #include "models/jobsmodel.h"
+#include "gui/palettefollow.h"
 
 #include <QAction>
 #include <QClipboard>
@@ -80,7 +81,7 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     m_empty->setAlignment(Qt::AlignCenter);
     m_empty->setWordWrap(true);
     m_empty->setMargin(12);
-    m_empty->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_empty);
 
     m_title->setObjectName(QStringLiteral("jobDetailTitle"));
     m_title->setTextFormat(Qt::RichText);
@@ -92,7 +93,7 @@ JobDetailPanel::JobDetailPanel(QWidget *parent)
     m_banner->setWordWrap(true);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
     m_banner->setAccessibleName(tr("Why the job is pending"));
-    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fff4ce; color: #3b2f00; border: 1px solid #e0c35c; border-radius: 3px; padding: 4px 6px; }"));
+    followBanner(m_banner, Tones::Tone::Warning);
     m_banner->hide();
 
     m_summary->setObjectName(QStringLiteral("jobDetailSummary"));

@@ -1,6 +1,7 @@
 #include "gui/jobs/jobsfiltermodel.h"
 
 #include "models/jobsmodel.h"
+#include "models/tones.h"
 
 #include <QFont>
 
@@ -50,20 +51,24 @@ bool JobsFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex &sourceP
 
 JobsFilterModel::Colours JobsFilterModel::stateColours(Job::JobState state)
 {
-    // Dark text on a light tint of the same hue: readable, and still tells states apart for
-    // people who cannot tell the hues apart, since the cell also names the state.
+    // Text on a tint of the same hue (dark on light, light on dark, as the palette is):
+    // readable, and still tells states apart for people who cannot tell the hues apart, since
+    // the cell also names the state.
+    const auto colours = [](const std::pair<QColor, QColor> &chip) { return Colours{chip.first, chip.second}; };
     switch (state) {
     case Job::JobState::Submitting:
     case Job::JobState::Pending:
-        return { QColor(0x7a, 0x4d, 0x00), QColor(0xff, 0xe5, 0xa8) };
+        return colours(Tones::chip(Tones::Tone::Warning));
     case Job::JobState::Running:
-        return { QColor(0x0b, 0x4a, 0x94), QColor(0xd3, 0xe4, 0xfa) };
+        return colours(Tones::chip(Tones::Tone::Info));
     case Job::JobState::Succeeded:
-        return { QColor(0x17, 0x63, 0x2b), QColor(0xd2, 0xf0, 0xd9) };
+        return colours(Tones::chip(Tones::Tone::Success));
     case Job::JobState::Failed:
-        return { QColor(0x9b, 0x14, 0x18), QColor(0xf8, 0xd4, 0xd3) };
-    case Job::JobState::Stopped:
-        return { QColor(0x4a, 0x4a, 0x4a), QColor(0xe2, 0xe2, 0xe2) };
+        return colours(Tones::chip(Tones::Tone::Error));
+    case Job::JobState::Stopped: {
+        const QPalette palette = Tones::current();
+        return {palette.color(QPalette::Text), palette.color(QPalette::AlternateBase)};
+    }
     }
     return {};
 }

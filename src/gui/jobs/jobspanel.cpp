@@ -7,6 +7,7 @@
 #include "gui/jobs/jobsfiltermodel.h"
 #include "gui/userprompts.h"
 #include "models/jobsmodel.h"
+#include "gui/palettefollow.h"
 
 #include <QAction>
 #include <QApplication>
@@ -62,7 +63,7 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     m_message->setWordWrap(true);
     m_message->setMargin(12);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_message);
 
     m_stopAction->setObjectName(QStringLiteral("stopJobAction"));
     m_stopAction->setToolTip(tr("Stop the selected job: its logs and events are archived, then its RayJob is deleted"));
@@ -152,7 +153,7 @@ JobsPanel::JobsPanel(UserPrompts *prompts, QWidget *parent)
     m_view->setColumnWidth(JobsModel::EndedColumn, 6 * em);
 
     m_summary->setObjectName(QStringLiteral("jobsSummary"));
-    m_summary->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_summary);
 
     auto *jobsPage = new QWidget(this);
     auto *bar = new QHBoxLayout;

@@ -10,6 +10,7 @@
 #include "gui/logs/matchscrollbar.h"
 #include "models/jobsmodel.h"
 #include "models/loglinesmodel.h"
+#include "models/tones.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -168,19 +169,21 @@ protected:
     {
         QStyledItemDelegate::initStyleOption(option, index);
         switch (index.data(LogLinesModel::SeverityRole).value<LogLinesModel::Severity>()) {
-        case LogLinesModel::Severity::Traceback:
-            option->backgroundBrush = QColor(0xf8, 0xd7, 0xda);
-            option->palette.setColor(QPalette::Text, QColor(0x84, 0x20, 0x29));
+        case LogLinesModel::Severity::Traceback: {
+            const auto [text, background] = Tones::chip(Tones::Tone::Error, option->palette);
+            option->backgroundBrush = background;
+            option->palette.setColor(QPalette::Text, text);
             option->font.setBold(true);
             break;
+        }
         case LogLinesModel::Severity::Error:
-            option->palette.setColor(QPalette::Text, QColor(0xb0, 0x00, 0x20));
+            option->palette.setColor(QPalette::Text, Tones::text(Tones::Tone::Error, option->palette));
             break;
         case LogLinesModel::Severity::Warning:
-            option->palette.setColor(QPalette::Text, QColor(0x8a, 0x5a, 0x00));
+            option->palette.setColor(QPalette::Text, Tones::text(Tones::Tone::Warning, option->palette));
             break;
         case LogLinesModel::Severity::Progress:
-            option->palette.setColor(QPalette::Text, QColor(0x1f, 0x5f, 0xa8));
+            option->palette.setColor(QPalette::Text, Tones::text(Tones::Tone::Info, option->palette));
             break;
         case LogLinesModel::Severity::Plain:
             break;

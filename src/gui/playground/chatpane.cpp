@@ -7,6 +7,7 @@
 #include "gui/playground/transcriptview.h"
 #include "models/playgroundpodsmodel.h"
 #include "models/transcriptmodel.h"
+#include "gui/palettefollow.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -41,7 +42,7 @@ ChatPane::ChatPane(const QString &name, QWidget *parent)
     m_metrics->setObjectName(name + QStringLiteral("Metrics"));
     m_metrics->setWordWrap(true);
     m_metrics->setAccessibleName(tr("vLLM metrics"));
-    m_metrics->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_metrics);
     auto *modelLabel = new QLabel(tr("&Model:"), this);
     modelLabel->setBuddy(m_podCombo);
     auto *top = new QHBoxLayout;

@@ -1,6 +1,7 @@
 #include "gui/playground/launchdialog.h"
 
 #include "core/cluster/capacity.h"
+#include "gui/palettefollow.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -56,7 +57,7 @@ LaunchDialog::LaunchDialog(const Job::ClusterSettings &settings, const Cluster::
     m_maxLen->setAccessibleName(tr("Maximum context length in tokens"));
     m_problems->setObjectName(QStringLiteral("launchProblems"));
     m_problems->setWordWrap(true);
-    m_problems->setStyleSheet(QStringLiteral("color: #b00020;"));
+    followTone(m_problems, Tones::Tone::Error);
     m_problems->setAccessibleName(tr("What to fix before launching"));
     auto *launch = m_buttons->addButton(tr("&Launch"), QDialogButtonBox::AcceptRole);
     launch->setObjectName(QStringLiteral("launchButton"));

@@ -11,6 +11,7 @@
 #include "gui/userprompts.h"
 #include "models/playgroundpodsmodel.h"
 #include "models/transcriptmodel.h"
+#include "gui/palettefollow.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -87,7 +88,7 @@ PlaygroundPanel::PlaygroundPanel(UserPrompts *prompts, QWidget *parent)
     m_banner->setObjectName(QStringLiteral("playgroundBanner"));
     m_banner->setWordWrap(true);
     m_banner->setAccessibleName(tr("Why the pod is not ready"));
-    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fff4e0; color: #5c3b00; padding: 4px; border-radius: 3px; }"));
+    followBanner(m_banner, Tones::Tone::Warning);
     m_banner->hide();
     m_podsStatus->setWordWrap(true);
     m_podsStatus->setAccessibleName(tr("Playground status"));

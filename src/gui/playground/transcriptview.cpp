@@ -2,6 +2,7 @@
 
 #include "gui/playground/markdownview.h"
 #include "models/transcriptmodel.h"
+#include "gui/palettefollow.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -35,7 +36,7 @@ MessageCard::MessageCard(QWidget *parent)
     bold.setBold(true);
     m_who->setFont(bold);
     m_footer->setWordWrap(true);
-    m_footer->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_footer);
     m_copy->setText(tr("Copy"));
     m_edit->setText(tr("Edit"));
     m_regenerate->setText(tr("Regenerate"));
@@ -67,7 +68,8 @@ void MessageCard::show(const QString &who, const QString &role, const QString &m
     QString line = footer;
     if (!error.isEmpty()) line = line.isEmpty() ? error : line + QStringLiteral("\n") + error;
     m_footer->setText(line);
-    m_footer->setStyleSheet(error.isEmpty() ? QStringLiteral("color: palette(mid);") : QStringLiteral("color: #b00020;"));
+    if (error.isEmpty()) followQuiet(m_footer);
+    else followTone(m_footer, Tones::Tone::Error);
     m_footer->setVisible(!line.isEmpty());
     m_copy->setAccessibleName(role == QLatin1String("user") ? tr("Copy your message") : tr("Copy the reply"));
     m_edit->setAccessibleName(tr("Edit this message and send it again"));
@@ -110,7 +112,7 @@ TranscriptView::TranscriptView(QWidget *parent)
     setFrameShape(QFrame::NoFrame);
     m_empty->setWordWrap(true);
     m_empty->setAlignment(Qt::AlignCenter);
-    m_empty->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    followQuiet(m_empty);
     m_layout->setContentsMargins(4, 4, 4, 4);
     m_layout->addWidget(m_empty);
     m_layout->addStretch();

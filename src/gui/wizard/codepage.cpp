@@ -3,6 +3,7 @@
 #include "core/job/submitter.h"
 #include "gui/wizard/submitwizard.h"
 #include "models/codetreemodel.h"
+#include "gui/palettefollow.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -26,7 +27,7 @@ QLabel *problemLabel(QWidget *parent, const QString &objectName)
     label->setObjectName(objectName);
     label->setWordWrap(true);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    label->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    followTone(label, Tones::Tone::Error);
     return label;
 }
 

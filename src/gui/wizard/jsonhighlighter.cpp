@@ -1,4 +1,5 @@
 #include "gui/wizard/jsonhighlighter.h"
+#include "models/tones.h"
 
 #include <QRegularExpression>
 
@@ -7,15 +8,16 @@ namespace Starforge::Gui {
 JsonHighlighter::JsonHighlighter(QTextDocument *document)
     : QSyntaxHighlighter(document)
 {
-    m_key.setForeground(QColor(0x0b, 0x4a, 0x94));
     m_key.setFontWeight(QFont::DemiBold);
-    m_string.setForeground(QColor(0x1c, 0x6b, 0x2e));
-    m_number.setForeground(QColor(0x8a, 0x3a, 0xb9));
-    m_literal.setForeground(QColor(0xa0, 0x4a, 0x00));
 }
 
 void JsonHighlighter::highlightBlock(const QString &text)
 {
+    // The tones of the palette in force, light or dark, each time a block is drawn again.
+    m_key.setForeground(Tones::text(Tones::Tone::Info));
+    m_string.setForeground(Tones::text(Tones::Tone::Success));
+    m_number.setForeground(Tones::text(Tones::Tone::Accent));
+    m_literal.setForeground(Tones::text(Tones::Tone::Warning));
     // A string, then whether a colon follows it (a key).
     static const QRegularExpression token(QStringLiteral(R"re("(?:[^"\\]|\\.)*"(\s*:)?|-?\b\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b|\b(?:true|false|null)\b)re"));
     for (auto it = token.globalMatch(text); it.hasNext();) {

@@ -2,6 +2,7 @@
 
 #include "core/session/session.h"
 #include "gui/wizard/submitwizard.h"
+#include "gui/palettefollow.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -102,7 +103,7 @@ RecipePage::RecipePage(SubmitWizard *wizard)
     m_problems->setObjectName(QStringLiteral("recipeProblems"));
     m_problems->setWordWrap(true);
     m_problems->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_problems->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    followTone(m_problems, Tones::Tone::Error);
 
     auto *form = new QFormLayout;
     auto *entryLabel = new QLabel(tr("&Algorithm:"), this);

@@ -2,6 +2,7 @@
 
 #include "core/session/session.h"
 #include "gui/wizard/submitwizard.h"
+#include "gui/palettefollow.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -21,13 +22,18 @@ namespace {
 
 enum PoolColumn { NameColumn, SeriesColumn, NodesColumn, GpusColumn, VerdictColumn, PoolColumns };
 
-QString verdictStyle(Cluster::Fit fit)
+Tones::Tone verdictTone(Cluster::Fit fit)
 {
     switch (fit) {
-    case Cluster::Fit::FitsNow: return QStringLiteral("color: #1c6b2e;");
-    case Cluster::Fit::FitsWhenFree: return QStringLiteral("color: #8a5a00;");
-    case Cluster::Fit::NeverFits: return QStringLiteral("color: #c01c28;");
+    case Cluster::Fit::FitsNow: return Tones::Tone::Success;
+    case Cluster::Fit::FitsWhenFree: return Tones::Tone::Warning;
+    case Cluster::Fit::NeverFits: return Tones::Tone::Error;
     }
+    return Tones::Tone::Info;
+}
+
+QString noStyle(const QPalette &)
+{
     return {};
 }
 
@@ -68,7 +74,7 @@ ResourcesPage::ResourcesPage(SubmitWizard *wizard)
     m_poolsWarning->setObjectName(QStringLiteral("poolsWarning"));
     m_poolsWarning->setWordWrap(true);
     m_poolsWarning->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_poolsWarning->setStyleSheet(QStringLiteral("color: #9c6500;"));   // a caution, not a problem
+    followTone(m_poolsWarning, Tones::Tone::Warning);   // a caution, not a problem
     m_storage->setObjectName(QStringLiteral("storageCheck"));
     m_storage->setAccessibleName(tr("Mount the storage volume"));
     m_storageNote->setObjectName(QStringLiteral("storageNote"));
@@ -80,7 +86,7 @@ ResourcesPage::ResourcesPage(SubmitWizard *wizard)
     m_problems->setObjectName(QStringLiteral("resourcesProblems"));
     m_problems->setWordWrap(true);
     m_problems->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_problems->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    followTone(m_problems, Tones::Tone::Error);
     m_submitAnyway->setObjectName(QStringLiteral("submitAnywayCheck"));
     m_submitAnyway->setAccessibleName(tr("Submit a job that can never fit anyway"));
     m_submitAnyway->hide();
@@ -303,7 +309,8 @@ void ResourcesPage::refresh()
             m_verdicts << name;
             m_sentences << sentence;
             m_rows[i].verdict->setText(QStringLiteral("<b>%1</b>: %2").arg(name.toHtmlEscaped(), sentence.toHtmlEscaped()));
-            m_rows[i].verdict->setStyleSheet(pv ? verdictStyle(pv->fit) : QString());
+            if (pv) followTone(m_rows[i].verdict, verdictTone(pv->fit));
+            else followPalette(m_rows[i].verdict, noStyle);
             m_rows[i].verdict->setToolTip(sentence);
             m_rows[i].verdict->setAccessibleDescription(name + QStringLiteral(": ") + sentence);
             if (pv && pv->fit == Cluster::Fit::NeverFits) {
@@ -316,7 +323,7 @@ void ResourcesPage::refresh()
     } else {
         for (Row &row : m_rows) {
             row.verdict->setText(tr("Capacity unknown"));
-            row.verdict->setStyleSheet(QString());
+            followPalette(row.verdict, noStyle);
             m_verdicts << QString();
             m_sentences << QString();
         }

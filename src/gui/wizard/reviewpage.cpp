@@ -9,6 +9,7 @@
 #include "gui/wizard/jsonhighlighter.h"
 #include "gui/wizard/submitwizard.h"
 #include "models/codetreemodel.h"
+#include "gui/palettefollow.h"
 
 #include <QClipboard>
 #include <QDir>
@@ -57,10 +58,10 @@ ReviewPage::ReviewPage(SubmitWizard *wizard)
     m_capsule->setObjectName(QStringLiteral("reviewCapsule"));
     m_deadline->setObjectName(QStringLiteral("reviewDeadline"));
     m_warnings->setObjectName(QStringLiteral("reviewWarnings"));
-    m_warnings->setStyleSheet(QStringLiteral("color: #9c6500;"));   // cautions; Submit stays on
+    followTone(m_warnings, Tones::Tone::Warning);   // cautions; Submit stays on
     m_warnings->setTextFormat(Qt::PlainText);
     m_problems->setObjectName(QStringLiteral("reviewProblems"));
-    m_problems->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    followTone(m_problems, Tones::Tone::Error);
 
     auto *layout = new QVBoxLayout(this);
     auto *jsonLabel = new QLabel(tr("&RayJob (ray.io/v1):"), this);

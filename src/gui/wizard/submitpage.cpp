@@ -5,6 +5,7 @@
 #include "gui/wizard/reviewpage.h"
 #include "gui/wizard/submitwizard.h"
 #include "models/codetreemodel.h"
+#include "gui/palettefollow.h"
 
 #include <QLabel>
 #include <QListWidget>
@@ -54,7 +55,7 @@ SubmitPage::SubmitPage(SubmitWizard *wizard)
     m_error->setObjectName(QStringLiteral("submitError"));
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-    m_error->setStyleSheet(QStringLiteral("color: #c01c28;"));
+    followTone(m_error, Tones::Tone::Error);
     m_retry->setObjectName(QStringLiteral("retrySubmitButton"));
     m_retry->setAccessibleName(tr("Try the submission again"));
     m_retry->hide();
