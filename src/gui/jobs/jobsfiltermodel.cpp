@@ -65,10 +65,8 @@ JobsFilterModel::Colours JobsFilterModel::stateColours(Job::JobState state)
         return colours(Tones::chip(Tones::Tone::Success));
     case Job::JobState::Failed:
         return colours(Tones::chip(Tones::Tone::Error));
-    case Job::JobState::Stopped: {
-        const QPalette palette = Tones::current();
-        return {palette.color(QPalette::Text), palette.color(QPalette::AlternateBase)};
-    }
+    case Job::JobState::Stopped:   // no hue: grey on grey, 7:1 either way
+        return Tones::isDark() ? Colours{QColor(0xd0, 0xd0, 0xd0), QColor(0x3a, 0x3a, 0x3a)} : Colours{QColor(0x4a, 0x4a, 0x4a), QColor(0xe2, 0xe2, 0xe2)};
     }
     return {};
 }
