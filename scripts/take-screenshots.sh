@@ -37,6 +37,9 @@ shoot() { # name, seconds to wait, app arguments...
 shoot main-window 3
 shoot profiles-dialog 3 --profiles
 shoot sandbox-session 6 --sandbox
+# A first run: no profile yet, the three ways in.
+STARFORGE_CONFIG_FILE="$scratch/first/profiles.ini" shoot first-run 3
+
 
 # The Jobs panel on the sandbox with jobs in several states: archived Succeeded and Failed, one
 # Running (the example as it is, 200 steps) and one stuck Pending (a GPU series the sandbox has
@@ -55,6 +58,45 @@ wait_for() { # SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds
         sleep 0.5
     done
 }
+# On the window's own sandbox: the profiles dialog (Ctrl+Shift+P) with its grouped settings,
+# Test connection (Alt+T) once every part has answered, then the same in the dark scheme
+# (View › Appearance › Dark: Alt+V, A, D).
+build/bin/starforge --sandbox 2>"$scratch/test.log" &
+app=$!
+wait_for 60 "the app's sandbox" grep -q 'KUBECONFIG=' "$scratch/test.log"
+sleep 3
+window=$(xdotool search --onlyvisible --name 'Starforge' | tail -n 1)
+xdotool windowfocus --sync "$window" key --clearmodifiers ctrl+shift+p
+wait_for 20 "the profiles dialog" xdotool search --name 'Connection Profiles'
+sleep 1
+profiles=$(xdotool search --name 'Connection Profiles' | head -n 1)
+import -window "$profiles" "$out/profiles-dialog-grouped.png"
+echo "wrote $out/profiles-dialog-grouped.png"
+xdotool windowfocus --sync "$profiles" key --clearmodifiers alt+t
+wait_for 20 "the test window" xdotool search --name 'Test Connection'
+sleep 3
+tested=$(xdotool search --name 'Test Connection' | head -n 1)
+import -window "$tested" "$out/test-connection.png"
+echo "wrote $out/test-connection.png"
+xdotool windowfocus --sync "$tested" key --clearmodifiers Escape
+sleep 0.5
+xdotool windowfocus --sync "$profiles" key --clearmodifiers Escape
+sleep 0.5
+xdotool windowfocus --sync "$window" key --clearmodifiers alt+v
+sleep 0.3
+xdotool key --clearmodifiers a
+sleep 0.3
+xdotool key --clearmodifiers d
+sleep 2
+import -window root "$out/sandbox-session-dark.png"
+echo "wrote $out/sandbox-session-dark.png"
+xdotool windowfocus --sync "$window" key --clearmodifiers ctrl+shift+p
+sleep 1.5
+import -window "$(xdotool search --name 'Connection Profiles' | head -n 1)" "$out/profiles-dialog-dark.png"
+echo "wrote $out/profiles-dialog-dark.png"
+kill "$app" 2>/dev/null || true
+wait "$app" 2>/dev/null || true
+
 jobs_dir="$scratch/grpo-math"
 cp -r examples/grpo-math "$jobs_dir"
 spec() { # NAME SERIES OVERRIDES...: a copy of the example's JobSpec, written to $jobs_dir/NAME.json
