@@ -60,7 +60,7 @@ wait_for() { # SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds
 }
 # On the window's own sandbox: the profiles dialog (Ctrl+Shift+P) with its grouped settings,
 # Test connection (Alt+T) once every part has answered, then the same in the dark scheme
-# (View › Appearance › Dark: Alt+V, A, D).
+# (View › Appearance › Dark: Alt+V, Up to the menu's last entry, Right into it, Down twice).
 build/bin/starforge --sandbox 2>"$scratch/test.log" &
 app=$!
 wait_for 60 "the app's sandbox" grep -q 'KUBECONFIG=' "$scratch/test.log"
@@ -83,10 +83,10 @@ sleep 0.5
 xdotool windowfocus --sync "$profiles" key --clearmodifiers Escape
 sleep 0.5
 xdotool windowfocus --sync "$window" key --clearmodifiers alt+v
-sleep 0.3
-xdotool key --clearmodifiers a
-sleep 0.3
-xdotool key --clearmodifiers d
+sleep 0.5
+xdotool key --clearmodifiers Up Right
+sleep 0.5
+xdotool key --clearmodifiers Down Down Return
 sleep 2
 import -window root "$out/sandbox-session-dark.png"
 echo "wrote $out/sandbox-session-dark.png"

@@ -17,6 +17,7 @@
 #include "gui/logs/logspanel.h"
 #include "gui/notify/desktopnotifier.h"
 #include "gui/notify/jobstray.h"
+#include "gui/palettefollow.h"
 #include "gui/playground/launchdialog.h"
 #include "gui/playground/playgroundpanel.h"
 #include "gui/colorscheme.h"
@@ -27,7 +28,6 @@
 #include "gui/userprompts.h"
 #include "gui/wizard/submitwizard.h"
 #include "ui_mainwindow.h"
-#include "gui/palettefollow.h"
 
 #include <QComboBox>
 #include <QDir>

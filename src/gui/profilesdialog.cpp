@@ -8,12 +8,12 @@
 #include "core/secrets/secretstore.h"
 #include "core/session/sessionsource.h"
 #include "gui/connectiontestdialog.h"
+#include "gui/palettefollow.h"
 #include "gui/settingdelegate.h"
 #include "gui/userprompts.h"
 #include "models/groupedsettingsmodel.h"
 #include "models/profilelistmodel.h"
 #include "models/profilesettingsmodel.h"
-#include "gui/palettefollow.h"
 #include "ui_profilesdialog.h"
 
 #include <QDir>

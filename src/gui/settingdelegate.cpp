@@ -116,8 +116,10 @@ void SettingNameDelegate::paint(QPainter *painter, const QStyleOptionViewItem &o
     painter->setFont(small);
     // PlaceholderText is the palette's quiet text colour, right in light and dark schemes alike.
     painter->setPen(selected ? opt.palette.color(group, QPalette::HighlightedText) : opt.palette.color(group, QPalette::PlaceholderText));
-    const QRect keyRect(text.left(), labelRect.bottom() + 1, text.width(), keyMetrics.height());
-    painter->drawText(keyRect, Qt::AlignLeft | Qt::AlignVCenter, keyMetrics.elidedText(key, Qt::ElideMiddle, text.width()));
+    // Drawn from the top of its line with room below the baseline: the underscores of FORGE_*
+    // sit in the descent, which a centred, exactly tall rectangle cuts off.
+    const QRect keyRect(text.left(), labelRect.bottom() + 1, text.width(), keyMetrics.height() + keyMetrics.descent());
+    painter->drawText(keyRect, Qt::AlignLeft | Qt::AlignTop, keyMetrics.elidedText(key, Qt::ElideMiddle, text.width()));
     painter->restore();
 }
 
@@ -129,7 +131,7 @@ QSize SettingNameDelegate::sizeHint(const QStyleOptionViewItem &option, const QM
     QStyleOptionViewItem opt = option;
     initStyleOption(&opt, index);
     const QFontMetrics keyMetrics(keyFont(opt.font));
-    size.setHeight(QFontMetrics(opt.font).height() + keyMetrics.height() + 6);
+    size.setHeight(QFontMetrics(opt.font).height() + keyMetrics.height() + keyMetrics.descent() + 6);
     size.setWidth(std::max(size.width(), keyMetrics.horizontalAdvance(key) + 12));
     return size;
 }

@@ -1,4 +1,5 @@
 #include "models/codetreemodel.h"
+
 #include "models/tones.h"
 
 #include <QColor>

@@ -1,4 +1,5 @@
 #include "models/playgroundpodsmodel.h"
+
 #include "models/tones.h"
 
 #include <QBrush>

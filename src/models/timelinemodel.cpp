@@ -1,4 +1,5 @@
 #include "models/timelinemodel.h"
+
 #include "models/tones.h"
 
 #include <QBrush>

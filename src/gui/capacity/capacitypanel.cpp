@@ -4,9 +4,9 @@
 #include "core/session/session.h"
 #include "gui/capacity/capacityheatmapview.h"
 #include "gui/capacity/capacitylegend.h"
+#include "gui/palettefollow.h"
 #include "models/capacitynodesmodel.h"
 #include "models/capacityseriesmodel.h"
-#include "gui/palettefollow.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

@@ -10,9 +10,9 @@
 #include "core/s3/s3client.h"
 #include "core/session/session.h"
 #include "gui/events/timelineview.h"
+#include "gui/palettefollow.h"
 #include "models/jobsmodel.h"
 #include "models/timelinemodel.h"
-#include "gui/palettefollow.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

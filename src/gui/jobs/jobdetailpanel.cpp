@@ -9,10 +9,10 @@
 #include "core/s3/s3client.h"
 #include "core/session/session.h"
 #include "gui/jobs/progressplot.h"
+#include "gui/palettefollow.h"
 #include "models/checkpointsmodel.h"
 #include "models/jobpodsmodel.h"
 #include "models/jobsmodel.h"
-#include "gui/palettefollow.h"
 
 #include <QAction>
 #include <QClipboard>

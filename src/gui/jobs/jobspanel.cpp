@@ -5,9 +5,9 @@
 #include "core/s3/s3client.h"
 #include "core/session/session.h"
 #include "gui/jobs/jobsfiltermodel.h"
+#include "gui/palettefollow.h"
 #include "gui/userprompts.h"
 #include "models/jobsmodel.h"
-#include "gui/palettefollow.h"
 
 #include <QAction>
 #include <QApplication>

@@ -4,10 +4,10 @@
 #include "core/playground/conversationstore.h"
 #include "core/playground/vllmmetrics.h"
 #include "core/session/session.h"
+#include "gui/palettefollow.h"
 #include "gui/playground/transcriptview.h"
 #include "models/playgroundpodsmodel.h"
 #include "models/transcriptmodel.h"
-#include "gui/palettefollow.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

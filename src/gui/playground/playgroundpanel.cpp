@@ -5,13 +5,13 @@
 #include "core/playground/conversationstore.h"
 #include "core/playground/playgroundclient.h"
 #include "core/session/session.h"
+#include "gui/palettefollow.h"
 #include "gui/playground/chatpane.h"
 #include "gui/playground/launchdialog.h"
 #include "gui/playground/transcriptview.h"
 #include "gui/userprompts.h"
 #include "models/playgroundpodsmodel.h"
 #include "models/transcriptmodel.h"
-#include "gui/palettefollow.h"
 
 #include <QCheckBox>
 #include <QComboBox>

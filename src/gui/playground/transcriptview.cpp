@@ -1,8 +1,8 @@
 #include "gui/playground/transcriptview.h"
 
+#include "gui/palettefollow.h"
 #include "gui/playground/markdownview.h"
 #include "models/transcriptmodel.h"
-#include "gui/palettefollow.h"
 
 #include <QApplication>
 #include <QClipboard>

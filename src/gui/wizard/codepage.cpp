@@ -1,9 +1,9 @@
 #include "gui/wizard/codepage.h"
 
 #include "core/job/submitter.h"
+#include "gui/palettefollow.h"
 #include "gui/wizard/submitwizard.h"
 #include "models/codetreemodel.h"
-#include "gui/palettefollow.h"
 
 #include <QDir>
 #include <QFileInfo>

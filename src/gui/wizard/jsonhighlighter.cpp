@@ -1,4 +1,5 @@
 #include "gui/wizard/jsonhighlighter.h"
+
 #include "models/tones.h"
 
 #include <QRegularExpression>

@@ -1,8 +1,8 @@
 #include "gui/wizard/resourcespage.h"
 
 #include "core/session/session.h"
-#include "gui/wizard/submitwizard.h"
 #include "gui/palettefollow.h"
+#include "gui/wizard/submitwizard.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -6,10 +6,10 @@
 #include "core/job/submitter.h"
 #include "core/s3/s3client.h"
 #include "core/session/session.h"
+#include "gui/palettefollow.h"
 #include "gui/wizard/jsonhighlighter.h"
 #include "gui/wizard/submitwizard.h"
 #include "models/codetreemodel.h"
-#include "gui/palettefollow.h"
 
 #include <QClipboard>
 #include <QDir>

@@ -2,10 +2,10 @@
 
 #include "core/job/submitter.h"
 #include "core/session/session.h"
+#include "gui/palettefollow.h"
 #include "gui/wizard/reviewpage.h"
 #include "gui/wizard/submitwizard.h"
 #include "models/codetreemodel.h"
-#include "gui/palettefollow.h"
 
 #include <QLabel>
 #include <QListWidget>
