@@ -193,6 +193,41 @@ private Q_SLOTS:
         QCOMPARE(p.servableCheckpoints().at(0).step, 4);
         QVERIFY(!feed(R"({"kind": "checkpoint_saved", "step": -1})"));
         QVERIFY(!feed(R"({"kind": "log_dir", "path": 3})"));
+
+        // The runner's list at the exit replaces what the records before it made: step 4 went
+        // without a checkpoint_removed record, step 6 came without a servable one.
+        QVERIFY(!feed(R"({"checkpoints": {"step": 6}, "kind": "servable_checkpoints"})"));   // not a list
+        QVERIFY(feed(R"({"checkpoints": [{"backend": "dtensor_v2", "consolidated": true, "converter": "", "path": "/s/step_6/policy/weights/model/consolidated", "step": 6, "tokenizer": "/s/step_6/policy/tokenizer"}], "kind": "servable_checkpoints"})"));
+        QCOMPARE(p.servableCheckpoints().size(), 1);
+        QCOMPARE(p.servableCheckpoints().at(0).step, 6);
+        QVERIFY(!p.savedCheckpoint(4));
+        QCOMPARE(p.lastSavedCheckpoint(), 6);
+
+        // A long run whose rotated log kept only its tail: the list alone is the whole list, in
+        // step order, an entry without a path left out.
+        const JobProgress tail = JobProgress::fromLog(QByteArrayLiteral(
+            "(PolicyWorker pid=12) saving...\n"
+            "2026-12-03T10:00:00.123456789Z STARFORGE_PROGRESS {\"checkpoints\": ["
+            "{\"backend\": \"megatron\", \"consolidated\": false, \"converter\": \"examples/converters/convert_megatron_to_hf.py\", "
+            "\"path\": \"/s/step_300/policy/weights/iter_0000000\", \"step\": 300, \"tokenizer\": \"\"}, "
+            "{\"backend\": \"dtensor_v2\", \"consolidated\": true, \"converter\": \"\", \"path\": \"/s/step_100/policy/weights/model/consolidated\", "
+            "\"step\": 100, \"tokenizer\": \"/s/step_100/policy/tokenizer\"}, "
+            "{\"backend\": \"dtensor_v2\", \"consolidated\": true, \"path\": \"\", \"step\": 150}, "
+            "{\"backend\": \"dtensor_v2\", \"consolidated\": true, \"converter\": \"\", \"path\": \"/s/step_200/policy/weights/model/consolidated\", "
+            "\"step\": 200, \"tokenizer\": \"/s/step_200/policy/tokenizer\"}], \"kind\": \"servable_checkpoints\"}\n"
+            "STARFORGE_PROGRESS {\"code\": 0, \"kind\": \"exit\"}\n"));
+        QCOMPARE(tail.servableCheckpoints().size(), 3);
+        QCOMPARE(tail.servableCheckpoints().at(0),
+                 (ServableCheckpoint{100, QStringLiteral("/s/step_100/policy/weights/model/consolidated"), QStringLiteral("/s/step_100/policy/tokenizer"),
+                                     QStringLiteral("dtensor_v2"), true, QString()}));
+        QCOMPARE(tail.servableCheckpoints().at(1).step, 200);
+        QCOMPARE(tail.servableCheckpoints().at(2),
+                 (ServableCheckpoint{300, QStringLiteral("/s/step_300/policy/weights/iter_0000000"), QString(), QStringLiteral("megatron"), false,
+                                     QStringLiteral("examples/converters/convert_megatron_to_hf.py")}));
+        QCOMPARE(tail.lastSavedCheckpoint(), 300);
+        QVERIFY(tail.savedCheckpoint(100));
+        QVERIFY(!tail.savedCheckpoint(150));
+        QVERIFY(tail.done());
     }
 
     // A resumed run's log starts past step 1 of the global count: the checkpoint line says where.

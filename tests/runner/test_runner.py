@@ -322,6 +322,18 @@ class RunnerTest(unittest.TestCase):
         records = watcher.poll(exited=True)
         self.assertEqual([(r["kind"], r["step"]) for r in records], [("checkpoint_removed", 2), ("servable", 10)])
         self.assertEqual(watcher.poll(exited=True), [])       # each step once
+        # The whole list for a log whose servable records were rotated away: every step reported
+        # servable and still there, step 2 (servable, then removed) left out.
+        final = watcher.servable_list()
+        self.assertEqual(final["kind"], "servable_checkpoints")
+        self.assertEqual([c["step"] for c in final["checkpoints"]], [4, 10])
+        for entry in final["checkpoints"]:
+            expected = runner.servable(ckpt, entry["step"])
+            del expected["kind"]
+            self.assertEqual(entry, expected)
+        shutil.rmtree(os.path.join(ckpt, "step_10"))
+        self.assertEqual(watcher.poll(exited=True), [{"kind": "checkpoint_removed", "step": 10}])
+        self.assertEqual([c["step"] for c in watcher.servable_list()["checkpoints"]], [4])
 
     def test_the_training_process_is_unbuffered(self):
         # A child that prints without flushing and waits until the runner has passed its first
@@ -376,13 +388,15 @@ class RunnerTest(unittest.TestCase):
         self.assertIn({"kind": "checkpoint", "step": 3}, records)
         step_3 = os.path.join(storage, "jobs", "x7k2pq", "checkpoints", "step_3")
         # The save once step_3/ is there, then (the process has exited) the step as vLLM can serve
-        # it, before the exit.
+        # it, then the whole list of servable steps, before the exit.
         later = [r for r in records if r["kind"] in ("checkpoint_saved", "servable")]
-        self.assertEqual(records.index(later[-1]), len(records) - 2)
-        self.assertEqual(later, [
-            {"kind": "checkpoint_saved", "step": 3, "path": step_3},
-            {"kind": "servable", "step": 3, "path": os.path.join(step_3, "policy", "weights", "model", "consolidated"),
-             "tokenizer": os.path.join(step_3, "policy", "tokenizer"), "backend": "dtensor_v2", "consolidated": True, "converter": ""}])
+        self.assertEqual(records.index(later[-1]), len(records) - 3)
+        step_3_servable = {"kind": "servable", "step": 3, "path": os.path.join(step_3, "policy", "weights", "model", "consolidated"),
+                           "tokenizer": os.path.join(step_3, "policy", "tokenizer"), "backend": "dtensor_v2", "consolidated": True,
+                           "converter": ""}
+        self.assertEqual(later, [{"kind": "checkpoint_saved", "step": 3, "path": step_3}, step_3_servable])
+        self.assertEqual(records[-2], {"kind": "servable_checkpoints",
+                                       "checkpoints": [{k: v for k, v in step_3_servable.items() if k != "kind"}]})
         self.assertEqual([r["value"] for r in records if r["kind"] == "metric" and r["name"] == "Loss"], [0.1123, 0.2123, 0.3123])
         self.assertEqual(records[-1], {"kind": "exit", "code": 0})
         # NeMo-RL's own lines pass through untouched, and it got the config from the Capsule.

@@ -122,7 +122,10 @@ class StandInTest(unittest.TestCase):
             self.assertEqual(len(blob), 8 + size + max(t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"))
             self.assertTrue(os.path.isfile(os.path.join(record["tokenizer"], "tokenizer_config.json")))
         self.assertEqual([r["path"] for r in records if r["kind"] == "log_dir"], [os.path.join(dirs["logs"], "exp_001")])
-        self.assertEqual(servable[-1], records[-1])   # the last step once the process had exited
+        self.assertEqual(servable[-1], records[-2])   # the last step once the process had exited
+        # Then the whole list, which outlives a rotated log's servable records.
+        self.assertEqual(records[-1], {"kind": "servable_checkpoints",
+                                       "checkpoints": [{k: v for k, v in r.items() if k != "kind"} for r in servable]})
 
     def test_no_hf_tree_for_megatron_or_dtensor_v1(self):
         # The Megatron config: no consolidated tree whatever save_consolidated says; NeMo-RL's

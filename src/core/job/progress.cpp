@@ -1,5 +1,6 @@
 #include "core/job/progress.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonValue>
@@ -33,6 +34,34 @@ std::optional<double> metricValue(const QJsonValue &v)
     if (text == QLatin1String("inf")) return std::numeric_limits<double>::infinity();
     if (text == QLatin1String("-inf")) return -std::numeric_limits<double>::infinity();
     return std::nullopt;
+}
+
+// One checkpoint of a servable or servable_checkpoints record; nullopt without a step, a path or
+// the consolidated flag.
+std::optional<ServableCheckpoint> servableCheckpoint(const QJsonObject &record)
+{
+    const auto step = count(record.value(QLatin1String("step")));
+    ServableCheckpoint c;
+    c.path = record.value(QLatin1String("path")).toString();
+    if (!step || c.path.isEmpty() || !record.value(QLatin1String("consolidated")).isBool()) return std::nullopt;
+    c.step = *step;
+    c.tokenizerPath = record.value(QLatin1String("tokenizer")).toString();
+    c.backend = record.value(QLatin1String("backend")).toString();
+    if (c.backend.isEmpty()) c.backend = QStringLiteral("unknown");
+    c.consolidated = record.value(QLatin1String("consolidated")).toBool();
+    c.converter = record.value(QLatin1String("converter")).toString();
+    return c;
+}
+
+// Inserts c in step order, replacing an entry of the same step.
+void insertByStep(QList<ServableCheckpoint> &list, const ServableCheckpoint &c)
+{
+    auto pos = std::lower_bound(list.begin(), list.end(), c.step, [](const ServableCheckpoint &a, int s) { return a.step < s; });
+    if (pos != list.end() && pos->step == c.step) {
+        *pos = c;
+    } else {
+        list.insert(pos, c);
+    }
 }
 
 } // namespace
@@ -127,22 +156,25 @@ bool JobProgress::feed(QByteArrayView line)
         return true;
     }
     if (kind == QLatin1String("servable")) {
-        const auto step = count(record.value(QLatin1String("step")));
-        ServableCheckpoint c;
-        c.path = record.value(QLatin1String("path")).toString();
-        if (!step || c.path.isEmpty() || !record.value(QLatin1String("consolidated")).isBool()) return false;
-        c.step = *step;
-        c.tokenizerPath = record.value(QLatin1String("tokenizer")).toString();
-        c.backend = record.value(QLatin1String("backend")).toString();
-        if (c.backend.isEmpty()) c.backend = QStringLiteral("unknown");
-        c.consolidated = record.value(QLatin1String("consolidated")).toBool();
-        c.converter = record.value(QLatin1String("converter")).toString();
-        auto pos = std::lower_bound(m_servable.begin(), m_servable.end(), c.step, [](const ServableCheckpoint &a, int s) { return a.step < s; });
-        if (pos != m_servable.end() && pos->step == c.step) {
-            *pos = c;
-        } else {
-            m_servable.insert(pos, c);
+        const auto c = servableCheckpoint(record);
+        if (!c) return false;
+        insertByStep(m_servable, *c);
+        return true;
+    }
+    if (kind == QLatin1String("servable_checkpoints")) {
+        // The whole list once training has ended: it stands for every servable, saved and
+        // removed record before it, which a rotated log may have lost. An entry that does not
+        // parse is left out, not the list.
+        const QJsonValue checkpoints = record.value(QLatin1String("checkpoints"));
+        if (!checkpoints.isArray()) return false;
+        QList<ServableCheckpoint> list;
+        for (const QJsonValue &entry : checkpoints.toArray()) {
+            if (const auto c = servableCheckpoint(entry.toObject())) insertByStep(list, *c);
         }
+        m_servable = list;
+        m_saved.clear();
+        for (const ServableCheckpoint &c : std::as_const(m_servable)) m_saved.append(c.step);
+        m_sawSaved = true;
         return true;
     }
     if (kind == QLatin1String("log_dir")) {

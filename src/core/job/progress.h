@@ -16,6 +16,11 @@
 //   {"kind": "servable", "step": 14, "path": ..., "tokenizer": ..., "backend": ...,
 //    "consolidated": true, "converter": ""}           step_14/ is complete (see ServableCheckpoint)
 //   {"kind": "checkpoint_removed", "step": 4}          keep_top_k deleted a saved step
+//   {"checkpoints": [{"step": 14, "path": ..., …}, …], "kind": "servable_checkpoints"}
+//                                                      once training has exited: every servable
+//                                                      step still there, which replaces the list
+//                                                      (a long run's rotated log loses the early
+//                                                      servable records)
 //   {"kind": "done", "reason": "Max number of steps has been reached, …"}
 //   {"kind": "exit", "code": 0}
 // NeMo-RL prints a step's metrics after its banner, so a metric belongs to the last step seen.
@@ -82,10 +87,12 @@ public:
     int currentGlobalStep() const { return m_currentGlobalStep; }
     // The last save that started (the checkpoint line); 0: none yet.
     int lastCheckpoint() const { return m_lastCheckpoint; }
-    // The last step whose step_N/ the runner saw, and whether a step's is there (not removed since).
+    // The last step whose step_N/ the runner saw, and whether a step's is there (not removed
+    // since); after the servable_checkpoints record, the steps it lists.
     int lastSavedCheckpoint() const { return m_saved.isEmpty() ? 0 : m_saved.last(); }
     bool savedCheckpoint(int step) const { return m_saved.contains(step); }
     // Finished steps (a later step exists, or training ended), ascending; removed ones dropped.
+    // The runner's servable_checkpoints record at the exit replaces the list as a whole.
     const QList<ServableCheckpoint> &servableCheckpoints() const { return m_servable; }
     // NeMo-RL's log directory for this run (logger.log_dir plus /exp_NNN); empty until printed.
     QString logDirectory() const { return m_logDirectory; }

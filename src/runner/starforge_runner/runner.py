@@ -243,9 +243,11 @@ class CheckpointWatcher:
     the weights with an asynchronous checkpointer, so files in step_N/ may still be growing then.
     A step is safe to read once a later step_M/ exists or the training process has exited.
     Records: checkpoint_saved when step_N/ appears, servable once it is safe (each step once),
-    checkpoint_removed when a step reported saved is gone (keep_top_k). The directory is read at
-    most every interval seconds, but on every line while a started save's step_N/ is not there
-    yet, so its checkpoint_saved follows the save at once."""
+    checkpoint_removed when a step reported saved is gone (keep_top_k), and at the exit
+    servable_checkpoints, the whole list at once: a long run's driver log is rotated by the
+    kubelet, and the early servable records may be gone from what the app reads. The directory is
+    read at most every interval seconds, but on every line while a started save's step_N/ is not
+    there yet, so its checkpoint_saved follows the save at once."""
 
     def __init__(self, checkpoint_dir, interval=1.0, clock=None):
         self.dir = checkpoint_dir
@@ -253,7 +255,7 @@ class CheckpointWatcher:
         self.clock = clock or time.monotonic
         self.last = None
         self.saved = set()
-        self.served = set()
+        self.served = {}       # step -> its servable record
         self.pending = set()   # saves started whose step_N/ has not been seen
 
     def started(self, step):
@@ -278,7 +280,7 @@ class CheckpointWatcher:
         records = []
         for step in sorted(self.saved - set(steps)):
             self.saved.discard(step)
-            self.served.discard(step)
+            self.served.pop(step, None)
             records.append({"kind": "checkpoint_removed", "step": step})
         for step in steps:
             if step not in self.saved:
@@ -288,9 +290,15 @@ class CheckpointWatcher:
             if step not in self.served and (exited or i + 1 < len(steps)):
                 if not os.path.isdir(os.path.join(self.dir, "step_%d" % step)):
                     continue   # removed since the listing: the next poll reports it
-                self.served.add(step)
-                records.append(servable(self.dir, step))
+                self.served[step] = servable(self.dir, step)
+                records.append(self.served[step])
         return records
+
+    def servable_list(self):
+        """Every step reported servable and not removed since, ascending, in one record (the
+        entries are the servable records without their kind)."""
+        entries = [{k: v for k, v in self.served[step].items() if k != "kind"} for step in sorted(self.served)]
+        return {"kind": "servable_checkpoints", "checkpoints": entries}
 
 
 def emit(out, record):
@@ -332,6 +340,7 @@ def run(argv, out=sys.stdout, env=None, checkpoint_dir=None):
     if watcher:
         for found in watcher.poll(exited=True):
             emit(out, found)
+        emit(out, watcher.servable_list())
     out.flush()
     return code
 
