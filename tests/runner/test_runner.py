@@ -42,6 +42,8 @@ print("Saving checkpoint for step 3...")
 for name in ("config.json", "model-00001-of-00001.safetensors"):
     os.makedirs(os.path.join(ckpt, "step_3", "policy", "weights", "model", "consolidated"), exist_ok=True)
     open(os.path.join(ckpt, "step_3", "policy", "weights", "model", "consolidated", name), "w").close()
+os.makedirs(os.path.join(ckpt, "step_3", "policy", "tokenizer"))
+open(os.path.join(ckpt, "step_3", "policy", "tokenizer", "tokenizer_config.json"), "w").close()
 print("Max number of steps has been reached, stopping training early")
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 '''
@@ -254,7 +256,8 @@ class RunnerTest(unittest.TestCase):
 
     def make_step(self, ckpt, step, layout):
         base = os.path.join(ckpt, "step_%d" % step, "policy")
-        write(os.path.join(base, "tokenizer", "tokenizer_config.json"), "{}")
+        if layout != "megatron":   # v0.7's Megatron worker writes no tokenizer
+            write(os.path.join(base, "tokenizer", "tokenizer_config.json"), "{}")
         files = {
             "consolidated": ["weights/model/shard-00001-model-00001-of-00001.safetensors", "weights/model/consolidated/config.json",
                              "weights/model/consolidated/model-00001-of-00001.safetensors",
@@ -282,8 +285,9 @@ class RunnerTest(unittest.TestCase):
         for step, (layout, (backend, consolidated, path, converter)) in enumerate(sorted(expect.items()), 1):
             self.make_step(ckpt, step, layout)
             step_dir = os.path.join(ckpt, "step_%d" % step)
+            tokenizer = "" if layout == "megatron" else os.path.join(step_dir, "policy", "tokenizer")
             self.assertEqual(runner.servable(ckpt, step), {
-                "kind": "servable", "step": step, "path": os.path.join(step_dir, path), "tokenizer": os.path.join(step_dir, "policy", "tokenizer"),
+                "kind": "servable", "step": step, "path": os.path.join(step_dir, path), "tokenizer": tokenizer,
                 "backend": backend, "consolidated": consolidated, "converter": converter}, layout)
 
     def test_checkpoint_watcher(self):

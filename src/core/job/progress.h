@@ -55,7 +55,7 @@ struct ServableCheckpoint
 {
     int step = 0;
     QString path;            // what vLLM serves (the consolidated HF tree when consolidated)
-    QString tokenizerPath;   // step_N/policy/tokenizer
+    QString tokenizerPath;   // step_N/policy/tokenizer; empty when the step has none (v0.7's Megatron worker writes none)
     QString backend;         // "dtensor_v2", "dtensor_v1", "megatron", "unknown"
     bool consolidated = false;
     QString converter;       // NeMo-RL script that makes an HF tree when !consolidated, else empty

@@ -215,12 +215,14 @@ def servable(checkpoint_dir, step):
     *.distcp in policy/weights/model/ (DTensor v2, torch_save) or policy/weights/ (DTensor v1)
     is torch DCP for convert_dcp_to_hf.py; policy/weights/iter_*/ is a Megatron checkpoint for
     convert_megatron_to_hf.py; sharded safetensors in policy/weights/model/ without consolidated/
-    (DTensor v2's default) has no converter in v0.7."""
+    (DTensor v2's default) has no converter in v0.7. The tokenizer is policy/tokenizer/, or ""
+    when there is none: v0.7's Megatron worker drops save_checkpoint's tokenizer_path."""
     step_dir = os.path.join(checkpoint_dir, "step_%d" % step)
     weights = os.path.join(step_dir, "policy", "weights")
     model = os.path.join(weights, "model")
     consolidated = os.path.join(model, "consolidated")
-    record = {"kind": "servable", "step": step, "path": weights, "tokenizer": os.path.join(step_dir, "policy", "tokenizer"),
+    tokenizer = os.path.join(step_dir, "policy", "tokenizer")
+    record = {"kind": "servable", "step": step, "path": weights, "tokenizer": tokenizer if os.path.isdir(tokenizer) else "",
               "backend": "unknown", "consolidated": False, "converter": ""}
     iters = sorted(n for n in (os.listdir(weights) if os.path.isdir(weights) else []) if re.fullmatch(r"iter_\d+", n))
     if os.path.isfile(os.path.join(consolidated, "config.json")) and has_files(consolidated, ".safetensors"):
