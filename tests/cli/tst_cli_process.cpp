@@ -831,6 +831,51 @@ private Q_SLOTS:
         QVERIFY2(tooBig.err.contains("pool train:") && tooBig.err.contains("h100"), tooBig.err.constData());
     }
 
+    // What is valid but may not do what the spec seems to ask is said before the work: pools of
+    // two series, and checkpoints that will not be chat-ready (this config has no _v2, so
+    // NeMo-RL's DTensor v1 writes DCP files). On stderr, or with --json in the submission's line
+    // and not on stderr. The b200 pool keeps both jobs Pending (--force), so nothing runs.
+    void submitWarnings()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const QString dir = m_dir.filePath(QStringLiteral("two-series"));
+        QVERIFY(QDir().mkpath(dir + QStringLiteral("/configs")));
+        QVERIFY(Testing::writeFile(dir + QStringLiteral("/configs/grpo.yaml"), "checkpointing:\n  enabled: true\ngrpo:\n  max_num_steps: 3\n"));
+        const QString spec = dir + QStringLiteral("/jobspec.json");
+        QVERIFY(Testing::writeFile(spec, R"({"version": 1, "name": "grpo-two-series", "code": ".",
+                                             "recipe": {"algorithm": "grpo", "config": "configs/grpo.yaml"},
+                                             "pools": [{"name": "train", "series": "b200", "nodes": 1, "gpusPerNode": 4},
+                                                       {"name": "gen", "series": "h100", "nodes": 1, "gpusPerNode": 4}]})"));
+        const QByteArray pools = "pools: training on b200 and generation on h100 is a request Ray may not honour";
+        const QByteArray checkpoints = "checkpoints: this job uses NeMo-RL's DTensor v1 worker";
+        const QByteArray convert = "examples/converters/convert_dcp_to_hf.py";
+
+        const Run text = job({QStringLiteral("submit"), spec, QStringLiteral("--force")});
+        QVERIFY2(text.exitCode == 0, text.err.constData());
+        const qsizetype building = text.err.indexOf("building the Capsule");
+        QVERIFY2(building > 0, text.err.constData());
+        for (const QByteArray &warning : {pools, checkpoints}) {
+            const qsizetype at = text.err.indexOf(QByteArray("warning: " + warning));
+            QVERIFY2(at >= 0 && at < building, text.err.constData());
+        }
+        QVERIFY2(text.err.contains(convert), text.err.constData());
+        const QString textId = QString::fromUtf8(text.out).section(u' ', 2, 2);
+        QCOMPARE(textId.size(), 6);
+
+        const Run json = job({QStringLiteral("submit"), spec, QStringLiteral("--force"), QStringLiteral("--json")});
+        QVERIFY2(json.exitCode == 0, json.err.constData());
+        QVERIFY2(!json.err.contains("warning:"), json.err.constData());
+        const QJsonObject line = QJsonDocument::fromJson(json.out).object();
+        const QJsonArray warnings = line.value(QStringLiteral("warnings")).toArray();
+        QCOMPARE(warnings.size(), 2);
+        QVERIFY2(warnings.at(0).toString().startsWith(QString::fromUtf8(pools)), json.out.constData());
+        QVERIFY2(warnings.at(1).toString().startsWith(QString::fromUtf8(checkpoints)) && warnings.at(1).toString().contains(QString::fromUtf8(convert)),
+                 json.out.constData());
+        QCOMPARE(line.value(QStringLiteral("id")).toString().size(), 6);
+
+        for (const QString &id : {textId, line.value(QStringLiteral("id")).toString()}) QCOMPARE(job({QStringLiteral("delete"), id}).exitCode, 0);
+    }
+
     void stopDeleteAndWaitOnALiveJob()
     {
         QVERIFY(!sandbox().isEmpty());
