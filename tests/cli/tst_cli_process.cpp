@@ -967,6 +967,20 @@ private Q_SLOTS:
         QVERIFY2(step3.value(QStringLiteral("path")).toString().endsWith(QStringLiteral("/jobs/%1/checkpoints/step_3/policy/weights").arg(id)), status.out.constData());
         QVERIFY2(step3.value(QStringLiteral("tokenizer")).toString().endsWith(QStringLiteral("/jobs/%1/checkpoints/step_3/policy/tokenizer").arg(id)),
                  status.out.constData());
+        // So the playground refuses to serve it, naming the converter, before any pod is made;
+        // a step the job never saved is refused as such.
+        const Run launch = job({QStringLiteral("playground"), QStringLiteral("launch"), QStringLiteral("--job"), id});
+        QCOMPARE(launch.exitCode, 1);
+        QVERIFY2(launch.err.contains(QByteArray("job " + id.toUtf8() + " has no checkpoint vLLM can serve: its dtensor_v1 checkpoints need "
+                                                "NeMo-RL's examples/converters/convert_dcp_to_hf.py first")),
+                 launch.err.constData());
+        const Run noStep = job({QStringLiteral("playground"), QStringLiteral("launch"), QStringLiteral("--job"), id, QStringLiteral("--step"), QStringLiteral("2")});
+        QCOMPARE(noStep.exitCode, 1);
+        QVERIFY2(noStep.err.contains(QByteArray("job " + id.toUtf8() + " has no checkpoint at step 2 vLLM can serve")) && !noStep.err.contains("convert_dcp"),
+                 noStep.err.constData());
+        const Run pods = job({QStringLiteral("playground"), QStringLiteral("list"), QStringLiteral("--json")});
+        QVERIFY2(pods.exitCode == 0, pods.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(pods.out).array().size(), 0);
 
         follow.terminate();
         QVERIFY(follow.waitForFinished(15000));
