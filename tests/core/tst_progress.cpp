@@ -99,7 +99,8 @@ private Q_SLOTS:
             QCOMPARE(p.globalStep(), 2);
             QCOMPARE(series("Loss"), (QList<double>{0.0123, 0.0098}));
             QCOMPARE(series("Avg Reward"), (QList<double>{0.4375, 0.5156}));
-            QCOMPARE(latest("Accuracy"), std::optional<double>(0.5312));
+            QCOMPARE(latest("Validation Accuracy"), std::optional<double>(0.5312));   // `• Accuracy:` under `📊 Validation Results:`
+            QCOMPARE(latest("Accuracy"), std::nullopt);
             QCOMPARE(latest("Total step time"), std::optional<double>(41.27));
             QCOMPARE(p.doneReason(), stepLimit);
         } else if (algorithm == QLatin1String("sft")) {
@@ -143,7 +144,8 @@ private Q_SLOTS:
         } else if (algorithm == QLatin1String("distillation")) {
             QCOMPARE(series("Loss"), (QList<double>{0.15, 0.1}));
             QCOMPARE(series("Mean Generation Length"), (QList<double>{290.5, 290.5}));
-            QCOMPARE(latest("Accuracy"), std::optional<double>(0.4219));
+            QCOMPARE(latest("Validation Accuracy"), std::optional<double>(0.4219));
+            QCOMPARE(latest("Accuracy"), std::nullopt);
             QCOMPARE(p.doneReason(), stepLimit);
         } else if (algorithm == QLatin1String("ppo")) {
             // `• Policy Loss:` unformatted, after the inner `• Policy loss:` lines of the PPO epochs.

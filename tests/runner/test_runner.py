@@ -176,7 +176,7 @@ class RunnerTest(unittest.TestCase):
             ("  \u2022 Critic Loss: 0.25", "Critic Loss", 0.25),
             ("    \u2022 Validation loss: 1.0742", "Validation Loss", 1.0742),  # sft, dpo, rm
             ("    \u2022 Validation accuracy: 0.6094", "Validation Accuracy", 0.6094),
-            ("    \u2022 Accuracy: 0.5312", "Accuracy", 0.5312),               # grpo, distillation validation
+            ("    \u2022 Accuracy: 0.5312", "Accuracy", 0.5312),               # without its block (below)
             ("  \u2022 Avg Filtered Reward: 0.4375", "Avg Filtered Reward", 0.4375),   # grpo with dynamic sampling
             ("  \u2022 Avg Total Reward: 0.3125", "Avg Total Reward", 0.3125),
             ("  \u2022 Avg Reward: 1e-05", "Avg Reward", 1e-05),
@@ -195,6 +195,21 @@ class RunnerTest(unittest.TestCase):
                      "  \u2022 Loss: 1.2.3", "  \u2022 Loss: .", "  \u2022 Loss: 0.5 (smoothed)"):
             self.assertIsNone(runner.progress(line), line)
 
+    def test_validation_accuracy_by_its_block(self):
+        # grpo, distillation and ppo print their validation accuracy with the bullet dpo and rm
+        # use for training accuracy; the `📊 … Results:` header before it decides, until a banner.
+        block = runner.ResultsBlock()
+        lines = ["\U0001F4CA Training Results:", "  \u2022 accuracy: 0.5500",
+                 "\U0001F4CA Validation Results:", "    \u2022 Accuracy: 0.5312", "    \u2022 Average response length: 301.2 tokens",
+                 "  \u23f1\ufe0f  Validation Timing:", "    \u2022 Total validation time: 2.50s", "    \u2022 Accuracy: 0.6",
+                 "========================= Step 2/3 =========================", "  \u2022 Accuracy: 0.7",
+                 "\U0001F4CA Validation Results for `validation` set:", "    \u2022 Accuracy: 0.8",
+                 "\U0001F4CA Rewards stats: min=0.0000, max=1.0000, mean=0.5000, std=0.5000", "    \u2022 Accuracy: 0.9",
+                 "\U0001F4CA Training Results:", "  \u2022 Accuracy: 0.4"]
+        names = [(r["name"], r["value"]) for r in (runner.progress(line, block) for line in lines) if r and r["kind"] == "metric"]
+        self.assertEqual(names, [("Accuracy", 0.55), ("Validation Accuracy", 0.5312), ("Validation Accuracy", 0.6),
+                                 ("Accuracy", 0.7), ("Validation Accuracy", 0.8), ("Validation Accuracy", 0.9), ("Accuracy", 0.4)])
+
     def test_log_directory_line(self):
         self.assertEqual(runner.progress("\U0001F4CA Using log directory: /starforge/jobs/x7k2pq/logs/exp_002"),
                          {"kind": "log_dir", "path": "/starforge/jobs/x7k2pq/logs/exp_002"})
@@ -209,8 +224,9 @@ class RunnerTest(unittest.TestCase):
             with open(os.path.join(data, algorithm + ".log"), encoding="utf-8") as f:
                 lines = f.read().splitlines()
             out = io.StringIO()
+            block = runner.ResultsBlock()
             for line in lines:
-                runner.annotate(line, out)
+                runner.annotate(line, out, block=block)
             runner.emit(out, {"kind": "exit", "code": 0})
             expected = os.path.join(data, algorithm + ".runner.log")
             if os.environ.get("STARFORGE_UPDATE_FIXTURES"):
@@ -232,7 +248,8 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(of("grpo", "step", "step"), [1, 2])
         self.assertEqual(metric("grpo", "Loss"), [0.0123, 0.0098])
         self.assertEqual(metric("grpo", "Avg Reward"), [0.4375, 0.5156])
-        self.assertEqual(metric("grpo", "Accuracy"), [0.5312])
+        self.assertEqual(metric("grpo", "Validation Accuracy"), [0.5312])   # `• Accuracy:` under `📊 Validation Results:`
+        self.assertEqual(metric("grpo", "Accuracy"), [])
         # sft: two epochs, the Step count restarts and its total is per epoch; the checkpoint lines
         # carry the global step; no end line, the epochs ran out.
         self.assertEqual(of("sft", "epoch", "epoch"), [1, 2])
@@ -248,6 +265,8 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(metric("rm", "Loss"), [0.693, "nan", 0.6012])
         self.assertEqual(of("rm", "done", "reason"), [])
         self.assertEqual(metric("distillation", "Mean Generation Length"), [290.5, 290.5])
+        self.assertEqual(metric("distillation", "Validation Accuracy"), [0.4219])
+        self.assertEqual(metric("distillation", "Accuracy"), [])
         self.assertEqual(metric("ppo", "Loss")[-1], 0.009876543210987)   # the Training Results line, after the inner ones
         self.assertEqual(of("ppo", "step", "step"), [1, 2])
         self.assertEqual(metric("ppo", "Critic Loss"), [0.25, 0.25])

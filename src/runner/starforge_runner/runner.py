@@ -26,11 +26,13 @@ _METRIC = re.compile(r"^\s*\u2022 ([A-Za-z][A-Za-z _]*?): ([-+]?(?:[0-9.]+(?:[eE
                      re.IGNORECASE)
 _DONE = re.compile(r"^(Max number of steps has been reached|Timeout has been reached), stopping training early")
 _LOG_DIR = re.compile(r"^\U0001F4CA Using log directory: (.+?)\s*$")
+_RESULTS = re.compile(r"^\U0001F4CA (Training|Validation) Results\b")
 
 # NeMo-RL's metric names (any case) and the one spelling the app plots and shows. dpo and rm print
 # their metrics' field names in lower case (`• loss:`, `• accuracy:`), ppo prints `Policy Loss`
 # (the policy's loss, so "Loss" in the app), sft/dpo/rm validation prints `Validation loss` and
-# `Validation <field>`; GRPO's validation accuracy is `• Accuracy:`. Other bullets are ignored.
+# `Validation <field>`; GRPO's, distillation's and PPO's validation accuracy is `• Accuracy:` under
+# `📊 Validation Results:`, which ResultsBlock renames. Other bullets are ignored.
 METRIC_NAMES = {
     "loss": "Loss",
     "policy loss": "Loss",
@@ -175,8 +177,28 @@ def metric_value(text):
     return value
 
 
-def progress(line):
-    """A machine-readable record for a NeMo-RL output line, or None."""
+class ResultsBlock:
+    """Which of NeMo-RL's `📊 … Results` blocks the output is in. grpo, distillation and ppo print
+    their validation accuracy as `• Accuracy:` under `📊 Validation Results:` (validate() in
+    nemo_rl/algorithms/grpo.py), the bullet dpo and rm print their training accuracy with; only
+    the block tells the two apart. A Step or Epoch banner ends a block."""
+
+    def __init__(self):
+        self.validation = False
+
+    def see(self, line):
+        m = _RESULTS.match(line)
+        if m:
+            self.validation = m.group(1) == "Validation"
+        elif _STEP.match(line) or _EPOCH.match(line):
+            self.validation = False
+
+
+def progress(line, block=None):
+    """A machine-readable record for a NeMo-RL output line, or None. With the run's ResultsBlock,
+    a validation block's `• Accuracy:` is "Validation Accuracy"."""
+    if block is not None:
+        block.see(line)
     m = _STEP.match(line)
     if m:
         return {"kind": "step", "step": int(m.group(1)), "total": int(m.group(2))}
@@ -190,6 +212,8 @@ def progress(line):
     m = _METRIC.match(line)
     if m:
         name = METRIC_NAMES.get(" ".join(m.group(1).split()).lower())
+        if name == "Accuracy" and block is not None and block.validation:
+            name = "Validation Accuracy"
         try:
             return {"kind": "metric", "name": name, "value": metric_value(m.group(2))} if name else None
         except ValueError:
@@ -315,11 +339,11 @@ def child_env(env=None):
     return env
 
 
-def annotate(line, out, watcher=None):
+def annotate(line, out, watcher=None, block=None):
     """One line of NeMo-RL's output passed through, then the records it and the checkpoint
     directory call for."""
     out.write(line + "\n")
-    record = progress(line)
+    record = progress(line, block)
     if watcher:
         for found in watcher.poll():
             emit(out, found)
@@ -333,9 +357,10 @@ def run(argv, out=sys.stdout, env=None, checkpoint_dir=None):
     """Runs NeMo-RL, passing its output through and adding a progress line after each
     banner and for each checkpoint seen on the storage; returns its exit code."""
     watcher = CheckpointWatcher(checkpoint_dir) if checkpoint_dir else None
+    block = ResultsBlock()
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env(env))
     for raw in process.stdout:
-        annotate(raw.decode("utf-8", errors="replace").rstrip("\r\n"), out, watcher)
+        annotate(raw.decode("utf-8", errors="replace").rstrip("\r\n"), out, watcher, block)
         out.flush()
     process.stdout.close()
     code = process.wait()
