@@ -948,6 +948,17 @@ private Q_SLOTS:
         const Run history = job({QStringLiteral("history"), QStringLiteral("--json")});
         QVERIFY2(history.out.contains(QByteArray("\"id\": \"" + id.toUtf8() + "\"")) || history.out.contains(QByteArray("\"id\":\"" + id.toUtf8() + "\"")),
                  history.out.constData());
+        // The record itself keeps the runner's final list of servable checkpoints, read from the
+        // end of the driver's log when it was archived.
+        QJsonObject archivedRecord;
+        for (const QJsonValue &r : QJsonDocument::fromJson(history.out).array()) {
+            if (r[QStringLiteral("id")].toString() == id) archivedRecord = r.toObject();
+        }
+        const QJsonArray recorded = archivedRecord.value(QStringLiteral("servableCheckpoints")).toArray();
+        QVERIFY2(recorded.size() == 1, history.out.constData());
+        QCOMPARE(recorded.first()[QStringLiteral("step")].toInt(), 3);
+        QCOMPARE(recorded.first()[QStringLiteral("backend")].toString(), QStringLiteral("dtensor_v1"));
+        QCOMPARE(recorded.first()[QStringLiteral("converter")].toString(), QStringLiteral("examples/converters/convert_dcp_to_hf.py"));
         // The archived driver log's progress: runner.pex saw the checkpoint on the storage and,
         // once the training process had exited, reported what it holds. This bare config has no
         // dtensor_cfg._v2, so NeMo-RL's DTensor v1 wrote DCP files: no HF tree, the converter named.

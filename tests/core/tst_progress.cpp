@@ -4,6 +4,7 @@
 
 #include "core/job/progress.h"
 
+#include <QBuffer>
 #include <QFile>
 #include <QTest>
 
@@ -230,6 +231,42 @@ private Q_SLOTS:
         QVERIFY(tail.savedCheckpoint(100));
         QVERIFY(!tail.savedCheckpoint(150));
         QVERIFY(tail.done());
+    }
+
+    // What the archiver keeps in the job record: the runner's last list, read from the log's tail
+    // alone; a list cut by the tail's start, one inside another line, or none at all is no list.
+    void checkpointListAtTheEnd()
+    {
+        const QByteArray early = QByteArrayLiteral(
+            "STARFORGE_PROGRESS {\"checkpoints\": [], \"kind\": \"servable_checkpoints\"}\n");
+        const QByteArray list = QByteArrayLiteral(
+            "2026-12-03T10:00:00.123456789Z STARFORGE_PROGRESS {\"checkpoints\": [{\"backend\": \"dtensor_v1\", \"consolidated\": false, "
+            "\"converter\": \"examples/converters/convert_dcp_to_hf.py\", \"path\": \"/s/step_3/policy/weights\", \"step\": 3, "
+            "\"tokenizer\": \"/s/step_3/policy/tokenizer\"}], \"kind\": \"servable_checkpoints\"}\r\n");
+        const QByteArray echoed = QByteArrayLiteral(
+            "(raylet) STARFORGE_PROGRESS {\"checkpoints\": [{\"consolidated\": true, \"path\": \"/x\", \"step\": 9}], \"kind\": \"servable_checkpoints\"}\n");
+        const QByteArray after = QByteArrayLiteral("STARFORGE_PROGRESS {\"code\": 0, \"kind\": \"exit\"}\n"
+                                                   "INFO worker.py:1 -- the job finished\n");
+        const QByteArray filler = QByteArray(100000, 'x') + '\n';
+        const auto at = [](QByteArray data, qint64 tail) {
+            QBuffer buffer(&data);
+            buffer.open(QIODevice::ReadOnly);
+            return servableCheckpointsAtTheEnd(buffer, tail);
+        };
+        const auto found = at(early + filler + list + echoed + after, 4096);
+        QVERIFY(found.has_value());
+        QCOMPARE(found->size(), 1);
+        QCOMPARE(found->first(), (ServableCheckpoint{3, QStringLiteral("/s/step_3/policy/weights"), QStringLiteral("/s/step_3/policy/tokenizer"),
+                                                     QStringLiteral("dtensor_v1"), false, QStringLiteral("examples/converters/convert_dcp_to_hf.py")}));
+        // The same list starting before the tail: cut, so not read; the earlier, empty one is
+        // not in the tail either.
+        QVERIFY(!at(early + filler + list + after, after.size() + 40).has_value());
+        QVERIFY(!at(filler + after, 4096).has_value());
+        QVERIFY(!at(echoed + after, 4096).has_value());
+        // A log that is all tail: an empty list is a list.
+        const auto empty = at(early + after, 4096);
+        QVERIFY(empty.has_value());
+        QVERIFY(empty->isEmpty());
     }
 
     // A resumed run's log starts past step 1 of the global count: the checkpoint line says where.

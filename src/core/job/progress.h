@@ -31,11 +31,14 @@
 // LogStream, the CLI from an archived log).
 
 #include <QByteArrayView>
+#include <QJsonObject>
 #include <QList>
 #include <QMap>
 #include <QString>
 
 #include <optional>
+
+class QIODevice;
 
 namespace Starforge::Job {
 
@@ -59,6 +62,12 @@ struct ServableCheckpoint
     QString backend;         // "dtensor_v2", "dtensor_v1", "megatron", "unknown"
     bool consolidated = false;
     QString converter;       // NeMo-RL script that makes an HF tree when !consolidated, else empty
+
+    // The runner's keys ("step", "path", "tokenizer", "backend", "consolidated", "converter"), as
+    // its servable record has them, `status --json` shows them and the job record keeps them.
+    QJsonObject toJson() const;
+    // nullopt without a step, a path or the consolidated flag.
+    static std::optional<ServableCheckpoint> fromJson(const QJsonObject &json);
 
     bool operator==(const ServableCheckpoint &) const = default;
 };
@@ -135,5 +144,11 @@ private:
     std::optional<int> m_exitCode;
     QList<ProgressPoint> m_points;
 };
+
+// The list of the runner's last servable_checkpoints record within the last tailBytes of a
+// driver log, or nullopt when there is none there. The record comes when the training process
+// exits, so only the exit record and Ray's last lines follow it: the archiver reads it from the
+// tail without reading the whole log (which can be gigabytes).
+std::optional<QList<ServableCheckpoint>> servableCheckpointsAtTheEnd(QIODevice &log, qint64 tailBytes = 4 * 1024 * 1024);
 
 } // namespace Starforge::Job
