@@ -858,6 +858,51 @@ private Q_SLOTS:
         QVERIFY2(tooBig.err.contains("pool train:") && tooBig.err.contains("h100"), tooBig.err.constData());
     }
 
+    // What is valid but may not do what the spec seems to ask is said before the work: pools of
+    // two series, and checkpoints that will not be chat-ready (this config has no _v2, so
+    // NeMo-RL's DTensor v1 writes DCP files). On stderr, or with --json in the submission's line
+    // and not on stderr. The b200 pool keeps both jobs Pending (--force), so nothing runs.
+    void submitWarnings()
+    {
+        QVERIFY(!sandbox().isEmpty());
+        const QString dir = m_dir.filePath(QStringLiteral("two-series"));
+        QVERIFY(QDir().mkpath(dir + QStringLiteral("/configs")));
+        QVERIFY(Testing::writeFile(dir + QStringLiteral("/configs/grpo.yaml"), "checkpointing:\n  enabled: true\ngrpo:\n  max_num_steps: 3\n"));
+        const QString spec = dir + QStringLiteral("/jobspec.json");
+        QVERIFY(Testing::writeFile(spec, R"({"version": 1, "name": "grpo-two-series", "code": ".",
+                                             "recipe": {"algorithm": "grpo", "config": "configs/grpo.yaml"},
+                                             "pools": [{"name": "train", "series": "b200", "nodes": 1, "gpusPerNode": 4},
+                                                       {"name": "gen", "series": "h100", "nodes": 1, "gpusPerNode": 4}]})"));
+        const QByteArray pools = "pools: training on b200 and generation on h100 is a request Ray may not honour";
+        const QByteArray checkpoints = "checkpoints: this job uses NeMo-RL's DTensor v1 worker";
+        const QByteArray convert = "examples/converters/convert_dcp_to_hf.py";
+
+        const Run text = job({QStringLiteral("submit"), spec, QStringLiteral("--force")});
+        QVERIFY2(text.exitCode == 0, text.err.constData());
+        const qsizetype building = text.err.indexOf("building the Capsule");
+        QVERIFY2(building > 0, text.err.constData());
+        for (const QByteArray &warning : {pools, checkpoints}) {
+            const qsizetype at = text.err.indexOf(QByteArray("warning: " + warning));
+            QVERIFY2(at >= 0 && at < building, text.err.constData());
+        }
+        QVERIFY2(text.err.contains(convert), text.err.constData());
+        const QString textId = QString::fromUtf8(text.out).section(u' ', 2, 2);
+        QCOMPARE(textId.size(), 6);
+
+        const Run json = job({QStringLiteral("submit"), spec, QStringLiteral("--force"), QStringLiteral("--json")});
+        QVERIFY2(json.exitCode == 0, json.err.constData());
+        QVERIFY2(!json.err.contains("warning:"), json.err.constData());
+        const QJsonObject line = QJsonDocument::fromJson(json.out).object();
+        const QJsonArray warnings = line.value(QStringLiteral("warnings")).toArray();
+        QCOMPARE(warnings.size(), 2);
+        QVERIFY2(warnings.at(0).toString().startsWith(QString::fromUtf8(pools)), json.out.constData());
+        QVERIFY2(warnings.at(1).toString().startsWith(QString::fromUtf8(checkpoints)) && warnings.at(1).toString().contains(QString::fromUtf8(convert)),
+                 json.out.constData());
+        QCOMPARE(line.value(QStringLiteral("id")).toString().size(), 6);
+
+        for (const QString &id : {textId, line.value(QStringLiteral("id")).toString()}) QCOMPARE(job({QStringLiteral("delete"), id}).exitCode, 0);
+    }
+
     void stopDeleteAndWaitOnALiveJob()
     {
         QVERIFY(!sandbox().isEmpty());
@@ -930,6 +975,17 @@ private Q_SLOTS:
         const Run history = job({QStringLiteral("history"), QStringLiteral("--json")});
         QVERIFY2(history.out.contains(QByteArray("\"id\": \"" + id.toUtf8() + "\"")) || history.out.contains(QByteArray("\"id\":\"" + id.toUtf8() + "\"")),
                  history.out.constData());
+        // The record itself keeps the runner's final list of servable checkpoints, read from the
+        // end of the driver's log when it was archived.
+        QJsonObject archivedRecord;
+        for (const QJsonValue &r : QJsonDocument::fromJson(history.out).array()) {
+            if (r[QStringLiteral("id")].toString() == id) archivedRecord = r.toObject();
+        }
+        const QJsonArray recorded = archivedRecord.value(QStringLiteral("servableCheckpoints")).toArray();
+        QVERIFY2(recorded.size() == 1, history.out.constData());
+        QCOMPARE(recorded.first()[QStringLiteral("step")].toInt(), 3);
+        QCOMPARE(recorded.first()[QStringLiteral("backend")].toString(), QStringLiteral("dtensor_v1"));
+        QCOMPARE(recorded.first()[QStringLiteral("converter")].toString(), QStringLiteral("examples/converters/convert_dcp_to_hf.py"));
         // The archived driver log's progress: runner.pex saw the checkpoint on the storage and,
         // once the training process had exited, reported what it holds. This bare config has no
         // dtensor_cfg._v2, so NeMo-RL's DTensor v1 wrote DCP files: no HF tree, the converter named.
@@ -949,6 +1005,20 @@ private Q_SLOTS:
         QVERIFY2(step3.value(QStringLiteral("path")).toString().endsWith(QStringLiteral("/jobs/%1/checkpoints/step_3/policy/weights").arg(id)), status.out.constData());
         QVERIFY2(step3.value(QStringLiteral("tokenizer")).toString().endsWith(QStringLiteral("/jobs/%1/checkpoints/step_3/policy/tokenizer").arg(id)),
                  status.out.constData());
+        // So the playground refuses to serve it, naming the converter, before any pod is made;
+        // a step the job never saved is refused as such.
+        const Run launch = job({QStringLiteral("playground"), QStringLiteral("launch"), QStringLiteral("--job"), id});
+        QCOMPARE(launch.exitCode, 1);
+        QVERIFY2(launch.err.contains(QByteArray("job " + id.toUtf8() + " has no checkpoint vLLM can serve: its dtensor_v1 checkpoints need "
+                                                "NeMo-RL's examples/converters/convert_dcp_to_hf.py first")),
+                 launch.err.constData());
+        const Run noStep = job({QStringLiteral("playground"), QStringLiteral("launch"), QStringLiteral("--job"), id, QStringLiteral("--step"), QStringLiteral("2")});
+        QCOMPARE(noStep.exitCode, 1);
+        QVERIFY2(noStep.err.contains(QByteArray("job " + id.toUtf8() + " has no checkpoint at step 2 vLLM can serve")) && !noStep.err.contains("convert_dcp"),
+                 noStep.err.constData());
+        const Run pods = job({QStringLiteral("playground"), QStringLiteral("list"), QStringLiteral("--json")});
+        QVERIFY2(pods.exitCode == 0, pods.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(pods.out).array().size(), 0);
 
         follow.terminate();
         QVERIFY(follow.waitForFinished(15000));

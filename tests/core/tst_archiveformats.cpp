@@ -78,6 +78,30 @@ private Q_SLOTS:
         for (const QString &key : json.keys()) QVERIFY2(written.value(key) == json.value(key), qPrintable(key));
     }
 
+    // A job whose driver log ended with the runner's list of servable checkpoints: the archiver
+    // kept it in the record, and today's code reads it and writes it back key for key.
+    void readsAndWritesTheServableCheckpoints()
+    {
+        const QJsonObject json = golden("status-with-checkpoints.json");
+        const auto record = JobRecord::fromJson(json);
+        QVERIFY2(record, record ? "" : qPrintable(record.error().message));
+        QCOMPARE(record->servableCheckpoints.size(), 2);
+        QCOMPARE(record->servableCheckpoints.at(0),
+                 (ServableCheckpoint{450, QStringLiteral("/starforge/jobs/m4x9tq/checkpoints/step_450/policy/weights/model/consolidated"),
+                                     QStringLiteral("/starforge/jobs/m4x9tq/checkpoints/step_450/policy/tokenizer"), QStringLiteral("dtensor_v2"), true,
+                                     QString()}));
+        QCOMPARE(record->servableCheckpoints.at(1),
+                 (ServableCheckpoint{500, QStringLiteral("/starforge/jobs/m4x9tq/checkpoints/step_500/policy/weights/iter_0000000"), QString(),
+                                     QStringLiteral("megatron"), false, QStringLiteral("examples/converters/convert_megatron_to_hf.py")}));
+        const QJsonObject written = record->toJson();
+        QCOMPARE(written.keys(), json.keys());
+        for (const QString &key : json.keys()) QVERIFY2(written.value(key) == json.value(key), qPrintable(key));
+        // The records without a list: none read, none written.
+        const auto current = JobRecord::fromJson(golden("status-current.json"));
+        QVERIFY(current && current->servableCheckpoints.isEmpty());
+        QVERIFY(!current->toJson().contains(QStringLiteral("servableCheckpoints")));
+    }
+
     void readsAStatusFromBeforeOwners()
     {
         const auto record = JobRecord::fromJson(golden("status-before-owners.json"));

@@ -2,13 +2,17 @@
 // with its `defaults` chain as NeMo-RL's load_config reads it (files of the code folder, and
 // v0.7.0's own example configs by name), the overrides applied in order, and the backend,
 // LoRA, save format and checkpointing switch deciding; with the converter to name and the
-// warning to show. A parent that cannot be read makes no claim.
+// warning to show. A parent that cannot be read makes no claim. The same reading decides
+// whether a distillation job may generate on a second pool.
 
 #include "core/job/checkpointforecast.h"
 #include "core/job/jobspec.h"
 #include "support/testutil.h"
 
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -108,6 +112,75 @@ private Q_SLOTS:
         // A quoted "false" is a string, not the boolean: YAML's rule, and NeMo-RL's.
         s = spec("defaults: base/a.yaml\npolicy:\n  dtensor_cfg:\n    _v2: 'false'\n");
         QCOMPARE(CheckpointForecast::forSpec(s).backend, CheckpointForecast::Backend::DTensorV1);
+    }
+
+    // A distillation job with a generation pool needs policy.generation.backend vllm, read from
+    // the config through its defaults chain as NeMo-RL reads it, not only from an override: the
+    // validation (JobSpec::problems, and so the wizard, RayJobBuilder and the Submitter) and
+    // JobSpec::load refuse it with NeMo-RL's reason.
+    void distillationGenerationBackend_data()
+    {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::addColumn<QStringList>("overrides");
+        QTest::addColumn<QString>("backend");    // RecipeConfig's policy.generation.backend
+        QTest::addColumn<QString>("refusal");    // part of the problem; empty: none
+        const QByteArray megatron = "defaults: base.yaml\npolicy:\n  generation:\n    backend: megatron\n";
+        QTest::newRow("config sets megatron, no override")
+            << megatron << QStringList() << QStringLiteral("megatron")
+            << QStringLiteral("only with the vLLM backend (it asserts \"Non-colocated inference is not supported for Megatron generation backends. "
+                              "Please use vLLM backend for generation.\"), and the config configs/run.yaml sets policy.generation.backend: megatron.");
+        QTest::newRow("its parent sets megatron") << QByteArray("defaults: megatron-base.yaml\n") << QStringList() << QStringLiteral("megatron")
+                                                  << QStringLiteral("the config configs/run.yaml sets policy.generation.backend: megatron");
+        QTest::newRow("config sets sglang") << QByteArray("defaults: base.yaml\npolicy:\n  generation:\n    backend: sglang\n") << QStringList()
+                                            << QStringLiteral("sglang") << QStringLiteral("generation engine for vllm and megatron only");
+        QTest::newRow("an override puts vllm back") << megatron << QStringList{QStringLiteral("policy.generation.backend=vllm")}
+                                                    << QStringLiteral("vllm") << QString();
+        QTest::newRow("an override sets megatron") << QByteArray("defaults: base.yaml\n") << QStringList{QStringLiteral("++policy.generation.backend=megatron")}
+                                                   << QStringLiteral("megatron") << QStringLiteral("the overrides set policy.generation.backend=megatron");
+        QTest::newRow("vllm from the code folder") << QByteArray("defaults: base.yaml\n") << QStringList() << QStringLiteral("vllm") << QString();
+        QTest::newRow("the image's distillation_math.yaml") << QByteArray("defaults: /opt/nemo-rl/examples/configs/distillation_math.yaml\n")
+                                                            << QStringList() << QStringLiteral("vllm") << QString();
+    }
+    void distillationGenerationBackend()
+    {
+        QFETCH(QByteArray, yaml);
+        QFETCH(QStringList, overrides);
+        QFETCH(QString, backend);
+        QFETCH(QString, refusal);
+        const QString code = m_dir.filePath(QStringLiteral("code"));
+        QVERIFY(QDir().mkpath(code + QStringLiteral("/configs")));
+        QVERIFY(Testing::writeFile(code + QStringLiteral("/configs/base.yaml"), "policy:\n  generation:\n    backend: vllm\n"));
+        QVERIFY(Testing::writeFile(code + QStringLiteral("/configs/megatron-base.yaml"), "defaults: base.yaml\npolicy:\n  generation:\n    backend: megatron\n"));
+        JobSpec s = spec(yaml, overrides);
+        s.name = QStringLiteral("distill");
+        s.recipe.algorithm = QStringLiteral("distillation");
+        s.pools = {Pool{QStringLiteral("train"), QStringLiteral("h100"), 1, 8}, Pool{QStringLiteral("gen"), QStringLiteral("h100"), 1, 8}};
+        const RecipeConfig config = RecipeConfig::forSpec(s);
+        QVERIFY(config.known);
+        QCOMPARE(config.value(QStringLiteral("policy.generation.backend")).toString(), backend);
+        const QString problems = s.problems().join(u'\n');
+        if (refusal.isEmpty()) {
+            QVERIFY2(problems.isEmpty(), qPrintable(problems));
+        } else {
+            QVERIFY2(problems.startsWith(QStringLiteral("pools[1]: distillation takes one pool;")) && problems.contains(refusal), qPrintable(problems));
+        }
+        // One pool generates colocated, where NeMo-RL has no such rule.
+        JobSpec single = s;
+        single.pools.removeLast();
+        QVERIFY(single.problems().isEmpty());
+        // The JobSpec file, loaded from elsewhere: its own folder's config decides.
+        QJsonObject recipe{{QStringLiteral("algorithm"), s.recipe.algorithm}, {QStringLiteral("config"), s.recipe.config},
+                           {QStringLiteral("overrides"), QJsonArray::fromStringList(overrides)}};
+        const QJsonObject json{{QStringLiteral("version"), 1}, {QStringLiteral("name"), s.name}, {QStringLiteral("code"), QStringLiteral(".")},
+                               {QStringLiteral("recipe"), recipe}, {QStringLiteral("pools"), s.toJson().value(QStringLiteral("pools"))}};
+        QVERIFY(Testing::writeFile(code + QStringLiteral("/jobspec.json"), QJsonDocument(json).toJson()));
+        const auto loaded = JobSpec::load(code + QStringLiteral("/jobspec.json"));
+        if (refusal.isEmpty()) {
+            QVERIFY2(loaded, loaded ? "" : qPrintable(loaded.error().message));
+        } else {
+            QVERIFY(!loaded);
+            QVERIFY2(loaded.error().message.contains(refusal), qPrintable(loaded.error().message));
+        }
     }
 
     // What cannot be read claims nothing: another config of the image, a missing or broken file,

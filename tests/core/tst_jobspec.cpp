@@ -149,7 +149,9 @@ private Q_SLOTS:
         QTest::newRow("distillation") << QStringLiteral("distillation") << QString() << QString();
         QTest::newRow("distillation vllm") << QStringLiteral("distillation") << QStringLiteral("policy.generation.backend=vllm") << QString();
         QTest::newRow("distillation megatron") << QStringLiteral("distillation") << QStringLiteral("++policy.generation.backend=megatron")
-                                               << QStringLiteral("only with the vLLM backend, and the overrides set policy.generation.backend=megatron");
+                                               << QStringLiteral("only with the vLLM backend (it asserts \"Non-colocated inference is not supported "
+                                                                 "for Megatron generation backends. Please use vLLM backend for generation.\"), and the "
+                                                                 "overrides set policy.generation.backend=megatron.");
         for (const char *one : {"sft", "dpo", "rm", "vlm_sft"}) {
             QTest::newRow(one) << QString::fromLatin1(one) << QString()
                                << QStringLiteral("pools[1]: %1 takes one pool; its config has no policy.generation").arg(QString::fromLatin1(one));

@@ -4,6 +4,7 @@
 
 #include "core/job/progress.h"
 
+#include <QBuffer>
 #include <QFile>
 #include <QTest>
 
@@ -99,7 +100,8 @@ private Q_SLOTS:
             QCOMPARE(p.globalStep(), 2);
             QCOMPARE(series("Loss"), (QList<double>{0.0123, 0.0098}));
             QCOMPARE(series("Avg Reward"), (QList<double>{0.4375, 0.5156}));
-            QCOMPARE(latest("Accuracy"), std::optional<double>(0.5312));
+            QCOMPARE(latest("Validation Accuracy"), std::optional<double>(0.5312));   // `• Accuracy:` under `📊 Validation Results:`
+            QCOMPARE(latest("Accuracy"), std::nullopt);
             QCOMPARE(latest("Total step time"), std::optional<double>(41.27));
             QCOMPARE(p.doneReason(), stepLimit);
         } else if (algorithm == QLatin1String("sft")) {
@@ -143,7 +145,8 @@ private Q_SLOTS:
         } else if (algorithm == QLatin1String("distillation")) {
             QCOMPARE(series("Loss"), (QList<double>{0.15, 0.1}));
             QCOMPARE(series("Mean Generation Length"), (QList<double>{290.5, 290.5}));
-            QCOMPARE(latest("Accuracy"), std::optional<double>(0.4219));
+            QCOMPARE(latest("Validation Accuracy"), std::optional<double>(0.4219));
+            QCOMPARE(latest("Accuracy"), std::nullopt);
             QCOMPARE(p.doneReason(), stepLimit);
         } else if (algorithm == QLatin1String("ppo")) {
             // `• Policy Loss:` unformatted, after the inner `• Policy loss:` lines of the PPO epochs.
@@ -193,6 +196,77 @@ private Q_SLOTS:
         QCOMPARE(p.servableCheckpoints().at(0).step, 4);
         QVERIFY(!feed(R"({"kind": "checkpoint_saved", "step": -1})"));
         QVERIFY(!feed(R"({"kind": "log_dir", "path": 3})"));
+
+        // The runner's list at the exit replaces what the records before it made: step 4 went
+        // without a checkpoint_removed record, step 6 came without a servable one.
+        QVERIFY(!feed(R"({"checkpoints": {"step": 6}, "kind": "servable_checkpoints"})"));   // not a list
+        QVERIFY(feed(R"({"checkpoints": [{"backend": "dtensor_v2", "consolidated": true, "converter": "", "path": "/s/step_6/policy/weights/model/consolidated", "step": 6, "tokenizer": "/s/step_6/policy/tokenizer"}], "kind": "servable_checkpoints"})"));
+        QCOMPARE(p.servableCheckpoints().size(), 1);
+        QCOMPARE(p.servableCheckpoints().at(0).step, 6);
+        QVERIFY(!p.savedCheckpoint(4));
+        QCOMPARE(p.lastSavedCheckpoint(), 6);
+
+        // A long run whose rotated log kept only its tail: the list alone is the whole list, in
+        // step order, an entry without a path left out.
+        const JobProgress tail = JobProgress::fromLog(QByteArrayLiteral(
+            "(PolicyWorker pid=12) saving...\n"
+            "2026-12-03T10:00:00.123456789Z STARFORGE_PROGRESS {\"checkpoints\": ["
+            "{\"backend\": \"megatron\", \"consolidated\": false, \"converter\": \"examples/converters/convert_megatron_to_hf.py\", "
+            "\"path\": \"/s/step_300/policy/weights/iter_0000000\", \"step\": 300, \"tokenizer\": \"\"}, "
+            "{\"backend\": \"dtensor_v2\", \"consolidated\": true, \"converter\": \"\", \"path\": \"/s/step_100/policy/weights/model/consolidated\", "
+            "\"step\": 100, \"tokenizer\": \"/s/step_100/policy/tokenizer\"}, "
+            "{\"backend\": \"dtensor_v2\", \"consolidated\": true, \"path\": \"\", \"step\": 150}, "
+            "{\"backend\": \"dtensor_v2\", \"consolidated\": true, \"converter\": \"\", \"path\": \"/s/step_200/policy/weights/model/consolidated\", "
+            "\"step\": 200, \"tokenizer\": \"/s/step_200/policy/tokenizer\"}], \"kind\": \"servable_checkpoints\"}\n"
+            "STARFORGE_PROGRESS {\"code\": 0, \"kind\": \"exit\"}\n"));
+        QCOMPARE(tail.servableCheckpoints().size(), 3);
+        QCOMPARE(tail.servableCheckpoints().at(0),
+                 (ServableCheckpoint{100, QStringLiteral("/s/step_100/policy/weights/model/consolidated"), QStringLiteral("/s/step_100/policy/tokenizer"),
+                                     QStringLiteral("dtensor_v2"), true, QString()}));
+        QCOMPARE(tail.servableCheckpoints().at(1).step, 200);
+        QCOMPARE(tail.servableCheckpoints().at(2),
+                 (ServableCheckpoint{300, QStringLiteral("/s/step_300/policy/weights/iter_0000000"), QString(), QStringLiteral("megatron"), false,
+                                     QStringLiteral("examples/converters/convert_megatron_to_hf.py")}));
+        QCOMPARE(tail.lastSavedCheckpoint(), 300);
+        QVERIFY(tail.savedCheckpoint(100));
+        QVERIFY(!tail.savedCheckpoint(150));
+        QVERIFY(tail.done());
+    }
+
+    // What the archiver keeps in the job record: the runner's last list, read from the log's tail
+    // alone; a list cut by the tail's start, one inside another line, or none at all is no list.
+    void checkpointListAtTheEnd()
+    {
+        const QByteArray early = QByteArrayLiteral(
+            "STARFORGE_PROGRESS {\"checkpoints\": [], \"kind\": \"servable_checkpoints\"}\n");
+        const QByteArray list = QByteArrayLiteral(
+            "2026-12-03T10:00:00.123456789Z STARFORGE_PROGRESS {\"checkpoints\": [{\"backend\": \"dtensor_v1\", \"consolidated\": false, "
+            "\"converter\": \"examples/converters/convert_dcp_to_hf.py\", \"path\": \"/s/step_3/policy/weights\", \"step\": 3, "
+            "\"tokenizer\": \"/s/step_3/policy/tokenizer\"}], \"kind\": \"servable_checkpoints\"}\r\n");
+        const QByteArray echoed = QByteArrayLiteral(
+            "(raylet) STARFORGE_PROGRESS {\"checkpoints\": [{\"consolidated\": true, \"path\": \"/x\", \"step\": 9}], \"kind\": \"servable_checkpoints\"}\n");
+        const QByteArray after = QByteArrayLiteral("STARFORGE_PROGRESS {\"code\": 0, \"kind\": \"exit\"}\n"
+                                                   "INFO worker.py:1 -- the job finished\n");
+        const QByteArray filler = QByteArray(100000, 'x') + '\n';
+        const auto at = [](QByteArray data, qint64 tail) {
+            QBuffer buffer(&data);
+            buffer.open(QIODevice::ReadOnly);
+            return servableCheckpointsAtTheEnd(buffer, tail);
+        };
+        const auto found = at(early + filler + list + echoed + after, 4096);
+        QVERIFY(found.has_value());
+        QCOMPARE(found->size(), 1);
+        QCOMPARE(found->first(), (ServableCheckpoint{3, QStringLiteral("/s/step_3/policy/weights"), QStringLiteral("/s/step_3/policy/tokenizer"),
+                                                     QStringLiteral("dtensor_v1"), false, QStringLiteral("examples/converters/convert_dcp_to_hf.py")}));
+        // The same list starting before the tail: cut, so not read; the earlier, empty one is
+        // not in the tail either.
+        QVERIFY(!at(early + filler + list + after, after.size() + 40).has_value());
+        QVERIFY(!at(filler + after, 4096).has_value());
+        QVERIFY(!at(echoed + after, 4096).has_value());
+        // A log that is all tail: an empty list is a list.
+        const auto empty = at(early + after, 4096);
+        QVERIFY(empty.has_value());
+        QVERIFY(empty->isEmpty());
     }
 
     // A resumed run's log starts past step 1 of the global count: the checkpoint line says where.

@@ -50,6 +50,7 @@ QString progressDriver(const QString &gate)
     return QStringLiteral("import json, os, time\n"
                           "def p(o): print('STARFORGE_PROGRESS ' + json.dumps(o, sort_keys=True), flush=True)\n"
                           "p({'kind': 'start', 'job': 'x', 'files': 1, 'argv': []})\n"
+                          "p({'kind': 'log_dir', 'path': '/starforge/jobs/x/logs/exp_001'})\n"
                           "for s in range(1, 4):\n"
                           "    p({'kind': 'step', 'step': s, 'total': 3})\n"
                           "    p({'kind': 'metric', 'name': 'Loss', 'value': 1.0 / s})\n"
@@ -169,6 +170,9 @@ private Q_SLOTS:
         QCOMPARE(detail->plot()->metric(), QStringLiteral("Loss"));
         QCOMPARE(detail->plot()->series().at(1).y(), 0.5);
         QTRY_VERIFY2(detail->progressLabel()->text().startsWith(QStringLiteral("step 3/3")), qPrintable(detail->progressLabel()->text()));
+        // Where NeMo-RL logs the run: the exp_NNN folder its driver printed.
+        QVERIFY2(detail->progressLabel()->text().endsWith(QStringLiteral("\nNeMo-RL's log directory: /starforge/jobs/x/logs/exp_001")),
+                 qPrintable(detail->progressLabel()->text()));
         QCOMPARE(view->model()->index(rowOf(view, running), JobsModel::ProgressColumn).data().toString(), QStringLiteral("step 3/3"));
         QVERIFY(view->model()->index(rowOf(view, running), JobsModel::ProgressColumn).data(Qt::ToolTipRole).toString().contains(QStringLiteral("Loss")));
         QCOMPARE(detail->metricCombo()->count(), 2);
@@ -282,6 +286,8 @@ private Q_SLOTS:
         QTRY_COMPARE(detail->jobId(), id);
         QTRY_VERIFY_WITH_TIMEOUT(detail->plot()->series().size() == 3, 20000);
         QVERIFY2(detail->progressLabel()->text().startsWith(QStringLiteral("Final: step 3/3")), qPrintable(detail->progressLabel()->text()));
+        QVERIFY2(detail->progressLabel()->text().endsWith(QStringLiteral("\nNeMo-RL's log directory: /starforge/jobs/x/logs/exp_001")),
+                 qPrintable(detail->progressLabel()->text()));
         // Both finished steps, from the archived log.
         QCOMPARE(detail->checkpointsModel()->rowCount(), 2);
         QCOMPARE(detail->checkpointsModel()->index(1, Models::CheckpointsModel::StepColumn).data().toInt(), 3);

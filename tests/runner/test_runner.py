@@ -42,6 +42,8 @@ print("Saving checkpoint for step 3...")
 for name in ("config.json", "model-00001-of-00001.safetensors"):
     os.makedirs(os.path.join(ckpt, "step_3", "policy", "weights", "model", "consolidated"), exist_ok=True)
     open(os.path.join(ckpt, "step_3", "policy", "weights", "model", "consolidated", name), "w").close()
+os.makedirs(os.path.join(ckpt, "step_3", "policy", "tokenizer"))
+open(os.path.join(ckpt, "step_3", "policy", "tokenizer", "tokenizer_config.json"), "w").close()
 print("Max number of steps has been reached, stopping training early")
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 '''
@@ -174,7 +176,7 @@ class RunnerTest(unittest.TestCase):
             ("  \u2022 Critic Loss: 0.25", "Critic Loss", 0.25),
             ("    \u2022 Validation loss: 1.0742", "Validation Loss", 1.0742),  # sft, dpo, rm
             ("    \u2022 Validation accuracy: 0.6094", "Validation Accuracy", 0.6094),
-            ("    \u2022 Accuracy: 0.5312", "Accuracy", 0.5312),               # grpo, distillation validation
+            ("    \u2022 Accuracy: 0.5312", "Accuracy", 0.5312),               # without its block (below)
             ("  \u2022 Avg Filtered Reward: 0.4375", "Avg Filtered Reward", 0.4375),   # grpo with dynamic sampling
             ("  \u2022 Avg Total Reward: 0.3125", "Avg Total Reward", 0.3125),
             ("  \u2022 Avg Reward: 1e-05", "Avg Reward", 1e-05),
@@ -193,6 +195,21 @@ class RunnerTest(unittest.TestCase):
                      "  \u2022 Loss: 1.2.3", "  \u2022 Loss: .", "  \u2022 Loss: 0.5 (smoothed)"):
             self.assertIsNone(runner.progress(line), line)
 
+    def test_validation_accuracy_by_its_block(self):
+        # grpo, distillation and ppo print their validation accuracy with the bullet dpo and rm
+        # use for training accuracy; the `📊 … Results:` header before it decides, until a banner.
+        block = runner.ResultsBlock()
+        lines = ["\U0001F4CA Training Results:", "  \u2022 accuracy: 0.5500",
+                 "\U0001F4CA Validation Results:", "    \u2022 Accuracy: 0.5312", "    \u2022 Average response length: 301.2 tokens",
+                 "  \u23f1\ufe0f  Validation Timing:", "    \u2022 Total validation time: 2.50s", "    \u2022 Accuracy: 0.6",
+                 "========================= Step 2/3 =========================", "  \u2022 Accuracy: 0.7",
+                 "\U0001F4CA Validation Results for `validation` set:", "    \u2022 Accuracy: 0.8",
+                 "\U0001F4CA Rewards stats: min=0.0000, max=1.0000, mean=0.5000, std=0.5000", "    \u2022 Accuracy: 0.9",
+                 "\U0001F4CA Training Results:", "  \u2022 Accuracy: 0.4"]
+        names = [(r["name"], r["value"]) for r in (runner.progress(line, block) for line in lines) if r and r["kind"] == "metric"]
+        self.assertEqual(names, [("Accuracy", 0.55), ("Validation Accuracy", 0.5312), ("Validation Accuracy", 0.6),
+                                 ("Accuracy", 0.7), ("Validation Accuracy", 0.8), ("Validation Accuracy", 0.9), ("Accuracy", 0.4)])
+
     def test_log_directory_line(self):
         self.assertEqual(runner.progress("\U0001F4CA Using log directory: /starforge/jobs/x7k2pq/logs/exp_002"),
                          {"kind": "log_dir", "path": "/starforge/jobs/x7k2pq/logs/exp_002"})
@@ -207,8 +224,9 @@ class RunnerTest(unittest.TestCase):
             with open(os.path.join(data, algorithm + ".log"), encoding="utf-8") as f:
                 lines = f.read().splitlines()
             out = io.StringIO()
+            block = runner.ResultsBlock()
             for line in lines:
-                runner.annotate(line, out)
+                runner.annotate(line, out, block=block)
             runner.emit(out, {"kind": "exit", "code": 0})
             expected = os.path.join(data, algorithm + ".runner.log")
             if os.environ.get("STARFORGE_UPDATE_FIXTURES"):
@@ -230,7 +248,8 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(of("grpo", "step", "step"), [1, 2])
         self.assertEqual(metric("grpo", "Loss"), [0.0123, 0.0098])
         self.assertEqual(metric("grpo", "Avg Reward"), [0.4375, 0.5156])
-        self.assertEqual(metric("grpo", "Accuracy"), [0.5312])
+        self.assertEqual(metric("grpo", "Validation Accuracy"), [0.5312])   # `• Accuracy:` under `📊 Validation Results:`
+        self.assertEqual(metric("grpo", "Accuracy"), [])
         # sft: two epochs, the Step count restarts and its total is per epoch; the checkpoint lines
         # carry the global step; no end line, the epochs ran out.
         self.assertEqual(of("sft", "epoch", "epoch"), [1, 2])
@@ -246,6 +265,8 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(metric("rm", "Loss"), [0.693, "nan", 0.6012])
         self.assertEqual(of("rm", "done", "reason"), [])
         self.assertEqual(metric("distillation", "Mean Generation Length"), [290.5, 290.5])
+        self.assertEqual(metric("distillation", "Validation Accuracy"), [0.4219])
+        self.assertEqual(metric("distillation", "Accuracy"), [])
         self.assertEqual(metric("ppo", "Loss")[-1], 0.009876543210987)   # the Training Results line, after the inner ones
         self.assertEqual(of("ppo", "step", "step"), [1, 2])
         self.assertEqual(metric("ppo", "Critic Loss"), [0.25, 0.25])
@@ -254,7 +275,8 @@ class RunnerTest(unittest.TestCase):
 
     def make_step(self, ckpt, step, layout):
         base = os.path.join(ckpt, "step_%d" % step, "policy")
-        write(os.path.join(base, "tokenizer", "tokenizer_config.json"), "{}")
+        if layout != "megatron":   # v0.7's Megatron worker writes no tokenizer
+            write(os.path.join(base, "tokenizer", "tokenizer_config.json"), "{}")
         files = {
             "consolidated": ["weights/model/shard-00001-model-00001-of-00001.safetensors", "weights/model/consolidated/config.json",
                              "weights/model/consolidated/model-00001-of-00001.safetensors",
@@ -282,8 +304,9 @@ class RunnerTest(unittest.TestCase):
         for step, (layout, (backend, consolidated, path, converter)) in enumerate(sorted(expect.items()), 1):
             self.make_step(ckpt, step, layout)
             step_dir = os.path.join(ckpt, "step_%d" % step)
+            tokenizer = "" if layout == "megatron" else os.path.join(step_dir, "policy", "tokenizer")
             self.assertEqual(runner.servable(ckpt, step), {
-                "kind": "servable", "step": step, "path": os.path.join(step_dir, path), "tokenizer": os.path.join(step_dir, "policy", "tokenizer"),
+                "kind": "servable", "step": step, "path": os.path.join(step_dir, path), "tokenizer": tokenizer,
                 "backend": backend, "consolidated": consolidated, "converter": converter}, layout)
 
     def test_checkpoint_watcher(self):
@@ -322,6 +345,18 @@ class RunnerTest(unittest.TestCase):
         records = watcher.poll(exited=True)
         self.assertEqual([(r["kind"], r["step"]) for r in records], [("checkpoint_removed", 2), ("servable", 10)])
         self.assertEqual(watcher.poll(exited=True), [])       # each step once
+        # The whole list for a log whose servable records were rotated away: every step reported
+        # servable and still there, step 2 (servable, then removed) left out.
+        final = watcher.servable_list()
+        self.assertEqual(final["kind"], "servable_checkpoints")
+        self.assertEqual([c["step"] for c in final["checkpoints"]], [4, 10])
+        for entry in final["checkpoints"]:
+            expected = runner.servable(ckpt, entry["step"])
+            del expected["kind"]
+            self.assertEqual(entry, expected)
+        shutil.rmtree(os.path.join(ckpt, "step_10"))
+        self.assertEqual(watcher.poll(exited=True), [{"kind": "checkpoint_removed", "step": 10}])
+        self.assertEqual([c["step"] for c in watcher.servable_list()["checkpoints"]], [4])
 
     def test_the_training_process_is_unbuffered(self):
         # A child that prints without flushing and waits until the runner has passed its first
@@ -376,13 +411,15 @@ class RunnerTest(unittest.TestCase):
         self.assertIn({"kind": "checkpoint", "step": 3}, records)
         step_3 = os.path.join(storage, "jobs", "x7k2pq", "checkpoints", "step_3")
         # The save once step_3/ is there, then (the process has exited) the step as vLLM can serve
-        # it, before the exit.
+        # it, then the whole list of servable steps, before the exit.
         later = [r for r in records if r["kind"] in ("checkpoint_saved", "servable")]
-        self.assertEqual(records.index(later[-1]), len(records) - 2)
-        self.assertEqual(later, [
-            {"kind": "checkpoint_saved", "step": 3, "path": step_3},
-            {"kind": "servable", "step": 3, "path": os.path.join(step_3, "policy", "weights", "model", "consolidated"),
-             "tokenizer": os.path.join(step_3, "policy", "tokenizer"), "backend": "dtensor_v2", "consolidated": True, "converter": ""}])
+        self.assertEqual(records.index(later[-1]), len(records) - 3)
+        step_3_servable = {"kind": "servable", "step": 3, "path": os.path.join(step_3, "policy", "weights", "model", "consolidated"),
+                           "tokenizer": os.path.join(step_3, "policy", "tokenizer"), "backend": "dtensor_v2", "consolidated": True,
+                           "converter": ""}
+        self.assertEqual(later, [{"kind": "checkpoint_saved", "step": 3, "path": step_3}, step_3_servable])
+        self.assertEqual(records[-2], {"kind": "servable_checkpoints",
+                                       "checkpoints": [{k: v for k, v in step_3_servable.items() if k != "kind"}]})
         self.assertEqual([r["value"] for r in records if r["kind"] == "metric" and r["name"] == "Loss"], [0.1123, 0.2123, 0.3123])
         self.assertEqual(records[-1], {"kind": "exit", "code": 0})
         # NeMo-RL's own lines pass through untouched, and it got the config from the Capsule.

@@ -122,26 +122,31 @@ class StandInTest(unittest.TestCase):
             self.assertEqual(len(blob), 8 + size + max(t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"))
             self.assertTrue(os.path.isfile(os.path.join(record["tokenizer"], "tokenizer_config.json")))
         self.assertEqual([r["path"] for r in records if r["kind"] == "log_dir"], [os.path.join(dirs["logs"], "exp_001")])
-        self.assertEqual(servable[-1], records[-1])   # the last step once the process had exited
+        self.assertEqual(servable[-1], records[-2])   # the last step once the process had exited
+        # Then the whole list, which outlives a rotated log's servable records.
+        self.assertEqual(records[-1], {"kind": "servable_checkpoints",
+                                       "checkpoints": [{k: v for k, v in r.items() if k != "kind"} for r in servable]})
 
     def test_no_hf_tree_for_megatron_or_dtensor_v1(self):
-        # The Megatron config: no consolidated tree whatever save_consolidated says; NeMo-RL's
-        # converter named. dpo.yaml is DTensor v1: DCP files, convert_dcp_to_hf.py.
+        # The Megatron config: no consolidated tree whatever save_consolidated says, and no
+        # tokenizer folder (v0.7's Megatron worker writes none), so no tokenizer path; NeMo-RL's
+        # converter named. dpo.yaml is DTensor v1: DCP files and the tokenizer, convert_dcp_to_hf.py.
         cases = [
             ({"algorithm": "grpo", "config": "/opt/nemo-rl/examples/configs/grpo_math_1B_megatron.yaml",
               "overrides": ["++checkpointing.enabled=true", "++data.default.prompt_file=/opt/nemo-rl/examples/prompts/cot.txt"]},
-             "megatron", "policy/weights/iter_0000000", "examples/converters/convert_megatron_to_hf.py"),
+             "megatron", "policy/weights/iter_0000000", "examples/converters/convert_megatron_to_hf.py", ""),
             ({"algorithm": "dpo", "config": "/opt/nemo-rl/examples/configs/dpo.yaml", "overrides": []},
-             "dtensor_v1", "policy/weights", "examples/converters/convert_dcp_to_hf.py"),
+             "dtensor_v1", "policy/weights", "examples/converters/convert_dcp_to_hf.py", "policy/tokenizer"),
         ]
-        for recipe, backend, path, converter in cases:
+        for recipe, backend, path, converter, tokenizer in cases:
             recipe["config"] = os.path.join(STANDIN_DIR, recipe["config"][len("/opt/nemo-rl/"):])
             records, dirs, code, out = self.runner_records({"recipe": recipe, "pools": [{"name": "t", "series": "h200", "nodes": 1, "gpusPerNode": 8}]})
             self.assertEqual(code, 0, out)
             step = os.path.join(dirs["checkpoints"], "step_3")
             self.assertEqual([r for r in records if r["kind"] == "servable"], [
                 {"kind": "servable", "step": 3, "backend": backend, "consolidated": False, "converter": converter,
-                 "path": os.path.join(step, path), "tokenizer": os.path.join(step, "policy", "tokenizer")}], backend)
+                 "path": os.path.join(step, path), "tokenizer": os.path.join(step, tokenizer) if tokenizer else ""}], backend)
+            self.assertEqual(os.path.isdir(os.path.join(step, "policy", "tokenizer")), bool(tokenizer), backend)
             self.assertFalse(os.path.exists(os.path.join(step, "policy", "weights", "model", "consolidated")), backend)
             shutil.rmtree(os.path.join(self.cwd, "storage"))
 
@@ -265,7 +270,8 @@ class StandInTest(unittest.TestCase):
         self.assertEqual([n for n in megatron if n.startswith("weights/")],
                          ["weights/iter_0000000/.metadata", "weights/iter_0000000/__0_0.distcp", "weights/iter_0000000/common.pt",
                           "weights/iter_0000000/metadata.json"])
-        self.assertIn("tokenizer/tokenizer_config.json", megatron)
+        self.assertFalse([n for n in megatron if n.startswith("tokenizer/")])   # v0.7's Megatron worker drops tokenizer_path
+        self.assertIn("tokenizer/tokenizer_config.json", v1)
         self.assertFalse([n for n in megatron if n.startswith("optimizer/")])   # inside the Megatron checkpoint
 
     def test_a_save_finishes_after_the_rename(self):

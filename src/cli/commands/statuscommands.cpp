@@ -33,14 +33,7 @@ QJsonObject progressJson(const Job::JobProgress &p)
         for (auto it = p.points().last().metrics.cbegin(); it != p.points().last().metrics.cend(); ++it) latest.insert(it.key(), it.value());
     }
     QJsonArray servable;
-    for (const Job::ServableCheckpoint &c : p.servableCheckpoints()) {
-        servable.append(QJsonObject{{QStringLiteral("step"), c.step},
-                                    {QStringLiteral("path"), c.path},
-                                    {QStringLiteral("tokenizer"), c.tokenizerPath},
-                                    {QStringLiteral("backend"), c.backend},
-                                    {QStringLiteral("consolidated"), c.consolidated},
-                                    {QStringLiteral("converter"), c.converter}});
-    }
+    for (const Job::ServableCheckpoint &c : p.servableCheckpoints()) servable.append(c.toJson());
     return QJsonObject{{QStringLiteral("step"), p.step()},
                        {QStringLiteral("totalSteps"), p.totalSteps()},
                        {QStringLiteral("epoch"), p.epoch()},

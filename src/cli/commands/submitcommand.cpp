@@ -18,6 +18,7 @@
 #include "core/job/tracker.h"
 #include "core/s3/s3client.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QPointer>
 #include <QTemporaryDir>
@@ -207,12 +208,12 @@ private:
             return;
         }
         if (!checkFit(spec)) return;
-        // What is valid but may not do what the spec seems to ask goes to stderr, before the work.
+        // What is valid but may not do what the spec seems to ask goes to stderr, before the work;
+        // with --json, into the submission's line, where a script reads it.
+        m_warnings = spec.warnings();
+        if (const QString checkpoints = Job::CheckpointForecast::forSpec(spec).warning(); !checkpoints.isEmpty()) m_warnings << checkpoints;
         if (!json()) {
-            for (const QString &warning : spec.warnings()) m_err << "warning: " << warning << Qt::endl;
-            if (const QString checkpoints = Job::CheckpointForecast::forSpec(spec).warning(); !checkpoints.isEmpty()) {
-                m_err << "warning: " << checkpoints << Qt::endl;
-            }
+            for (const QString &warning : std::as_const(m_warnings)) m_err << "warning: " << warning << Qt::endl;
         }
         Job::SubmitOptions options;
         options.spec = spec;
@@ -246,7 +247,8 @@ private:
                                              {QStringLiteral("namespace"), m_session->ns()},
                                              {QStringLiteral("capsuleSha256"), s.capsuleSha256},
                                              {QStringLiteral("capsuleSize"), static_cast<double>(s.capsuleSize)},
-                                             {QStringLiteral("uploadedBytes"), static_cast<double>(s.uploadedBytes)}});
+                                             {QStringLiteral("uploadedBytes"), static_cast<double>(s.uploadedBytes)},
+                                             {QStringLiteral("warnings"), QJsonArray::fromStringList(m_warnings)}});
         } else {
             m_out << "submitted job " << s.jobId << " (RayJob " << s.rayJobName << " in " << m_session->ns() << ")" << Qt::endl
                   << "capsule  " << s.capsuleSha256 << ", " << s.capsuleSize << " bytes, "
@@ -388,6 +390,7 @@ private:
     }
 
     QPointer<Job::Submitter> m_submitter;
+    QStringList m_warnings;   // the spec's and the checkpoint forecast's, for --json's line
     QPointer<Job::JobTracker> m_followed;
     QTimer m_diagnoseTimer;
     bool m_diagnosing = false;

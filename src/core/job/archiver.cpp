@@ -277,6 +277,12 @@ void JobArchiver::storeLog(const std::shared_ptr<LogTransfer> &transfer)
     }
     const qint64 size = file.size();
     m_request.record.logs.append({transfer->task.pod, transfer->task.container, transfer->task.role, transfer->key, size});
+    // The driver's log ends with the runner's list of servable checkpoints: the record keeps it,
+    // read from the file's tail.
+    const QString &role = transfer->task.role;
+    if (role == QLatin1String("submitter") || role == QLatin1String("head")) {
+        if (auto checkpoints = servableCheckpointsAtTheEnd(file)) m_checkpointLists.insert(role, *checkpoints);
+    }
     if (size <= m_request.singlePutMaxBytes) {
         file.seek(0);
         put(transfer->key, file.readAll(), LogType, [this, transfer] { logDone(transfer); });
@@ -382,6 +388,14 @@ void JobArchiver::writeRecord()
     const JobSnapshot &snapshot = m_request.snapshot;
     std::sort(m_request.record.logs.begin(), m_request.record.logs.end(),
               [](const ArchivedLog &a, const ArchivedLog &b) { return std::tie(a.pod, a.container) < std::tie(b.pod, b.container); });
+    // The submitter's log is the driver's; the head's has it only when there is no submitter
+    // (pickArchivedLog's order).
+    for (const QString role : {QStringLiteral("submitter"), QStringLiteral("head")}) {
+        if (const auto found = m_checkpointLists.constFind(role); found != m_checkpointLists.cend()) {
+            m_request.record.servableCheckpoints = *found;
+            break;
+        }
+    }
     QJsonArray events;
     for (const QJsonObject &e : snapshot.events) events.append(e);
     const QJsonObject objects = archivedObjects(snapshot);

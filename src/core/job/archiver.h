@@ -4,7 +4,8 @@
 //   jobs/<id>/logs/<pod>/<container>.log   every container of the submitter and Ray pods still there
 //   jobs/<id>/events.json                  the events about the job's objects
 //   jobs/<id>/objects.json                 the final RayJob, RayCluster and pods
-//   jobs/<id>/status.json                  the JobRecord, written last: the archive is complete
+//   jobs/<id>/status.json                  the JobRecord, written last: the archive is complete; with
+//                                          the servable checkpoints the driver's log ends with
 // What can no longer be read (a cluster already shut down, a pod gone, events past the API
 // server's TTL) is named in the record's `lost` list instead of silently missing.
 // Nothing is deleted unless every object reached the bucket: a failed archive leaves the
@@ -19,6 +20,7 @@
 #include "core/job/jobsnapshot.h"
 #include "core/util/result.h"
 
+#include <QMap>
 #include <QObject>
 
 #include <memory>
@@ -101,6 +103,7 @@ private:
     QList<LogTask> m_logQueue;
     int m_logsInFlight = 0;
     QList<std::shared_ptr<LogTransfer>> m_transfers;   // in flight; their files go with them
+    QMap<QString, QList<ServableCheckpoint>> m_checkpointLists;   // by the role of the log they ended
     std::optional<Result<JobRecord>> m_result;
 };
 

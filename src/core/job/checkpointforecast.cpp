@@ -23,36 +23,38 @@ QString tr(const char *text)
 
 // The values that decide, after each v0.7.0 example config's own `defaults` chain (read at the
 // tag: examples/configs/*.yaml). dpo.yaml and rm.yaml leave _v2 out, which NeMo-RL reads as
-// false (lm_policy.py); the grpo_math_*_megatron family turns checkpointing off.
+// false (lm_policy.py); the grpo_math_*_megatron family turns checkpointing off. Every one with
+// a policy.generation generates with vLLM; the sft, dpo and rm configs have none (nullptr).
 struct KnownConfig
 {
     const char *name;
     bool megatron;
     bool v2;
     bool checkpoints;
+    const char *generation;
 };
 constexpr KnownConfig KnownConfigs[] = {
-    {"grpo_math_1B.yaml", false, true, true},
-    {"grpo_math_8B.yaml", false, true, true},
-    {"sft.yaml", false, true, true},
-    {"sft_vlm_3B.yaml", false, true, true},
-    {"sft_openmathinstruct2.yaml", false, true, true},
-    {"dpo.yaml", false, false, true},
-    {"rm.yaml", false, false, true},
-    {"distillation_math.yaml", false, true, true},
-    {"ppo_math_1B.yaml", false, true, true},
-    {"vlm_grpo_3B.yaml", false, true, true},
-    {"grpo_math_1B_megatron.yaml", true, true, false},
-    {"grpo_math_8B_megatron.yaml", true, true, false},
-    {"grpo_math_8B_megatron_fp8.yaml", true, true, false},
-    {"grpo_math_70B_megatron.yaml", true, true, false},
-    {"grpo_math_70B_megatron_fp8.yaml", true, true, false},
-    {"grpo_math_qwen30ba3b_megatron.yaml", true, true, false},
-    {"audio_grpo_3B_megatron.yaml", true, true, false},
-    {"vlm_grpo_3B_megatron.yaml", true, true, true},
-    {"distillation_math_megatron.yaml", true, true, true},
-    {"ppo_math_1B_megatron.yaml", true, true, true},
-    {"sft_openmathinstruct2_megatron.yaml", true, true, true},
+    {"grpo_math_1B.yaml", false, true, true, "vllm"},
+    {"grpo_math_8B.yaml", false, true, true, "vllm"},
+    {"sft.yaml", false, true, true, nullptr},
+    {"sft_vlm_3B.yaml", false, true, true, nullptr},
+    {"sft_openmathinstruct2.yaml", false, true, true, nullptr},
+    {"dpo.yaml", false, false, true, nullptr},
+    {"rm.yaml", false, false, true, nullptr},
+    {"distillation_math.yaml", false, true, true, "vllm"},
+    {"ppo_math_1B.yaml", false, true, true, "vllm"},
+    {"vlm_grpo_3B.yaml", false, true, true, "vllm"},
+    {"grpo_math_1B_megatron.yaml", true, true, false, "vllm"},
+    {"grpo_math_8B_megatron.yaml", true, true, false, "vllm"},
+    {"grpo_math_8B_megatron_fp8.yaml", true, true, false, "vllm"},
+    {"grpo_math_70B_megatron.yaml", true, true, false, "vllm"},
+    {"grpo_math_70B_megatron_fp8.yaml", true, true, false, "vllm"},
+    {"grpo_math_qwen30ba3b_megatron.yaml", true, true, false, "vllm"},
+    {"audio_grpo_3B_megatron.yaml", true, true, false, "vllm"},
+    {"vlm_grpo_3B_megatron.yaml", true, true, true, "vllm"},
+    {"distillation_math_megatron.yaml", true, true, true, "vllm"},
+    {"ppo_math_1B_megatron.yaml", true, true, true, "vllm"},
+    {"sft_openmathinstruct2_megatron.yaml", true, true, true, nullptr},
 };
 
 QJsonValue toJson(const YAML::Node &node)
@@ -125,6 +127,10 @@ std::optional<QJsonObject> knownFragment(const QString &path)
         assign(fragment, {QStringLiteral("policy"), QStringLiteral("megatron_cfg"), QStringLiteral("enabled")}, known.megatron, false);
         assign(fragment, {QStringLiteral("policy"), QStringLiteral("dtensor_cfg"), QStringLiteral("enabled")}, !known.megatron, false);
         if (known.v2) assign(fragment, {QStringLiteral("policy"), QStringLiteral("dtensor_cfg"), QStringLiteral("_v2")}, true, false);
+        if (known.generation) {
+            assign(fragment, {QStringLiteral("policy"), QStringLiteral("generation"), QStringLiteral("backend")},
+                   QString::fromLatin1(known.generation), false);
+        }
         return fragment;
     }
     return std::nullopt;
@@ -188,6 +194,33 @@ QJsonValue overrideValue(const QString &text)
 
 } // namespace
 
+QJsonValue RecipeConfig::value(const QString &dotted) const
+{
+    return lookup(values, dotted);
+}
+
+RecipeConfig RecipeConfig::forSpec(const JobSpec &spec)
+{
+    RecipeConfig out;
+    if (spec.recipe.config.isEmpty()) return out;
+    Loader loader{QDir::cleanPath(spec.codePath()), {}};
+    auto config = loader.load(QDir(spec.codePath()).absoluteFilePath(spec.recipe.config), 0);
+    if (!config) {
+        out.unreadable = loader.unreadable;
+        return out;
+    }
+    // The overrides in order, as parse_hydra_overrides applies them.
+    for (const QString &text : spec.recipe.overrides) {
+        const HydraOverride parsed = HydraOverride::parse(text);
+        if (!parsed.ok() || parsed.key.isEmpty()) continue;
+        assign(*config, parsed.key.split(u'.'), parsed.hasValue ? overrideValue(text) : QJsonValue(),
+               parsed.type == HydraOverride::Type::Delete);
+    }
+    out.known = true;
+    out.values = *config;
+    return out;
+}
+
 bool CheckpointForecast::chatReady() const
 {
     return known && checkpoints && backend == Backend::DTensorV2 && !lora
@@ -246,27 +279,18 @@ QString CheckpointForecast::backendName(Backend backend)
 CheckpointForecast CheckpointForecast::forSpec(const JobSpec &spec)
 {
     CheckpointForecast out;
-    if (spec.recipe.config.isEmpty()) return out;
-    Loader loader{QDir::cleanPath(spec.codePath()), {}};
-    auto config = loader.load(QDir(spec.codePath()).absoluteFilePath(spec.recipe.config), 0);
-    if (!config) {
-        out.unreadable = loader.unreadable;
+    const RecipeConfig config = RecipeConfig::forSpec(spec);
+    if (!config.known) {
+        out.unreadable = config.unreadable;
         return out;
     }
-    // The overrides in order, as parse_hydra_overrides applies them.
-    for (const QString &text : spec.recipe.overrides) {
-        const HydraOverride parsed = HydraOverride::parse(text);
-        if (!parsed.ok() || parsed.key.isEmpty()) continue;
-        assign(*config, parsed.key.split(u'.'), parsed.hasValue ? overrideValue(text) : QJsonValue(),
-               parsed.type == HydraOverride::Type::Delete);
-    }
     const auto flag = [&](const char *key, bool fallback) {
-        const QJsonValue v = lookup(*config, QString::fromLatin1(key));
+        const QJsonValue v = config.value(QString::fromLatin1(key));
         return v.isBool() ? v.toBool() : fallback;
     };
     out.known = true;
     out.checkpoints = flag("checkpointing.enabled", false);
-    const QJsonValue format = lookup(*config, QStringLiteral("checkpointing.model_save_format"));
+    const QJsonValue format = config.value(QStringLiteral("checkpointing.model_save_format"));
     out.saveFormat = format.isString() ? format.toString() : QString();
     if (flag("policy.megatron_cfg.enabled", false)) {
         out.backend = Backend::Megatron;

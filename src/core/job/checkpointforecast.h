@@ -14,11 +14,27 @@
 // for v0.7.0's own example configs the deciding values are known (checkpointforecast.cpp), any
 // other leaves the forecast Unknown rather than guessing.
 
+#include <QJsonObject>
+#include <QJsonValue>
 #include <QString>
 
 namespace Starforge::Job {
 
 struct JobSpec;
+
+// The recipe's config as NeMo-RL will load it: the `defaults` chain merged (above), then the
+// overrides applied in order. A known example config of the image contributes only its
+// deciding values: the checkpointing switch, the policy backend and policy.generation.backend.
+struct RecipeConfig
+{
+    bool known = false;          // false: some part could not be read; values is empty
+    QString unreadable;          // the first config that could not be read, when !known
+    QJsonObject values;
+
+    // A dotted key ("policy.generation.backend"); Undefined when absent.
+    QJsonValue value(const QString &dotted) const;
+    static RecipeConfig forSpec(const JobSpec &spec);
+};
 
 struct CheckpointForecast
 {

@@ -200,6 +200,11 @@ QJsonObject JobRecord::toJson() const
                      {QStringLiteral("lost"), QJsonArray::fromStringList(lost)}};
     if (!owner.isEmpty()) json.insert(QStringLiteral("owner"), owner);
     if (!archiveBucket.isEmpty()) json.insert(QStringLiteral("archiveBucket"), archiveBucket);
+    if (!servableCheckpoints.isEmpty()) {
+        QJsonArray checkpoints;
+        for (const ServableCheckpoint &c : servableCheckpoints) checkpoints.append(c.toJson());
+        json.insert(QStringLiteral("servableCheckpoints"), checkpoints);
+    }
     return json;
 }
 
@@ -240,6 +245,9 @@ Result<JobRecord> JobRecord::fromJson(const QJsonObject &json)
     }
     record.owner = json.value(QStringLiteral("owner")).toString();
     record.archiveBucket = json.value(QStringLiteral("archiveBucket")).toString();
+    for (const QJsonValue &v : json.value(QStringLiteral("servableCheckpoints")).toArray()) {
+        if (const auto c = ServableCheckpoint::fromJson(v.toObject())) record.servableCheckpoints.append(*c);
+    }
     return record;
 }
 

@@ -7,6 +7,7 @@
 // keeps its outcome (Succeeded, Failed or Stopped) beside the archived flag, and
 // jobs/<id>/status.json is this record as JSON: job history is that prefix.
 
+#include "core/job/progress.h"
 #include "core/kube/resources.h"
 #include "core/util/result.h"
 
@@ -74,6 +75,10 @@ struct JobRecord
     QJsonObject jobSpec;        // the JobSpec as submitted (from the RayJob's annotation)
     QList<ArchivedLog> logs;    // archived only
     QStringList lost;           // what the archive could not keep, one sentence each
+    // Archived only: the runner's whole list of servable checkpoints (its servable_checkpoints
+    // record) from the end of the driver's log, so the history has them without reading the
+    // log; empty when the log has none (nothing saved, or a runner from before the list).
+    QList<ServableCheckpoint> servableCheckpoints;
     QString owner;              // the starforge.dev/owner annotation; empty on jobs made before owners
     QString archiveBucket;      // where its owner archives it (archiveBucketAddress())
     // The deadline the job was submitted with (0: none known), and whether the operator

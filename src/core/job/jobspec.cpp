@@ -1,5 +1,6 @@
 #include "core/job/jobspec.h"
 
+#include "core/job/checkpointforecast.h"
 #include "core/job/hydraoverride.h"
 
 #include <QCoreApplication>
@@ -122,8 +123,9 @@ struct Reader
 };
 
 // Why NeMo-RL v0.7 cannot run the recipe with a generation pool, or empty when it can.
-QString secondPoolRefusal(const Recipe &recipe)
+QString secondPoolRefusal(const JobSpec &spec)
 {
+    const Recipe &recipe = spec.recipe;
     const QString &a = recipe.algorithm;
     if (a == QLatin1String("sft") || a == QLatin1String("dpo") || a == QLatin1String("rm") || a == QLatin1String("vlm_sft")) {
         return tr("its config has no policy.generation, so the generation pool's overrides would make a partial one that "
@@ -133,15 +135,27 @@ QString secondPoolRefusal(const Recipe &recipe)
         return tr("NeMo-RL's PPO requires colocated generation (it asserts policy.generation.colocated.enabled).");
     }
     if (a == QLatin1String("distillation")) {
-        // The last override of the backend wins, as in Hydra.
-        QString backend;
+        // The last override of the backend wins, as in Hydra; without one, the config's value
+        // through its defaults chain decides. A config that cannot be read here (a parent in the
+        // image that is not a known example) leaves only the overrides to go by.
+        QString overridden;
         static const QRegularExpression backendOverride(QStringLiteral("^\\+{0,2}policy\\.generation\\.backend=(.*)$"));
         for (const QString &o : recipe.overrides) {
-            if (const auto m = backendOverride.match(o); m.hasMatch()) backend = m.captured(1).remove(u'\'').remove(u'"').trimmed();
+            if (const auto m = backendOverride.match(o); m.hasMatch()) overridden = m.captured(1).remove(u'\'').remove(u'"').trimmed();
+        }
+        QString backend = overridden;
+        if (const RecipeConfig config = RecipeConfig::forSpec(spec); config.known) {
+            backend = config.value(QStringLiteral("policy.generation.backend")).toString();
         }
         if (!backend.isEmpty() && backend != QLatin1String("vllm")) {
-            return tr("NeMo-RL's distillation generates on a separate pool only with the vLLM backend, and the overrides set "
-                               "policy.generation.backend=%1.").arg(backend);
+            // distillation.py setup() fails on it once the job has its GPUs; say it before.
+            const QString source = overridden.isEmpty() ? tr("the config %1 sets policy.generation.backend: %2").arg(recipe.config, backend)
+                                                        : tr("the overrides set policy.generation.backend=%1").arg(backend);
+            const QString reason = backend == QLatin1String("megatron")
+                ? tr("it asserts \"Non-colocated inference is not supported for Megatron generation backends. Please use vLLM backend "
+                     "for generation.\"")
+                : tr("its setup makes a generation engine for vllm and megatron only");
+            return tr("NeMo-RL's distillation generates on a separate pool only with the vLLM backend (%1), and %2.").arg(reason, source);
         }
     }
     return {};
@@ -384,7 +398,7 @@ QStringList JobSpec::problems() const
     // A second pool is NeMo-RL's non-colocated generation, which only the algorithms that
     // generate during training have (docs/jobspec.md, "Pools").
     if (pools.size() == 2 && !recipe.algorithm.isEmpty()) {
-        const QString why = secondPoolRefusal(recipe);
+        const QString why = secondPoolRefusal(*this);
         if (!why.isEmpty()) {
             out << tr("pools[1]: %1 takes one pool; %2 Remove the second pool, or choose grpo, vlm_grpo or distillation.")
                        .arg(recipe.algorithm, why);
@@ -445,6 +459,13 @@ Result<JobSpec> JobSpec::load(const QString &path)
     }
     if (!QFileInfo(QDir(out.codePath()).filePath(out.recipe.config)).isFile()) {
         return Error::invalid(tr("%1: recipe.config: %2 is not a file in the code folder %3.").arg(path, out.recipe.config, out.codePath()));
+    }
+    // fromJson checked the spec before its folder was known: the checks that read the config
+    // (a distillation pool's generation backend) look at the right file now.
+    if (const QStringList problems = out.problems(); !problems.isEmpty()) {
+        return Error::invalid(tr("%1: %2").arg(path, QCoreApplication::translate("JobSpec", "The JobSpec has %n problem(s):", nullptr,
+                                                                                  static_cast<int>(problems.size()))
+                                                          + QLatin1Char('\n') + problems.join(QLatin1Char('\n'))));
     }
     return out;
 }

@@ -1,5 +1,7 @@
 #include "core/job/progress.h"
 
+#include <QIODevice>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonValue>
@@ -35,7 +37,43 @@ std::optional<double> metricValue(const QJsonValue &v)
     return std::nullopt;
 }
 
+// Inserts c in step order, replacing an entry of the same step.
+void insertByStep(QList<ServableCheckpoint> &list, const ServableCheckpoint &c)
+{
+    auto pos = std::lower_bound(list.begin(), list.end(), c.step, [](const ServableCheckpoint &a, int s) { return a.step < s; });
+    if (pos != list.end() && pos->step == c.step) {
+        *pos = c;
+    } else {
+        list.insert(pos, c);
+    }
+}
+
 } // namespace
+
+QJsonObject ServableCheckpoint::toJson() const
+{
+    return QJsonObject{{QStringLiteral("step"), step},
+                       {QStringLiteral("path"), path},
+                       {QStringLiteral("tokenizer"), tokenizerPath},
+                       {QStringLiteral("backend"), backend},
+                       {QStringLiteral("consolidated"), consolidated},
+                       {QStringLiteral("converter"), converter}};
+}
+
+std::optional<ServableCheckpoint> ServableCheckpoint::fromJson(const QJsonObject &json)
+{
+    const auto step = count(json.value(QLatin1String("step")));
+    ServableCheckpoint c;
+    c.path = json.value(QLatin1String("path")).toString();
+    if (!step || c.path.isEmpty() || !json.value(QLatin1String("consolidated")).isBool()) return std::nullopt;
+    c.step = *step;
+    c.tokenizerPath = json.value(QLatin1String("tokenizer")).toString();
+    c.backend = json.value(QLatin1String("backend")).toString();
+    if (c.backend.isEmpty()) c.backend = QStringLiteral("unknown");
+    c.consolidated = json.value(QLatin1String("consolidated")).toBool();
+    c.converter = json.value(QLatin1String("converter")).toString();
+    return c;
+}
 
 bool JobProgress::feed(QByteArrayView line)
 {
@@ -127,22 +165,25 @@ bool JobProgress::feed(QByteArrayView line)
         return true;
     }
     if (kind == QLatin1String("servable")) {
-        const auto step = count(record.value(QLatin1String("step")));
-        ServableCheckpoint c;
-        c.path = record.value(QLatin1String("path")).toString();
-        if (!step || c.path.isEmpty() || !record.value(QLatin1String("consolidated")).isBool()) return false;
-        c.step = *step;
-        c.tokenizerPath = record.value(QLatin1String("tokenizer")).toString();
-        c.backend = record.value(QLatin1String("backend")).toString();
-        if (c.backend.isEmpty()) c.backend = QStringLiteral("unknown");
-        c.consolidated = record.value(QLatin1String("consolidated")).toBool();
-        c.converter = record.value(QLatin1String("converter")).toString();
-        auto pos = std::lower_bound(m_servable.begin(), m_servable.end(), c.step, [](const ServableCheckpoint &a, int s) { return a.step < s; });
-        if (pos != m_servable.end() && pos->step == c.step) {
-            *pos = c;
-        } else {
-            m_servable.insert(pos, c);
+        const auto c = ServableCheckpoint::fromJson(record);
+        if (!c) return false;
+        insertByStep(m_servable, *c);
+        return true;
+    }
+    if (kind == QLatin1String("servable_checkpoints")) {
+        // The whole list once training has ended: it stands for every servable, saved and
+        // removed record before it, which a rotated log may have lost. An entry that does not
+        // parse is left out, not the list.
+        const QJsonValue checkpoints = record.value(QLatin1String("checkpoints"));
+        if (!checkpoints.isArray()) return false;
+        QList<ServableCheckpoint> list;
+        for (const QJsonValue &entry : checkpoints.toArray()) {
+            if (const auto c = ServableCheckpoint::fromJson(entry.toObject())) insertByStep(list, *c);
         }
+        m_servable = list;
+        m_saved.clear();
+        for (const ServableCheckpoint &c : std::as_const(m_servable)) m_saved.append(c.step);
+        m_sawSaved = true;
         return true;
     }
     if (kind == QLatin1String("log_dir")) {
@@ -162,6 +203,27 @@ bool JobProgress::feed(QByteArrayView line)
         return true;
     }
     return false;
+}
+
+std::optional<QList<ServableCheckpoint>> servableCheckpointsAtTheEnd(QIODevice &log, qint64 tailBytes)
+{
+    const qint64 size = log.size();
+    const qint64 from = std::max<qint64>(0, size - tailBytes);
+    if (!log.seek(from)) return std::nullopt;
+    const QByteArray tail = log.read(size - from);
+    // Whole lines only: the first one may have been cut by the tail's start.
+    qsizetype end = tail.size();
+    while (end > 0) {
+        const qsizetype start = tail.lastIndexOf('\n', end - 1) + 1;
+        if (start == 0 && from > 0) break;
+        const QByteArrayView line = QByteArrayView(tail).sliced(start, end - start);
+        if (line.contains(QByteArrayView("\"kind\": \"servable_checkpoints\""))) {
+            JobProgress progress;
+            if (progress.feed(line)) return progress.servableCheckpoints();
+        }
+        end = start - 1;
+    }
+    return std::nullopt;
 }
 
 JobProgress JobProgress::fromLog(QByteArrayView log)

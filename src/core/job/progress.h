@@ -16,6 +16,11 @@
 //   {"kind": "servable", "step": 14, "path": ..., "tokenizer": ..., "backend": ...,
 //    "consolidated": true, "converter": ""}           step_14/ is complete (see ServableCheckpoint)
 //   {"kind": "checkpoint_removed", "step": 4}          keep_top_k deleted a saved step
+//   {"checkpoints": [{"step": 14, "path": ..., …}, …], "kind": "servable_checkpoints"}
+//                                                      once training has exited: every servable
+//                                                      step still there, which replaces the list
+//                                                      (a long run's rotated log loses the early
+//                                                      servable records)
 //   {"kind": "done", "reason": "Max number of steps has been reached, …"}
 //   {"kind": "exit", "code": 0}
 // NeMo-RL prints a step's metrics after its banner, so a metric belongs to the last step seen.
@@ -26,11 +31,14 @@
 // LogStream, the CLI from an archived log).
 
 #include <QByteArrayView>
+#include <QJsonObject>
 #include <QList>
 #include <QMap>
 #include <QString>
 
 #include <optional>
+
+class QIODevice;
 
 namespace Starforge::Job {
 
@@ -50,10 +58,16 @@ struct ServableCheckpoint
 {
     int step = 0;
     QString path;            // what vLLM serves (the consolidated HF tree when consolidated)
-    QString tokenizerPath;   // step_N/policy/tokenizer
+    QString tokenizerPath;   // step_N/policy/tokenizer; empty when the step has none (v0.7's Megatron worker writes none)
     QString backend;         // "dtensor_v2", "dtensor_v1", "megatron", "unknown"
     bool consolidated = false;
     QString converter;       // NeMo-RL script that makes an HF tree when !consolidated, else empty
+
+    // The runner's keys ("step", "path", "tokenizer", "backend", "consolidated", "converter"), as
+    // its servable record has them, `status --json` shows them and the job record keeps them.
+    QJsonObject toJson() const;
+    // nullopt without a step, a path or the consolidated flag.
+    static std::optional<ServableCheckpoint> fromJson(const QJsonObject &json);
 
     bool operator==(const ServableCheckpoint &) const = default;
 };
@@ -82,10 +96,12 @@ public:
     int currentGlobalStep() const { return m_currentGlobalStep; }
     // The last save that started (the checkpoint line); 0: none yet.
     int lastCheckpoint() const { return m_lastCheckpoint; }
-    // The last step whose step_N/ the runner saw, and whether a step's is there (not removed since).
+    // The last step whose step_N/ the runner saw, and whether a step's is there (not removed
+    // since); after the servable_checkpoints record, the steps it lists.
     int lastSavedCheckpoint() const { return m_saved.isEmpty() ? 0 : m_saved.last(); }
     bool savedCheckpoint(int step) const { return m_saved.contains(step); }
     // Finished steps (a later step exists, or training ended), ascending; removed ones dropped.
+    // The runner's servable_checkpoints record at the exit replaces the list as a whole.
     const QList<ServableCheckpoint> &servableCheckpoints() const { return m_servable; }
     // NeMo-RL's log directory for this run (logger.log_dir plus /exp_NNN); empty until printed.
     QString logDirectory() const { return m_logDirectory; }
@@ -128,5 +144,11 @@ private:
     std::optional<int> m_exitCode;
     QList<ProgressPoint> m_points;
 };
+
+// The list of the runner's last servable_checkpoints record within the last tailBytes of a
+// driver log, or nullopt when there is none there. The record comes when the training process
+// exits, so only the exit record and Ray's last lines follow it: the archiver reads it from the
+// tail without reading the whole log (which can be gigabytes).
+std::optional<QList<ServableCheckpoint>> servableCheckpointsAtTheEnd(QIODevice &log, qint64 tailBytes = 4 * 1024 * 1024);
 
 } // namespace Starforge::Job

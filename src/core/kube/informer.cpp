@@ -6,6 +6,7 @@
 
 #include <QCoreApplication>
 #include <QFuture>
+#include <QFutureWatcher>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QMetaMethod>
@@ -546,16 +547,21 @@ void Informer::list(const QString &continueToken)
             }
         }
         // Parsing a page of 500 pods takes milliseconds; 50,000 would stall the GUI, so it is done
-        // on the pool and the cache is only touched back on this thread.
-        // The continuation runs on this thread and is dropped if the informer is gone.
-        QtConcurrent::run([body = result.body, objects = wantsObjects(), reader = wantsValues() ? m_reader : Reader()] {
-            return Page::read(body, objects, reader);
-        }).then(this, [this, generation, followed = head.has_value()](QFuture<Page> parsed) {
+        // on the pool and the cache is only touched back on this thread. The watcher is the
+        // informer's child, so the result is dropped if the informer is gone: Qt 6.4's
+        // QFuture::then(context) asserts when its context dies first (a command that fails while
+        // a page is parsed deletes its session's informers).
+        auto *watcher = new QFutureWatcher<Page>(this);
+        connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, followed = head.has_value()] {
+            watcher->deleteLater();
             if (generation == m_generation) {
-                Page page = parsed.takeResult();
+                Page page = watcher->future().takeResult();
                 onPage(page, followed);
             }
         });
+        watcher->setFuture(QtConcurrent::run([body = result.body, objects = wantsObjects(), reader = wantsValues() ? m_reader : Reader()] {
+            return Page::read(body, objects, reader);
+        }));
     });
 }
 

@@ -57,6 +57,14 @@ QString esc(const QString &s)
     return s.toHtmlEscaped();
 }
 
+// The progress line, then where NeMo-RL logs this run (its exp_NNN folder on the storage, with
+// the TensorBoard and JSONL metrics) once the driver has said.
+QString withLogDirectory(const QString &text, const Job::JobProgress &progress)
+{
+    if (progress.logDirectory().isEmpty()) return text;
+    return text + u'\n' + JobDetailPanel::tr("NeMo-RL's log directory: %1").arg(progress.logDirectory());
+}
+
 } // namespace
 
 JobDetailPanel::JobDetailPanel(QWidget *parent)
@@ -525,7 +533,7 @@ void JobDetailPanel::showProgress()
     }
     m_plot->setProgress(*progress);
     const QString details = progress->details();
-    m_progressLabel->setText(details.isEmpty() ? tr("The driver has not reported a step yet.") : details);
+    m_progressLabel->setText(withLogDirectory(details.isEmpty() ? tr("The driver has not reported a step yet.") : details, *progress));
     showCheckpoints(*progress);
 }
 
@@ -584,7 +592,8 @@ void JobDetailPanel::setArchivedProgress(const Job::JobRecord &record)
         m_plot->setProgress(*progress);
         showCheckpoints(*progress);
         const QString details = progress->details();
-        m_progressLabel->setText(details.isEmpty() ? tr("The driver's log reports no training steps.") : tr("Final: %1").arg(details));
+        m_progressLabel->setText(
+            withLogDirectory(details.isEmpty() ? tr("The driver's log reports no training steps.") : tr("Final: %1").arg(details), *progress));
     });
 }
 

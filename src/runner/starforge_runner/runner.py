@@ -26,11 +26,13 @@ _METRIC = re.compile(r"^\s*\u2022 ([A-Za-z][A-Za-z _]*?): ([-+]?(?:[0-9.]+(?:[eE
                      re.IGNORECASE)
 _DONE = re.compile(r"^(Max number of steps has been reached|Timeout has been reached), stopping training early")
 _LOG_DIR = re.compile(r"^\U0001F4CA Using log directory: (.+?)\s*$")
+_RESULTS = re.compile(r"^\U0001F4CA (Training|Validation) Results\b")
 
 # NeMo-RL's metric names (any case) and the one spelling the app plots and shows. dpo and rm print
 # their metrics' field names in lower case (`• loss:`, `• accuracy:`), ppo prints `Policy Loss`
 # (the policy's loss, so "Loss" in the app), sft/dpo/rm validation prints `Validation loss` and
-# `Validation <field>`; GRPO's validation accuracy is `• Accuracy:`. Other bullets are ignored.
+# `Validation <field>`; GRPO's, distillation's and PPO's validation accuracy is `• Accuracy:` under
+# `📊 Validation Results:`, which ResultsBlock renames. Other bullets are ignored.
 METRIC_NAMES = {
     "loss": "Loss",
     "policy loss": "Loss",
@@ -175,8 +177,28 @@ def metric_value(text):
     return value
 
 
-def progress(line):
-    """A machine-readable record for a NeMo-RL output line, or None."""
+class ResultsBlock:
+    """Which of NeMo-RL's `📊 … Results` blocks the output is in. grpo, distillation and ppo print
+    their validation accuracy as `• Accuracy:` under `📊 Validation Results:` (validate() in
+    nemo_rl/algorithms/grpo.py), the bullet dpo and rm print their training accuracy with; only
+    the block tells the two apart. A Step or Epoch banner ends a block."""
+
+    def __init__(self):
+        self.validation = False
+
+    def see(self, line):
+        m = _RESULTS.match(line)
+        if m:
+            self.validation = m.group(1) == "Validation"
+        elif _STEP.match(line) or _EPOCH.match(line):
+            self.validation = False
+
+
+def progress(line, block=None):
+    """A machine-readable record for a NeMo-RL output line, or None. With the run's ResultsBlock,
+    a validation block's `• Accuracy:` is "Validation Accuracy"."""
+    if block is not None:
+        block.see(line)
     m = _STEP.match(line)
     if m:
         return {"kind": "step", "step": int(m.group(1)), "total": int(m.group(2))}
@@ -190,6 +212,8 @@ def progress(line):
     m = _METRIC.match(line)
     if m:
         name = METRIC_NAMES.get(" ".join(m.group(1).split()).lower())
+        if name == "Accuracy" and block is not None and block.validation:
+            name = "Validation Accuracy"
         try:
             return {"kind": "metric", "name": name, "value": metric_value(m.group(2))} if name else None
         except ValueError:
@@ -215,12 +239,14 @@ def servable(checkpoint_dir, step):
     *.distcp in policy/weights/model/ (DTensor v2, torch_save) or policy/weights/ (DTensor v1)
     is torch DCP for convert_dcp_to_hf.py; policy/weights/iter_*/ is a Megatron checkpoint for
     convert_megatron_to_hf.py; sharded safetensors in policy/weights/model/ without consolidated/
-    (DTensor v2's default) has no converter in v0.7."""
+    (DTensor v2's default) has no converter in v0.7. The tokenizer is policy/tokenizer/, or ""
+    when there is none: v0.7's Megatron worker drops save_checkpoint's tokenizer_path."""
     step_dir = os.path.join(checkpoint_dir, "step_%d" % step)
     weights = os.path.join(step_dir, "policy", "weights")
     model = os.path.join(weights, "model")
     consolidated = os.path.join(model, "consolidated")
-    record = {"kind": "servable", "step": step, "path": weights, "tokenizer": os.path.join(step_dir, "policy", "tokenizer"),
+    tokenizer = os.path.join(step_dir, "policy", "tokenizer")
+    record = {"kind": "servable", "step": step, "path": weights, "tokenizer": tokenizer if os.path.isdir(tokenizer) else "",
               "backend": "unknown", "consolidated": False, "converter": ""}
     iters = sorted(n for n in (os.listdir(weights) if os.path.isdir(weights) else []) if re.fullmatch(r"iter_\d+", n))
     if os.path.isfile(os.path.join(consolidated, "config.json")) and has_files(consolidated, ".safetensors"):
@@ -243,9 +269,11 @@ class CheckpointWatcher:
     the weights with an asynchronous checkpointer, so files in step_N/ may still be growing then.
     A step is safe to read once a later step_M/ exists or the training process has exited.
     Records: checkpoint_saved when step_N/ appears, servable once it is safe (each step once),
-    checkpoint_removed when a step reported saved is gone (keep_top_k). The directory is read at
-    most every interval seconds, but on every line while a started save's step_N/ is not there
-    yet, so its checkpoint_saved follows the save at once."""
+    checkpoint_removed when a step reported saved is gone (keep_top_k), and at the exit
+    servable_checkpoints, the whole list at once: a long run's driver log is rotated by the
+    kubelet, and the early servable records may be gone from what the app reads. The directory is
+    read at most every interval seconds, but on every line while a started save's step_N/ is not
+    there yet, so its checkpoint_saved follows the save at once."""
 
     def __init__(self, checkpoint_dir, interval=1.0, clock=None):
         self.dir = checkpoint_dir
@@ -253,7 +281,7 @@ class CheckpointWatcher:
         self.clock = clock or time.monotonic
         self.last = None
         self.saved = set()
-        self.served = set()
+        self.served = {}       # step -> its servable record
         self.pending = set()   # saves started whose step_N/ has not been seen
 
     def started(self, step):
@@ -278,7 +306,7 @@ class CheckpointWatcher:
         records = []
         for step in sorted(self.saved - set(steps)):
             self.saved.discard(step)
-            self.served.discard(step)
+            self.served.pop(step, None)
             records.append({"kind": "checkpoint_removed", "step": step})
         for step in steps:
             if step not in self.saved:
@@ -288,9 +316,15 @@ class CheckpointWatcher:
             if step not in self.served and (exited or i + 1 < len(steps)):
                 if not os.path.isdir(os.path.join(self.dir, "step_%d" % step)):
                     continue   # removed since the listing: the next poll reports it
-                self.served.add(step)
-                records.append(servable(self.dir, step))
+                self.served[step] = servable(self.dir, step)
+                records.append(self.served[step])
         return records
+
+    def servable_list(self):
+        """Every step reported servable and not removed since, ascending, in one record (the
+        entries are the servable records without their kind)."""
+        entries = [{k: v for k, v in self.served[step].items() if k != "kind"} for step in sorted(self.served)]
+        return {"kind": "servable_checkpoints", "checkpoints": entries}
 
 
 def emit(out, record):
@@ -305,11 +339,11 @@ def child_env(env=None):
     return env
 
 
-def annotate(line, out, watcher=None):
+def annotate(line, out, watcher=None, block=None):
     """One line of NeMo-RL's output passed through, then the records it and the checkpoint
     directory call for."""
     out.write(line + "\n")
-    record = progress(line)
+    record = progress(line, block)
     if watcher:
         for found in watcher.poll():
             emit(out, found)
@@ -323,15 +357,17 @@ def run(argv, out=sys.stdout, env=None, checkpoint_dir=None):
     """Runs NeMo-RL, passing its output through and adding a progress line after each
     banner and for each checkpoint seen on the storage; returns its exit code."""
     watcher = CheckpointWatcher(checkpoint_dir) if checkpoint_dir else None
+    block = ResultsBlock()
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env(env))
     for raw in process.stdout:
-        annotate(raw.decode("utf-8", errors="replace").rstrip("\r\n"), out, watcher)
+        annotate(raw.decode("utf-8", errors="replace").rstrip("\r\n"), out, watcher, block)
         out.flush()
     process.stdout.close()
     code = process.wait()
     if watcher:
         for found in watcher.poll(exited=True):
             emit(out, found)
+        emit(out, watcher.servable_list())
     out.flush()
     return code
 

@@ -518,7 +518,8 @@ def write_checkpoint(cfg, ckpt, step, info, rng, save_seconds=0.0):
         finishes in the background after the rename (save_seconds later);
       DTensor v1: DCP files in policy/weights/ and policy/optimizer/ (save_consolidated ignored);
       Megatron: a dist-checkpoint in policy/weights/iter_0000000/ with the optimizer inside.
-    The tokenizer goes to policy/tokenizer/ in each."""
+    The tokenizer goes to policy/tokenizer/ with the DTensor workers; v0.7's Megatron worker
+    takes save_checkpoint's tokenizer_path into **kwargs and writes none."""
     global _pending_save
     finish_pending_save()
     model_name = str(select(cfg, "policy.model_name")[0] or "Qwen/Qwen2.5-1.5B")
@@ -532,8 +533,9 @@ def write_checkpoint(cfg, ckpt, step, info, rng, save_seconds=0.0):
     hf_config = json.dumps({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "_name_or_path": model_name,
                             "hidden_size": 4, "num_hidden_layers": 1, "torch_dtype": "bfloat16"}, indent=2)
     generation = json.dumps({"bos_token_id": 151643, "eos_token_id": 151643}, indent=2)
-    write(os.path.join(policy, "tokenizer", "tokenizer_config.json"), json.dumps({"name_or_path": model_name}, indent=2))
-    write(os.path.join(policy, "tokenizer", "tokenizer.json"), json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
+    if backend != "megatron":
+        write(os.path.join(policy, "tokenizer", "tokenizer_config.json"), json.dumps({"name_or_path": model_name}, indent=2))
+        write(os.path.join(policy, "tokenizer", "tokenizer.json"), json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
     weights = {"model.embed_tokens.weight": [rng.uniform(-1, 1) for _ in range(4)],
                "lm_head.weight": [rng.uniform(-1, 1) for _ in range(4)]}
     save_optimizer = select(cfg, "checkpointing.save_optimizer")[0] is not False
