@@ -79,10 +79,10 @@ QString RayJobStart(const QString &rfc3339)
     return s + QStringLiteral(" +0000 UTC");
 }
 
-// SIGKILLs the processes whose command line has every word; true when one was found.
-bool killProcessWith(const QStringList &words)
+// The processes whose command line has every word (a zombie's is empty: it is not counted).
+QList<int> processesWith(const QStringList &words)
 {
-    bool killed = false;
+    QList<int> found;
     for (const QString &pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
         bool number = false;
         pid.toInt(&number);
@@ -91,8 +91,18 @@ bool killProcessWith(const QStringList &words)
         if (!cmdline.open(QIODevice::ReadOnly)) continue;
         const QStringList args = QString::fromUtf8(cmdline.readAll()).split(QChar(0));
         if (std::all_of(words.cbegin(), words.cend(), [&](const QString &w) { return args.contains(w); })) {
-            killed = ::kill(pid.toInt(), SIGKILL) == 0 || killed;
+            found << pid.toInt();
         }
+    }
+    return found;
+}
+
+// SIGKILLs the processes whose command line has every word; true when one was found.
+bool killProcessWith(const QStringList &words)
+{
+    bool killed = false;
+    for (const int pid : processesWith(words)) {
+        killed = ::kill(pid, SIGKILL) == 0 || killed;
     }
     return killed;
 }
@@ -747,12 +757,15 @@ private Q_SLOTS:
 
     // A RayJob with a finalizer of its own besides the operator's: DELETE marks it
     // (deletionTimestamp, deletionGracePeriodSeconds 0) and it stays visible; the operator stops
-    // the Ray job (the submitter goes) and removes only its own finalizer; no new finalizer can be
-    // added; a second DELETE changes nothing; removing the last finalizer deletes it, and the
-    // cluster goes with it.
+    // the Ray job at the head (the driver is killed, Ray's record says STOPPED) and removes only
+    // its own finalizer while the other one still holds the RayJob, its cluster and its
+    // submitter; no new finalizer can be added; a second DELETE changes nothing; removing the
+    // last finalizer deletes it, and what it owns goes with it.
     void deleteWithFinalizersPassesThroughDeletionTimestamp()
     {
-        QJsonObject job = rayJob(QStringLiteral("held"), QStringLiteral("sleep 60"), {});
+        // A driver this test can find among the processes by its words.
+        const QStringList driver{QStringLiteral("sleep"), QStringLiteral("59.125")};
+        QJsonObject job = rayJob(QStringLiteral("held"), driver.join(u' '), {});
         QJsonObject meta = job.value(QStringLiteral("metadata")).toObject();
         meta.insert(QStringLiteral("finalizers"), QJsonArray{QStringLiteral("example.com/hold")});
         job.insert(QStringLiteral("metadata"), meta);
@@ -763,7 +776,13 @@ private Q_SLOTS:
         QCOMPARE(metadata().value(QStringLiteral("finalizers")).toArray(),
                  (QJsonArray{QStringLiteral("example.com/hold"), QStringLiteral("ray.io/rayjob-finalizer")}));
         const QString cluster = status(QStringLiteral("held")).value(QStringLiteral("rayClusterName")).toString();
+        const QString jobId = status(QStringLiteral("held")).value(QStringLiteral("jobId")).toString();
         QCOMPARE(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(processesWith(driver).size(), 1, 10000);
+        // The head's record of the Ray job, which its dashboard answers with.
+        const QString rayRecord = m_dir.filePath(QStringLiteral("conn.json.state/ray/heads/starforge/%1.jobs/%2.json").arg(cluster, jobId));
+        const auto rayJobInfo = [&] { return QJsonDocument::fromJson(readAll(rayRecord)).object(); };
+        QCOMPARE(rayJobInfo().value(QStringLiteral("status")).toString(), QStringLiteral("RUNNING"));
 
         const auto deleted = m_http->send("DELETE", path);
         QCOMPARE(deleted.status, 200);
@@ -773,9 +792,16 @@ private Q_SLOTS:
         // Still there, marked; the operator's finalizer goes once it stopped the Ray job.
         QTRY_COMPARE_WITH_TIMEOUT(metadata().value(QStringLiteral("finalizers")).toArray(), (QJsonArray{QStringLiteral("example.com/hold")}), 10000);
         QCOMPARE(metadata().value(QStringLiteral("deletionTimestamp")).toString(), marked.value(QStringLiteral("deletionTimestamp")).toString());
-        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 404, 10000);
+        // Stopped as Ray stops a job: its driver gone, STOPPED with Ray's message and an end time,
+        // while example.com/hold still holds the RayJob.
+        QTRY_COMPARE_WITH_TIMEOUT(rayJobInfo().value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"), 10000);
+        QCOMPARE(rayJobInfo().value(QStringLiteral("message")).toString(), QStringLiteral("Job was intentionally stopped."));
+        QVERIFY(rayJobInfo().value(QStringLiteral("end_time")).toInteger() >= rayJobInfo().value(QStringLiteral("start_time")).toInteger());
+        QCOMPARE(processesWith(driver), QList<int>());
         QCOMPARE(list(m_rayjobs).size(), 1);
         QCOMPARE(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 200);
+        // The submitter is not the operator's to delete: it stays, owned by the RayJob.
+        QCOMPARE(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 200);
 
         const auto added = m_http->send("PATCH", path, R"({"metadata":{"finalizers":["example.com/hold","example.com/late"]}})", "application/merge-patch+json");
         QCOMPARE(added.status, 422);
@@ -787,6 +813,7 @@ private Q_SLOTS:
         QCOMPARE(released.status, 200);
         QCOMPARE(m_http->get(path).status, 404);
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 404, 10000);
     }
 
     // DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: shutdownAfterJobFinishes deletes the RayJob

@@ -190,7 +190,7 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         return;
     }
     // Being deleted: the finalizer's work, and nothing else (rayjobdeletion.h).
-    if (RayJobDeletion::finalize(*m_store, current->object)) {
+    if (RayJobDeletion::finalize(*m_store, current->object, [this](const QJsonObject &rayJob) { stopJob(rayJob); })) {
         return;
     }
     const QJsonObject rayJob = current->object;
@@ -615,6 +615,22 @@ RayJobController::DashboardJob RayJobController::dashboardJob(const QString &ns,
     job.startTime = time(info.value(QStringLiteral("start_time")));
     job.endTime = time(info.value(QStringLiteral("end_time")));
     return job;
+}
+
+void RayJobController::stopJob(const QJsonObject &rayJob) const
+{
+    // The head's supervisor (the Ray stand-in) takes <id>.stop beside the job's record as the
+    // dashboard's stop request. A head that is not up does not answer, as the dashboard would not.
+    const QString ns = rayJob.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("namespace")).toString();
+    const QJsonObject status = rayJob.value(QStringLiteral("status")).toObject();
+    const QString cluster = status.value(QStringLiteral("rayClusterName")).toString();
+    const QString jobId = status.value(QStringLiteral("jobId")).toString();
+    const QString head = QStringLiteral("%1/heads/%2/%3").arg(m_options.rayStateDir, ns, cluster);
+    if (m_options.rayStateDir.isEmpty() || cluster.isEmpty() || jobId.isEmpty() || !QFileInfo::exists(head + QStringLiteral(".json"))) {
+        return;
+    }
+    QFile request(QStringLiteral("%1.jobs/%2.stop").arg(head, jobId));
+    (void)request.open(QIODevice::WriteOnly);
 }
 
 QString RayJobController::submitterScript(const QString &address, const QString &jobId, const QString &entrypoint, const QJsonObject &runtimeEnv)

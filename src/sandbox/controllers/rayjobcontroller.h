@@ -57,6 +57,8 @@ private:
         QString endTime;
     };
     DashboardJob dashboardJob(const QString &ns, const QString &cluster, const QString &jobId) const;
+    // The dashboard's StopJob for the RayJob's Ray job (the finalizer's).
+    void stopJob(const QJsonObject &rayJob) const;
     void onChange(const Change &change);
     void reconcile(const QString &ns, const QString &name);
     void record(const QJsonObject &rayJob, const QString &type, const QString &reason, const QString &message, const QString &action);
