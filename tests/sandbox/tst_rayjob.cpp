@@ -650,6 +650,53 @@ private Q_SLOTS:
         QCOMPARE(status(QStringLiteral("lost")).value(QStringLiteral("failed")).toInt(), 1);
     }
 
+    // The other grace period (checkTransitionGracePeriodAndUpdateStatusIfNeeded): Ray's job
+    // ended but the deployment cannot follow, as its submitter submitted and never exits. After
+    // RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS (1 s here) from Ray's end time the
+    // operator ends the RayJob itself: Complete after a success, Failed after a failure.
+    void rayEndsButTheSubmitterDoesNot()
+    {
+        start([](Sandbox::SandboxOptions &o) { o.rayJobTransitionGraceSeconds = 1; });
+        const auto lingering = [this](const QString &name, const QString &entrypoint) {
+            QJsonObject job = rayJob(name, entrypoint, {});
+            QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+            const QJsonObject submitter{{QStringLiteral("name"), QStringLiteral("ray-job-submitter")}, {QStringLiteral("image"), RayImage},
+                                        {QStringLiteral("command"), QJsonArray{QStringLiteral("/bin/bash"), QStringLiteral("-c"),
+                                                                               QStringLiteral("ray job submit --address http://$RAY_DASHBOARD_ADDRESS --no-wait "
+                                                                                              "--submission-id $RAY_JOB_SUBMISSION_ID -- %1 && sleep 600").arg(entrypoint)}}};
+            spec.insert(QStringLiteral("submitterPodTemplate"),
+                        QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("restartPolicy"), QStringLiteral("Never")},
+                                                                         {QStringLiteral("containers"), QJsonArray{submitter}}}}});
+            job.insert(QStringLiteral("spec"), spec);
+            QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        };
+        lingering(QStringLiteral("lingers"), QStringLiteral("true"));
+        lingering(QStringLiteral("lingersfailed"), QStringLiteral("false"));
+        const QString message = QStringLiteral("JobDeploymentStatus does not transition to Complete or Failed within the grace period after JobStatus reaches a terminal state.");
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("lingers")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        const QJsonObject done = status(QStringLiteral("lingers"));
+        QCOMPARE(done.value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        QCOMPARE(done.value(QStringLiteral("reason")).toString(), QStringLiteral("JobDeploymentStatusTransitionGracePeriodExceeded"));
+        QCOMPARE(done.value(QStringLiteral("message")).toString(), message);
+        QCOMPARE(done.value(QStringLiteral("succeeded")).toInt(), 1);
+        // Not before the grace period after Ray's end (both cut to whole seconds).
+        const QDateTime rayEnd = QDateTime::fromString(done[QStringLiteral("rayJobInfo")][QStringLiteral("endTime")].toString(), Qt::ISODate);
+        QVERIFY(rayEnd.isValid());
+        QVERIFY2(QDateTime::fromString(done.value(QStringLiteral("endTime")).toString(), Qt::ISODate) >= rayEnd.addSecs(1),
+                 qPrintable(done.value(QStringLiteral("endTime")).toString() + u' ' + rayEnd.toString(Qt::ISODate)));
+        // The submitter was still running: it is not what ended the RayJob.
+        const QJsonObject submitterJob = m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/lingers")).json();
+        QCOMPARE(submitterJob[QStringLiteral("status")][QStringLiteral("conditions")].toArray().size(), 0);
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("lingersfailed")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 30000);
+        const QJsonObject failed = status(QStringLiteral("lingersfailed"));
+        QCOMPARE(failed.value(QStringLiteral("jobStatus")).toString(), QStringLiteral("FAILED"));
+        QCOMPARE(failed.value(QStringLiteral("reason")).toString(), QStringLiteral("JobDeploymentStatusTransitionGracePeriodExceeded"));
+        QCOMPARE(failed.value(QStringLiteral("message")).toString(), message);
+        QCOMPARE(failed.value(QStringLiteral("failed")).toInt(), 1);
+    }
+
     // spec.suspend: Suspending → Suspended with the cluster and submitter gone and the job's
     // Ray fields cleared; resumed, it starts again from New with a new startTime.
     void suspendAndResume()
