@@ -927,6 +927,65 @@ private Q_SLOTS:
                  QStringLiteral("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy"));
     }
 
+    // The legacy deletionStrategy (onSuccess/onFailure, at ttlSecondsAfterFinished): a success
+    // with onSuccess DeleteCluster and shutdownAfterJobFinishes false (whose TTL must be 0)
+    // loses its cluster, the RayJob stays; with shutdownAfterJobFinishes and a TTL, onSuccess
+    // DeleteWorkers takes the workers and leaves the head, where shutdownAfterJobFinishes alone
+    // would delete the cluster. The operator's refusals: the legacy fields with deletionRules,
+    // and shutdownAfterJobFinishes with a DeleteNone policy (v1.7's words, its typo included).
+    void legacyDeletionPolicies()
+    {
+        const auto policy = [](const QString &name) { return QJsonObject{{QStringLiteral("policy"), name}}; };
+        const auto legacy = [&](const QString &onSuccess, const QString &onFailure) {
+            return QJsonObject{{QStringLiteral("onSuccess"), policy(onSuccess)}, {QStringLiteral("onFailure"), policy(onFailure)}};
+        };
+        const QJsonObject deleteCluster{{QStringLiteral("deletionStrategy"), legacy(QStringLiteral("DeleteCluster"), QStringLiteral("DeleteNone"))},
+                                        {QStringLiteral("shutdownAfterJobFinishes"), false}, {QStringLiteral("ttlSecondsAfterFinished"), 0}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("legacy"), QStringLiteral("true"), {}, 0, deleteCluster)).toJson()).status, 201);
+        const QJsonObject deleteWorkers{{QStringLiteral("deletionStrategy"), legacy(QStringLiteral("DeleteWorkers"), QStringLiteral("DeleteCluster"))},
+                                        {QStringLiteral("shutdownAfterJobFinishes"), true}, {QStringLiteral("ttlSecondsAfterFinished"), 1}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("legacyworkers"), QStringLiteral("true"), {}, 0, deleteWorkers)).toJson()).status, 201);
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("legacy")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        QCOMPARE(status(QStringLiteral("legacy")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        const QString cluster = status(QStringLiteral("legacy")).value(QStringLiteral("rayClusterName")).toString();
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
+        QCOMPARE(m_http->get(m_rayjobs + QStringLiteral("/legacy")).status, 200);
+        QStringList reasons;
+        for (const QJsonValue &e : list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.kind%3DRayJob,involvedObject.name%3Dlegacy"))) {
+            if (e[QStringLiteral("reason")].toString() == u"DeletedRayCluster") reasons << e[QStringLiteral("message")].toString();
+        }
+        QCOMPARE(reasons, QStringList{QStringLiteral("Deleted cluster starforge/%1").arg(cluster)});
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("legacyworkers")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        const QString kept = status(QStringLiteral("legacyworkers")).value(QStringLiteral("rayClusterName")).toString();
+        const QString keptPath = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + kept;
+        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(keptPath).json()[QStringLiteral("spec")][QStringLiteral("workerGroupSpecs")][0][QStringLiteral("suspend")].toBool(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D%1,ray.io%2Fnode-type%3Dworker").arg(kept)).size(), 0, 10000);
+        QCOMPARE(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D%1,ray.io%2Fnode-type%3Dhead").arg(kept)).size(), 1);
+        QCOMPARE(m_http->get(keptPath).status, 200);
+
+        // The legacy fields and deletionRules together.
+        QJsonObject both = legacy(QStringLiteral("DeleteCluster"), QStringLiteral("DeleteNone"));
+        both.insert(QStringLiteral("deletionRules"),
+                    QJsonArray{QJsonObject{{QStringLiteral("policy"), QStringLiteral("DeleteCluster")},
+                                           {QStringLiteral("condition"), QJsonObject{{QStringLiteral("jobStatus"), QStringLiteral("SUCCEEDED")}}}}});
+        const QJsonObject mixed{{QStringLiteral("deletionStrategy"), both}, {QStringLiteral("shutdownAfterJobFinishes"), false}, {QStringLiteral("ttlSecondsAfterFinished"), 0}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("mixed"), QStringLiteral("true"), {}, 0, mixed)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("mixed")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("ValidationFailed"), 10000);
+        QCOMPARE(status(QStringLiteral("mixed")).value(QStringLiteral("reason")).toString(), QStringLiteral("ValidationFailed"));
+        QCOMPARE(status(QStringLiteral("mixed")).value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayJob spec is invalid: Cannot use both legacy onSuccess/onFailure fields and deletionRules simultaneously"));
+
+        // shutdownAfterJobFinishes with a DeleteNone policy.
+        const QJsonObject none{{QStringLiteral("deletionStrategy"), legacy(QStringLiteral("DeleteCluster"), QStringLiteral("DeleteNone"))},
+                               {QStringLiteral("shutdownAfterJobFinishes"), true}, {QStringLiteral("ttlSecondsAfterFinished"), 1}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("keepnone"), QStringLiteral("true"), {}, 0, none)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("keepnone")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("ValidationFailed"), 10000);
+        QCOMPARE(status(QStringLiteral("keepnone")).value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayJob spec is invalid: shutdownAfterJobFinshes is set to 'true' while deletion policy is 'DeleteNone'"));
+    }
+
     // Pod names as KubeRay's utils.PodName makes them: the cluster (or cluster-group) name cut
     // to 50 characters first, then "-head-" / "-worker-" and 5 generated characters.
     void longNamesKeepTheirNodeType()

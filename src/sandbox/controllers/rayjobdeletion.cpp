@@ -200,6 +200,11 @@ QString validate(const QJsonObject &spec, bool deletionPolicyGate)
         if ((onSuccess == QLatin1String("DeleteWorkers") || onFailure == QLatin1String("DeleteWorkers")) && autoscaling(spec)) {
             return QStringLiteral("DeletionStrategy=DeleteWorkers currently does not support RayCluster with autoscaling enabled");
         }
+        // v1.7's words, misspelling included.
+        if (spec.value(QStringLiteral("shutdownAfterJobFinishes")).toBool()
+            && (onSuccess == QLatin1String("DeleteNone") || onFailure == QLatin1String("DeleteNone"))) {
+            return QStringLiteral("The RayJob spec is invalid: shutdownAfterJobFinshes is set to 'true' while deletion policy is 'DeleteNone'");
+        }
         return {};
     }
     if (rules) return ruleProblems(spec);
