@@ -227,6 +227,11 @@ private Q_SLOTS:
             reasons << e.toObject().value(QStringLiteral("reason")).toString();
         }
         QVERIFY2(reasons.contains(QStringLiteral("CreatedRayCluster")) && reasons.contains(QStringLiteral("CreatedRayJobSubmitter")), qPrintable(reasons.join(u',')));
+        // The RayJob's own head Service, in the operator's words.
+        const QJsonArray created = list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dtrain,reason%3DCreatedService"));
+        QCOMPARE(created.size(), 1);
+        QCOMPARE(created.first()[QStringLiteral("message")].toString(), QStringLiteral("Created the service starforge/train-head-svc"));
+        QCOMPARE(created.first()[QStringLiteral("type")].toString(), QStringLiteral("Normal"));
 
         // shutdownAfterJobFinishes with a 1 s TTL: the cluster and its pods go, the submitter Job stays.
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
@@ -1005,6 +1010,26 @@ private Q_SLOTS:
         }
         QCOMPARE(heads, 1);
         QCOMPARE(workers, 2);
+    }
+
+    // ValidateRayClusterMetadata: a RayCluster named with more than 53 characters (its pods and
+    // Services are named after it) gets a Warning event and nothing else.
+    void longClusterNamesAreRefused()
+    {
+        const QString name = QStringLiteral("c").repeated(54);
+        const QJsonObject cluster{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")}, {QStringLiteral("kind"), QStringLiteral("RayCluster")},
+                                  {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name}}},
+                                  {QStringLiteral("spec"), rayJob(QStringLiteral("unused"), QStringLiteral("true"), {})[QStringLiteral("spec")][QStringLiteral("rayClusterSpec")]}};
+        QCOMPARE(m_http->send("POST", QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters"), QJsonDocument(cluster).toJson()).status, 201);
+        const QString events = QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3D%1,reason%3DInvalidRayClusterMetadata").arg(name);
+        QTRY_COMPARE_WITH_TIMEOUT(list(events).size(), 1, 10000);
+        const QJsonObject refused = list(events).first().toObject();
+        QCOMPARE(refused.value(QStringLiteral("type")).toString(), QStringLiteral("Warning"));
+        QCOMPARE(refused.value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayCluster metadata is invalid starforge/%1: RayCluster name should be no more than 53 characters").arg(name));
+        // The reconcile that recorded it created nothing.
+        QCOMPARE(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D") + name).size(), 0);
+        QCOMPARE(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/services/%1-head-svc").arg(name)).status, 404);
     }
 
     void preRunningDeadlineWithAStuckWorker()
