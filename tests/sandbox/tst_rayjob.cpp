@@ -815,8 +815,9 @@ private Q_SLOTS:
     // last finalizer deletes it, and what it owns goes with it.
     void deleteWithFinalizersPassesThroughDeletionTimestamp()
     {
-        // A driver this test can find among the processes by its words.
-        const QStringList driver{QStringLiteral("sleep"), QStringLiteral("59.125")};
+        // A driver this test can find among the processes by its words (the test's own pid in
+        // them, so that no other run's driver is taken for it).
+        const QStringList driver{QStringLiteral("sleep"), QStringLiteral("59.%1").arg(QCoreApplication::applicationPid())};
         QJsonObject job = rayJob(QStringLiteral("held"), driver.join(u' '), {});
         QJsonObject meta = job.value(QStringLiteral("metadata")).toObject();
         meta.insert(QStringLiteral("finalizers"), QJsonArray{QStringLiteral("example.com/hold")});
