@@ -303,7 +303,9 @@ private Q_SLOTS:
     }
 
     // A job parked by suspend (a queue such as Kueue holding it) is not failed by the app's
-    // deadline; after the resume the deadline counts from the operator's new startTime.
+    // deadline; after the resume the deadline counts from the operator's new startTime. The
+    // resume goes through New with the old startTime, long past the deadline, until the
+    // operator's next reconcile (the sandbox holds that window a second): not counted either.
     void aSuspendedJobKeepsItsDeadlineRight()
     {
         TrackerOptions options;

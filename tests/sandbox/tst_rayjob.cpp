@@ -79,10 +79,10 @@ QString RayJobStart(const QString &rfc3339)
     return s + QStringLiteral(" +0000 UTC");
 }
 
-// SIGKILLs the processes whose command line has every word; true when one was found.
-bool killProcessWith(const QStringList &words)
+// The processes whose command line has every word (a zombie's is empty: it is not counted).
+QList<int> processesWith(const QStringList &words)
 {
-    bool killed = false;
+    QList<int> found;
     for (const QString &pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
         bool number = false;
         pid.toInt(&number);
@@ -91,8 +91,18 @@ bool killProcessWith(const QStringList &words)
         if (!cmdline.open(QIODevice::ReadOnly)) continue;
         const QStringList args = QString::fromUtf8(cmdline.readAll()).split(QChar(0));
         if (std::all_of(words.cbegin(), words.cend(), [&](const QString &w) { return args.contains(w); })) {
-            killed = ::kill(pid.toInt(), SIGKILL) == 0 || killed;
+            found << pid.toInt();
         }
+    }
+    return found;
+}
+
+// SIGKILLs the processes whose command line has every word; true when one was found.
+bool killProcessWith(const QStringList &words)
+{
+    bool killed = false;
+    for (const int pid : processesWith(words)) {
+        killed = ::kill(pid, SIGKILL) == 0 || killed;
     }
     return killed;
 }
@@ -217,6 +227,11 @@ private Q_SLOTS:
             reasons << e.toObject().value(QStringLiteral("reason")).toString();
         }
         QVERIFY2(reasons.contains(QStringLiteral("CreatedRayCluster")) && reasons.contains(QStringLiteral("CreatedRayJobSubmitter")), qPrintable(reasons.join(u',')));
+        // The RayJob's own head Service, in the operator's words.
+        const QJsonArray created = list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3Dtrain,reason%3DCreatedService"));
+        QCOMPARE(created.size(), 1);
+        QCOMPARE(created.first()[QStringLiteral("message")].toString(), QStringLiteral("Created the service starforge/train-head-svc"));
+        QCOMPARE(created.first()[QStringLiteral("type")].toString(), QStringLiteral("Normal"));
 
         // shutdownAfterJobFinishes with a 1 s TTL: the cluster and its pods go, the submitter Job stays.
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
@@ -640,6 +655,53 @@ private Q_SLOTS:
         QCOMPARE(status(QStringLiteral("lost")).value(QStringLiteral("failed")).toInt(), 1);
     }
 
+    // The other grace period (checkTransitionGracePeriodAndUpdateStatusIfNeeded): Ray's job
+    // ended but the deployment cannot follow, as its submitter submitted and never exits. After
+    // RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS (1 s here) from Ray's end time the
+    // operator ends the RayJob itself: Complete after a success, Failed after a failure.
+    void rayEndsButTheSubmitterDoesNot()
+    {
+        start([](Sandbox::SandboxOptions &o) { o.rayJobTransitionGraceSeconds = 1; });
+        const auto lingering = [this](const QString &name, const QString &entrypoint) {
+            QJsonObject job = rayJob(name, entrypoint, {});
+            QJsonObject spec = job.value(QStringLiteral("spec")).toObject();
+            const QJsonObject submitter{{QStringLiteral("name"), QStringLiteral("ray-job-submitter")}, {QStringLiteral("image"), RayImage},
+                                        {QStringLiteral("command"), QJsonArray{QStringLiteral("/bin/bash"), QStringLiteral("-c"),
+                                                                               QStringLiteral("ray job submit --address http://$RAY_DASHBOARD_ADDRESS --no-wait "
+                                                                                              "--submission-id $RAY_JOB_SUBMISSION_ID -- %1 && sleep 600").arg(entrypoint)}}};
+            spec.insert(QStringLiteral("submitterPodTemplate"),
+                        QJsonObject{{QStringLiteral("spec"), QJsonObject{{QStringLiteral("restartPolicy"), QStringLiteral("Never")},
+                                                                         {QStringLiteral("containers"), QJsonArray{submitter}}}}});
+            job.insert(QStringLiteral("spec"), spec);
+            QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(job).toJson()).status, 201);
+        };
+        lingering(QStringLiteral("lingers"), QStringLiteral("true"));
+        lingering(QStringLiteral("lingersfailed"), QStringLiteral("false"));
+        const QString message = QStringLiteral("JobDeploymentStatus does not transition to Complete or Failed within the grace period after JobStatus reaches a terminal state.");
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("lingers")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        const QJsonObject done = status(QStringLiteral("lingers"));
+        QCOMPARE(done.value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        QCOMPARE(done.value(QStringLiteral("reason")).toString(), QStringLiteral("JobDeploymentStatusTransitionGracePeriodExceeded"));
+        QCOMPARE(done.value(QStringLiteral("message")).toString(), message);
+        QCOMPARE(done.value(QStringLiteral("succeeded")).toInt(), 1);
+        // Not before the grace period after Ray's end (both cut to whole seconds).
+        const QDateTime rayEnd = QDateTime::fromString(done[QStringLiteral("rayJobInfo")][QStringLiteral("endTime")].toString(), Qt::ISODate);
+        QVERIFY(rayEnd.isValid());
+        QVERIFY2(QDateTime::fromString(done.value(QStringLiteral("endTime")).toString(), Qt::ISODate) >= rayEnd.addSecs(1),
+                 qPrintable(done.value(QStringLiteral("endTime")).toString() + u' ' + rayEnd.toString(Qt::ISODate)));
+        // The submitter was still running: it is not what ended the RayJob.
+        const QJsonObject submitterJob = m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/lingers")).json();
+        QCOMPARE(submitterJob[QStringLiteral("status")][QStringLiteral("conditions")].toArray().size(), 0);
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("lingersfailed")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Failed"), 30000);
+        const QJsonObject failed = status(QStringLiteral("lingersfailed"));
+        QCOMPARE(failed.value(QStringLiteral("jobStatus")).toString(), QStringLiteral("FAILED"));
+        QCOMPARE(failed.value(QStringLiteral("reason")).toString(), QStringLiteral("JobDeploymentStatusTransitionGracePeriodExceeded"));
+        QCOMPARE(failed.value(QStringLiteral("message")).toString(), message);
+        QCOMPARE(failed.value(QStringLiteral("failed")).toInt(), 1);
+    }
+
     // spec.suspend: Suspending → Suspended with the cluster and submitter gone and the job's
     // Ray fields cleared; resumed, it starts again from New with a new startTime.
     void suspendAndResume()
@@ -747,12 +809,16 @@ private Q_SLOTS:
 
     // A RayJob with a finalizer of its own besides the operator's: DELETE marks it
     // (deletionTimestamp, deletionGracePeriodSeconds 0) and it stays visible; the operator stops
-    // the Ray job (the submitter goes) and removes only its own finalizer; no new finalizer can be
-    // added; a second DELETE changes nothing; removing the last finalizer deletes it, and the
-    // cluster goes with it.
+    // the Ray job at the head (the driver is killed, Ray's record says STOPPED) and removes only
+    // its own finalizer while the other one still holds the RayJob, its cluster and its
+    // submitter; no new finalizer can be added; a second DELETE changes nothing; removing the
+    // last finalizer deletes it, and what it owns goes with it.
     void deleteWithFinalizersPassesThroughDeletionTimestamp()
     {
-        QJsonObject job = rayJob(QStringLiteral("held"), QStringLiteral("sleep 60"), {});
+        // A driver this test can find among the processes by its words (the test's own pid in
+        // them, so that no other run's driver is taken for it).
+        const QStringList driver{QStringLiteral("sleep"), QStringLiteral("59.%1").arg(QCoreApplication::applicationPid())};
+        QJsonObject job = rayJob(QStringLiteral("held"), driver.join(u' '), {});
         QJsonObject meta = job.value(QStringLiteral("metadata")).toObject();
         meta.insert(QStringLiteral("finalizers"), QJsonArray{QStringLiteral("example.com/hold")});
         job.insert(QStringLiteral("metadata"), meta);
@@ -763,7 +829,13 @@ private Q_SLOTS:
         QCOMPARE(metadata().value(QStringLiteral("finalizers")).toArray(),
                  (QJsonArray{QStringLiteral("example.com/hold"), QStringLiteral("ray.io/rayjob-finalizer")}));
         const QString cluster = status(QStringLiteral("held")).value(QStringLiteral("rayClusterName")).toString();
+        const QString jobId = status(QStringLiteral("held")).value(QStringLiteral("jobId")).toString();
         QCOMPARE(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(processesWith(driver).size(), 1, 10000);
+        // The head's record of the Ray job, which its dashboard answers with.
+        const QString rayRecord = m_dir.filePath(QStringLiteral("conn.json.state/ray/heads/starforge/%1.jobs/%2.json").arg(cluster, jobId));
+        const auto rayJobInfo = [&] { return QJsonDocument::fromJson(readAll(rayRecord)).object(); };
+        QCOMPARE(rayJobInfo().value(QStringLiteral("status")).toString(), QStringLiteral("RUNNING"));
 
         const auto deleted = m_http->send("DELETE", path);
         QCOMPARE(deleted.status, 200);
@@ -773,9 +845,16 @@ private Q_SLOTS:
         // Still there, marked; the operator's finalizer goes once it stopped the Ray job.
         QTRY_COMPARE_WITH_TIMEOUT(metadata().value(QStringLiteral("finalizers")).toArray(), (QJsonArray{QStringLiteral("example.com/hold")}), 10000);
         QCOMPARE(metadata().value(QStringLiteral("deletionTimestamp")).toString(), marked.value(QStringLiteral("deletionTimestamp")).toString());
-        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 404, 10000);
+        // Stopped as Ray stops a job: its driver gone, STOPPED with Ray's message and an end time,
+        // while example.com/hold still holds the RayJob.
+        QTRY_COMPARE_WITH_TIMEOUT(rayJobInfo().value(QStringLiteral("status")).toString(), QStringLiteral("STOPPED"), 10000);
+        QCOMPARE(rayJobInfo().value(QStringLiteral("message")).toString(), QStringLiteral("Job was intentionally stopped."));
+        QVERIFY(rayJobInfo().value(QStringLiteral("end_time")).toInteger() >= rayJobInfo().value(QStringLiteral("start_time")).toInteger());
+        QCOMPARE(processesWith(driver), QList<int>());
         QCOMPARE(list(m_rayjobs).size(), 1);
         QCOMPARE(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 200);
+        // The submitter is not the operator's to delete: it stays, owned by the RayJob.
+        QCOMPARE(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 200);
 
         const auto added = m_http->send("PATCH", path, R"({"metadata":{"finalizers":["example.com/hold","example.com/late"]}})", "application/merge-patch+json");
         QCOMPARE(added.status, 422);
@@ -787,6 +866,7 @@ private Q_SLOTS:
         QCOMPARE(released.status, 200);
         QCOMPARE(m_http->get(path).status, 404);
         QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/batch/v1/namespaces/starforge/jobs/held")).status, 404, 10000);
     }
 
     // DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: shutdownAfterJobFinishes deletes the RayJob
@@ -853,6 +933,65 @@ private Q_SLOTS:
                  QStringLiteral("RayJobDeletionPolicy feature gate must be enabled to use DeletionStrategy"));
     }
 
+    // The legacy deletionStrategy (onSuccess/onFailure, at ttlSecondsAfterFinished): a success
+    // with onSuccess DeleteCluster and shutdownAfterJobFinishes false (whose TTL must be 0)
+    // loses its cluster, the RayJob stays; with shutdownAfterJobFinishes and a TTL, onSuccess
+    // DeleteWorkers takes the workers and leaves the head, where shutdownAfterJobFinishes alone
+    // would delete the cluster. The operator's refusals: the legacy fields with deletionRules,
+    // and shutdownAfterJobFinishes with a DeleteNone policy (v1.7's words, its typo included).
+    void legacyDeletionPolicies()
+    {
+        const auto policy = [](const QString &name) { return QJsonObject{{QStringLiteral("policy"), name}}; };
+        const auto legacy = [&](const QString &onSuccess, const QString &onFailure) {
+            return QJsonObject{{QStringLiteral("onSuccess"), policy(onSuccess)}, {QStringLiteral("onFailure"), policy(onFailure)}};
+        };
+        const QJsonObject deleteCluster{{QStringLiteral("deletionStrategy"), legacy(QStringLiteral("DeleteCluster"), QStringLiteral("DeleteNone"))},
+                                        {QStringLiteral("shutdownAfterJobFinishes"), false}, {QStringLiteral("ttlSecondsAfterFinished"), 0}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("legacy"), QStringLiteral("true"), {}, 0, deleteCluster)).toJson()).status, 201);
+        const QJsonObject deleteWorkers{{QStringLiteral("deletionStrategy"), legacy(QStringLiteral("DeleteWorkers"), QStringLiteral("DeleteCluster"))},
+                                        {QStringLiteral("shutdownAfterJobFinishes"), true}, {QStringLiteral("ttlSecondsAfterFinished"), 1}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("legacyworkers"), QStringLiteral("true"), {}, 0, deleteWorkers)).toJson()).status, 201);
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("legacy")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        QCOMPARE(status(QStringLiteral("legacy")).value(QStringLiteral("jobStatus")).toString(), QStringLiteral("SUCCEEDED"));
+        const QString cluster = status(QStringLiteral("legacy")).value(QStringLiteral("rayClusterName")).toString();
+        QTRY_COMPARE_WITH_TIMEOUT(m_http->get(QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + cluster).status, 404, 10000);
+        QCOMPARE(m_http->get(m_rayjobs + QStringLiteral("/legacy")).status, 200);
+        QStringList reasons;
+        for (const QJsonValue &e : list(QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.kind%3DRayJob,involvedObject.name%3Dlegacy"))) {
+            if (e[QStringLiteral("reason")].toString() == u"DeletedRayCluster") reasons << e[QStringLiteral("message")].toString();
+        }
+        QCOMPARE(reasons, QStringList{QStringLiteral("Deleted cluster starforge/%1").arg(cluster)});
+
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("legacyworkers")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("Complete"), 30000);
+        const QString kept = status(QStringLiteral("legacyworkers")).value(QStringLiteral("rayClusterName")).toString();
+        const QString keptPath = QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters/") + kept;
+        QTRY_VERIFY_WITH_TIMEOUT(m_http->get(keptPath).json()[QStringLiteral("spec")][QStringLiteral("workerGroupSpecs")][0][QStringLiteral("suspend")].toBool(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D%1,ray.io%2Fnode-type%3Dworker").arg(kept)).size(), 0, 10000);
+        QCOMPARE(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D%1,ray.io%2Fnode-type%3Dhead").arg(kept)).size(), 1);
+        QCOMPARE(m_http->get(keptPath).status, 200);
+
+        // The legacy fields and deletionRules together.
+        QJsonObject both = legacy(QStringLiteral("DeleteCluster"), QStringLiteral("DeleteNone"));
+        both.insert(QStringLiteral("deletionRules"),
+                    QJsonArray{QJsonObject{{QStringLiteral("policy"), QStringLiteral("DeleteCluster")},
+                                           {QStringLiteral("condition"), QJsonObject{{QStringLiteral("jobStatus"), QStringLiteral("SUCCEEDED")}}}}});
+        const QJsonObject mixed{{QStringLiteral("deletionStrategy"), both}, {QStringLiteral("shutdownAfterJobFinishes"), false}, {QStringLiteral("ttlSecondsAfterFinished"), 0}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("mixed"), QStringLiteral("true"), {}, 0, mixed)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("mixed")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("ValidationFailed"), 10000);
+        QCOMPARE(status(QStringLiteral("mixed")).value(QStringLiteral("reason")).toString(), QStringLiteral("ValidationFailed"));
+        QCOMPARE(status(QStringLiteral("mixed")).value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayJob spec is invalid: Cannot use both legacy onSuccess/onFailure fields and deletionRules simultaneously"));
+
+        // shutdownAfterJobFinishes with a DeleteNone policy.
+        const QJsonObject none{{QStringLiteral("deletionStrategy"), legacy(QStringLiteral("DeleteCluster"), QStringLiteral("DeleteNone"))},
+                               {QStringLiteral("shutdownAfterJobFinishes"), true}, {QStringLiteral("ttlSecondsAfterFinished"), 1}};
+        QCOMPARE(m_http->send("POST", m_rayjobs, QJsonDocument(rayJob(QStringLiteral("keepnone"), QStringLiteral("true"), {}, 0, none)).toJson()).status, 201);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("keepnone")).value(QStringLiteral("jobDeploymentStatus")).toString(), QStringLiteral("ValidationFailed"), 10000);
+        QCOMPARE(status(QStringLiteral("keepnone")).value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayJob spec is invalid: shutdownAfterJobFinshes is set to 'true' while deletion policy is 'DeleteNone'"));
+    }
+
     // Pod names as KubeRay's utils.PodName makes them: the cluster (or cluster-group) name cut
     // to 50 characters first, then "-head-" / "-worker-" and 5 generated characters.
     void longNamesKeepTheirNodeType()
@@ -872,6 +1011,26 @@ private Q_SLOTS:
         }
         QCOMPARE(heads, 1);
         QCOMPARE(workers, 2);
+    }
+
+    // ValidateRayClusterMetadata: a RayCluster named with more than 53 characters (its pods and
+    // Services are named after it) gets a Warning event and nothing else.
+    void longClusterNamesAreRefused()
+    {
+        const QString name = QStringLiteral("c").repeated(54);
+        const QJsonObject cluster{{QStringLiteral("apiVersion"), QStringLiteral("ray.io/v1")}, {QStringLiteral("kind"), QStringLiteral("RayCluster")},
+                                  {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("name"), name}}},
+                                  {QStringLiteral("spec"), rayJob(QStringLiteral("unused"), QStringLiteral("true"), {})[QStringLiteral("spec")][QStringLiteral("rayClusterSpec")]}};
+        QCOMPARE(m_http->send("POST", QStringLiteral("/apis/ray.io/v1/namespaces/starforge/rayclusters"), QJsonDocument(cluster).toJson()).status, 201);
+        const QString events = QStringLiteral("/api/v1/namespaces/starforge/events?fieldSelector=involvedObject.name%3D%1,reason%3DInvalidRayClusterMetadata").arg(name);
+        QTRY_COMPARE_WITH_TIMEOUT(list(events).size(), 1, 10000);
+        const QJsonObject refused = list(events).first().toObject();
+        QCOMPARE(refused.value(QStringLiteral("type")).toString(), QStringLiteral("Warning"));
+        QCOMPARE(refused.value(QStringLiteral("message")).toString(),
+                 QStringLiteral("The RayCluster metadata is invalid starforge/%1: RayCluster name should be no more than 53 characters").arg(name));
+        // The reconcile that recorded it created nothing.
+        QCOMPARE(list(QStringLiteral("/api/v1/namespaces/starforge/pods?labelSelector=ray.io%2Fcluster%3D") + name).size(), 0);
+        QCOMPARE(m_http->get(QStringLiteral("/api/v1/namespaces/starforge/services/%1-head-svc").arg(name)).status, 404);
     }
 
     void preRunningDeadlineWithAStuckWorker()

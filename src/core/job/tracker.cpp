@@ -210,10 +210,15 @@ void JobTracker::check()
         // Counted as the operator counts it: from status.startTime, which KubeRay sets when the
         // job leaves New and sets again on a retry and on a resume; before that, from the
         // creation. A job Suspended (or Suspending) waits in a queue: its deadline is paused,
-        // and starts again with the resume's new startTime.
+        // and starts again with the resume's new startTime. Retrying is paused the same way,
+        // the operator tearing the failed attempt down before the next one starts. Both go
+        // through New keeping the old startTime until the operator's next reconcile sets the
+        // new one, so a New job with a startTime is not counted either (one without has never
+        // been started by the operator: it counts from its creation, whatever holds it up).
         const QJsonObject status = live.rayJob.value(QStringLiteral("status")).toObject();
         const QString deployment = status.value(QStringLiteral("jobDeploymentStatus")).toString();
-        if (deployment == QLatin1String("Suspended") || deployment == QLatin1String("Suspending")) continue;
+        if (deployment == QLatin1String("Suspended") || deployment == QLatin1String("Suspending") || deployment == QLatin1String("Retrying")) continue;
+        if (deployment.isEmpty() && status.contains(QStringLiteral("startTime"))) continue;
         QDateTime start = QDateTime::fromString(status.value(QStringLiteral("startTime")).toString(), Qt::ISODate);
         if (!start.isValid() || start < live.record.created) start = live.record.created;
         const bool operatorFailsIt = live.record.deadlineInSpec && m_options.operatorEnforcesDeadline;

@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
+#include <QTimer>
 
 #include "sandbox/util/yaml.h"
 
@@ -24,6 +25,8 @@ const ResourceType &podType() { return *ResourceTypes::find(QString(), QStringLi
 const ResourceType &serviceType() { return *ResourceTypes::find(QString(), QStringLiteral("v1"), QStringLiteral("services")); }
 
 constexpr int MaxRayJobNameLength = 47;
+// How long a resumed or retried RayJob stays in New with its old startTime (see holdInNew).
+constexpr int NewAfterResumeMs = 1000;
 const QString Component = QStringLiteral("rayjob-controller");
 
 
@@ -190,7 +193,7 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         return;
     }
     // Being deleted: the finalizer's work, and nothing else (rayjobdeletion.h).
-    if (RayJobDeletion::finalize(*m_store, current->object)) {
+    if (RayJobDeletion::finalize(*m_store, current->object, [this](const QJsonObject &rayJob) { stopJob(rayJob); })) {
         return;
     }
     const QJsonObject rayJob = current->object;
@@ -282,6 +285,9 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
     const bool suspend = spec.value(QStringLiteral("suspend")).toBool();
 
     if (deployment.isEmpty()) {
+        if (m_heldInNew.contains(ObjectStore::keyOf(ns, name))) {
+            return;
+        }
         // New: the finalizer, jobId, rayClusterName and startTime (initRayJobStatusIfNeed), then Initializing.
         if (mode != QLatin1String("K8sJobMode")) {
             status.insert(QStringLiteral("jobDeploymentStatus"), QStringLiteral("Failed"));
@@ -347,7 +353,11 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
         status.insert(QStringLiteral("jobStatus"), QString());
         status.insert(QStringLiteral("jobDeploymentStatus"), deployment == QLatin1String("Suspending") ? QStringLiteral("Suspended") : QString());
         write(status);
-        m_queue.add(ns, name);
+        if (deployment == QLatin1String("Retrying")) {
+            holdInNew(ns, name);
+        } else {
+            m_queue.add(ns, name);
+        }
         return;
     }
 
@@ -357,7 +367,7 @@ void RayJobController::reconcile(const QString &ns, const QString &name)
             status.insert(QStringLiteral("jobStatus"), QString());
             status.insert(QStringLiteral("jobDeploymentStatus"), QString());
             write(status);
-            m_queue.add(ns, name);
+            holdInNew(ns, name);
         }
         return;
     }
@@ -615,6 +625,37 @@ RayJobController::DashboardJob RayJobController::dashboardJob(const QString &ns,
     job.startTime = time(info.value(QStringLiteral("start_time")));
     job.endTime = time(info.value(QStringLiteral("end_time")));
     return job;
+}
+
+void RayJobController::holdInNew(const QString &ns, const QString &name)
+{
+    // The operator writes New (from Suspended or Retrying) in one reconcile and the new
+    // startTime in the next one, so in between the RayJob is New with the startTime of its
+    // previous attempt. On a cluster the gap lasts as long as the operator's queue takes to come
+    // back (its own status update, or the 3 s requeue); the sandbox holds it a second, so that
+    // a client that miscounts from the old startTime is caught in tests, not only under load.
+    const QString key = ObjectStore::keyOf(ns, name);
+    m_heldInNew.insert(key);
+    QTimer::singleShot(NewAfterResumeMs, this, [this, ns, name, key] {
+        m_heldInNew.remove(key);
+        m_queue.add(ns, name);
+    });
+}
+
+void RayJobController::stopJob(const QJsonObject &rayJob) const
+{
+    // The head's supervisor (the Ray stand-in) takes <id>.stop beside the job's record as the
+    // dashboard's stop request. A head that is not up does not answer, as the dashboard would not.
+    const QString ns = rayJob.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("namespace")).toString();
+    const QJsonObject status = rayJob.value(QStringLiteral("status")).toObject();
+    const QString cluster = status.value(QStringLiteral("rayClusterName")).toString();
+    const QString jobId = status.value(QStringLiteral("jobId")).toString();
+    const QString head = QStringLiteral("%1/heads/%2/%3").arg(m_options.rayStateDir, ns, cluster);
+    if (m_options.rayStateDir.isEmpty() || cluster.isEmpty() || jobId.isEmpty() || !QFileInfo::exists(head + QStringLiteral(".json"))) {
+        return;
+    }
+    QFile request(QStringLiteral("%1.jobs/%2.stop").arg(head, jobId));
+    (void)request.open(QIODevice::WriteOnly);
 }
 
 QString RayJobController::submitterScript(const QString &address, const QString &jobId, const QString &entrypoint, const QJsonObject &runtimeEnv)

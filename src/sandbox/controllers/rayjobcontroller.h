@@ -57,6 +57,11 @@ private:
         QString endTime;
     };
     DashboardJob dashboardJob(const QString &ns, const QString &cluster, const QString &jobId) const;
+    // The dashboard's StopJob for the RayJob's Ray job (the finalizer's).
+    void stopJob(const QJsonObject &rayJob) const;
+    // Leaves a RayJob the controller just moved back to New alone for a while before the
+    // reconcile that starts it again.
+    void holdInNew(const QString &ns, const QString &name);
     void onChange(const Change &change);
     void reconcile(const QString &ns, const QString &name);
     void record(const QJsonObject &rayJob, const QString &type, const QString &reason, const QString &message, const QString &action);
@@ -67,6 +72,7 @@ private:
     QRandomGenerator m_random;
     ReconcileQueue m_queue;
     RayJobDeletion::OperatorOptions m_operator;
+    QSet<QString> m_heldInNew;   // ObjectStore::keyOf of RayJobs in holdInNew
 };
 
 } // namespace Starforge::Sandbox

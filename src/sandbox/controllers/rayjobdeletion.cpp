@@ -17,7 +17,6 @@ namespace {
 
 const ResourceType &rayJobType() { return *ResourceTypes::find(QStringLiteral("ray.io"), QStringLiteral("v1"), QStringLiteral("rayjobs")); }
 const ResourceType &clusterType() { return *ResourceTypes::find(QStringLiteral("ray.io"), QStringLiteral("v1"), QStringLiteral("rayclusters")); }
-const ResourceType &jobType() { return *ResourceTypes::find(QStringLiteral("batch"), QStringLiteral("v1"), QStringLiteral("jobs")); }
 
 // The order of destruction: TTLs must not fall along it, and the most destructive overdue rule runs first.
 int impact(const QString &policy)
@@ -201,6 +200,11 @@ QString validate(const QJsonObject &spec, bool deletionPolicyGate)
         if ((onSuccess == QLatin1String("DeleteWorkers") || onFailure == QLatin1String("DeleteWorkers")) && autoscaling(spec)) {
             return QStringLiteral("DeletionStrategy=DeleteWorkers currently does not support RayCluster with autoscaling enabled");
         }
+        // v1.7's words, misspelling included.
+        if (spec.value(QStringLiteral("shutdownAfterJobFinishes")).toBool()
+            && (onSuccess == QLatin1String("DeleteNone") || onFailure == QLatin1String("DeleteNone"))) {
+            return QStringLiteral("The RayJob spec is invalid: shutdownAfterJobFinshes is set to 'true' while deletion policy is 'DeleteNone'");
+        }
         return {};
     }
     if (rules) return ruleProblems(spec);
@@ -208,18 +212,18 @@ QString validate(const QJsonObject &spec, bool deletionPolicyGate)
                           "(cannot be empty)");
 }
 
-bool finalize(ObjectStore &store, const QJsonObject &rayJob)
+bool finalize(ObjectStore &store, const QJsonObject &rayJob, const StopJob &stopJob)
 {
     const QJsonObject meta = rayJob.value(QStringLiteral("metadata")).toObject();
     if (!meta.contains(QStringLiteral("deletionTimestamp"))) return false;
     const QString ns = meta.value(QStringLiteral("namespace")).toString();
     const QString name = meta.value(QStringLiteral("name")).toString();
     if (!meta.value(QStringLiteral("finalizers")).toArray().contains(QLatin1String(Finalizer))) return true;
+    // Not terminal, New included: the Ray job may still run on the head.
     const QString jobStatus = rayJob.value(QStringLiteral("status")).toObject().value(QStringLiteral("jobStatus")).toString();
     const bool terminal = jobStatus == QLatin1String("SUCCEEDED") || jobStatus == QLatin1String("FAILED") || jobStatus == QLatin1String("STOPPED");
-    if (!terminal && store.get(jobType().storage, ns, name)) {
-        // StopJob: the driver runs in the submitter's pod here.
-        (void)store.remove(jobType(), ns, name);
+    if (!terminal) {
+        stopJob(rayJob);
     }
     // The finalizer goes whether the stop worked or not.
     store.modify(rayJobType(), ns, name, [](QJsonObject &o) {

@@ -10,8 +10,9 @@
 //   destructive overdue rule first) or the legacy onSuccess/onFailure policies with
 //   ttlSecondsAfterFinished; else shutdownAfterJobFinishes, which deletes the RayCluster, or the
 //   RayJob itself when the operator runs with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true.
-// The sandbox stops a Ray job by deleting its submitter Job (the driver runs in the submitter's
-// pod here), where the operator asks the head's dashboard.
+// The Ray job is stopped where the operator stops it, at the head (the dashboard's StopJob): the
+// driver runs under the head's job supervisor (the Ray stand-in), not in the submitter's pod. The
+// submitter Job is left to the garbage collector with the RayJob that owns it.
 
 #include <QJsonObject>
 #include <QString>
@@ -37,9 +38,13 @@ struct OperatorOptions
 // empty when valid.
 QString validate(const QJsonObject &spec, bool deletionPolicyGate);
 
+// The dashboard's StopJob: asks the head of the RayJob's cluster to stop its Ray job. Whether the
+// head answered does not matter to the finalizer.
+using StopJob = std::function<void(const QJsonObject &rayJob)>;
+
 // For a RayJob being deleted: stops its Ray job if it is not terminal and removes the
 // finalizer. False when the RayJob is not being deleted (the caller reconciles it as usual).
-bool finalize(ObjectStore &store, const QJsonObject &rayJob);
+bool finalize(ObjectStore &store, const QJsonObject &rayJob, const StopJob &stopJob);
 
 using Record = std::function<void(const QString &reason, const QString &message, const QString &action)>;
 
