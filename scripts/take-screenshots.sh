@@ -59,8 +59,7 @@ wait_for() { # SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds
     done
 }
 # On the window's own sandbox: the profiles dialog (Ctrl+Shift+P) with its grouped settings,
-# Test connection (Alt+T) once every part has answered, then the same in the dark scheme
-# (View › Appearance › Dark: Alt+V, Up to the menu's last entry, Right into it, Down twice).
+# Test connection (Alt+T) once every part has answered.
 build/bin/starforge --sandbox 2>"$scratch/test.log" &
 app=$!
 wait_for 60 "the app's sandbox" grep -q 'KUBECONFIG=' "$scratch/test.log"
@@ -78,24 +77,11 @@ sleep 3
 tested=$(xdotool search --name 'Test Connection' | head -n 1)
 import -window "$tested" "$out/test-connection.png"
 echo "wrote $out/test-connection.png"
-xdotool windowfocus --sync "$tested" key --clearmodifiers Escape
-sleep 0.5
-xdotool windowfocus --sync "$profiles" key --clearmodifiers Escape
-sleep 0.5
-xdotool windowfocus --sync "$window" key --clearmodifiers alt+v
-sleep 0.5
-xdotool key --clearmodifiers Up Right
-sleep 0.5
-xdotool key --clearmodifiers Down Down Return
-sleep 2
-import -window root "$out/sandbox-session-dark.png"
-echo "wrote $out/sandbox-session-dark.png"
-xdotool windowfocus --sync "$window" key --clearmodifiers ctrl+shift+p
-sleep 1.5
-import -window "$(xdotool search --name 'Connection Profiles' | head -n 1)" "$out/profiles-dialog-dark.png"
-echo "wrote $out/profiles-dialog-dark.png"
 kill "$app" 2>/dev/null || true
 wait "$app" 2>/dev/null || true
+# The dark scheme, as a desktop that prefers dark gets it (here fixed with --color-scheme).
+shoot sandbox-session-dark 6 --sandbox --color-scheme dark
+shoot profiles-dialog-dark 3 --profiles --color-scheme dark
 
 jobs_dir="$scratch/grpo-math"
 cp -r examples/grpo-math "$jobs_dir"

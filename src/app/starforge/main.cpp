@@ -7,6 +7,7 @@
 #include "core/secrets/keychainsecretstore.h"
 #include "core/util/crashstack.h"
 #include "core/util/quitonsignals.h"
+#include "gui/colorscheme.h"
 #include "gui/mainwindow.h"
 #include "gui/userprompts.h"
 
@@ -52,6 +53,10 @@ struct Options
     QCommandLineOption config{QStringLiteral("config"), QStringLiteral("Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini)."),
                               QStringLiteral("file")};
     QCommandLineOption profiles{QStringLiteral("profiles"), QStringLiteral("Open the connection profiles dialog at start.")};
+    QCommandLineOption colorScheme{QStringLiteral("color-scheme"),
+                                   QStringLiteral("Light or dark for this run: system (as the desktop says), light or dark. "
+                                                  "View › Appearance keeps a choice."),
+                                   QStringLiteral("scheme")};
 
     void addTo(QCommandLineParser &parser) const
     {
@@ -61,6 +66,7 @@ struct Options
         parser.addOption(sandbox);
         parser.addOption(config);
         parser.addOption(profiles);
+        parser.addOption(colorScheme);
         parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A JobSpec file or a code folder to open in the submission wizard."),
                                      QStringLiteral("[JOBSPEC | FOLDER]"));
     }
@@ -117,6 +123,10 @@ int main(int argc, char *argv[])
     const QCommandLineOption &sandbox = options.sandbox;
     const QCommandLineOption &config = options.config;
     const QCommandLineOption &profiles = options.profiles;
+    if (const QString scheme = parser.value(options.colorScheme); parser.isSet(options.colorScheme) && scheme != u"system" && scheme != u"light" && scheme != u"dark") {
+        QTextStream(stderr) << "starforge: --color-scheme is system, light or dark, not " << scheme << Qt::endl;
+        return 2;
+    }
     if (parser.positionalArguments().size() > 1) {
         QTextStream(stderr) << "starforge: give one JobSpec or folder, not " << parser.positionalArguments().size() << Qt::endl;
         return 2;
@@ -145,6 +155,7 @@ int main(int argc, char *argv[])
     std::unique_ptr<Gui::MainWindow> window;
     const auto openWindow = [&](const QProcessEnvironment &environment) {
         window = std::make_unique<Gui::MainWindow>(&manager, &prompts, environment);
+        if (parser.isSet(options.colorScheme)) window->colorScheme()->setMode(Gui::ColorScheme::modeFromName(parser.value(options.colorScheme)));
         if (lcGui().isInfoEnabled()) {
             window->installEventFilter(new FirstFrameLogger(window.get()));
         }

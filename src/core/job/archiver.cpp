@@ -390,7 +390,7 @@ void JobArchiver::writeRecord()
               [](const ArchivedLog &a, const ArchivedLog &b) { return std::tie(a.pod, a.container) < std::tie(b.pod, b.container); });
     // The submitter's log is the driver's; the head's has it only when there is no submitter
     // (pickArchivedLog's order).
-    for (const QString role : {QStringLiteral("submitter"), QStringLiteral("head")}) {
+    for (const QString &role : {QStringLiteral("submitter"), QStringLiteral("head")}) {
         if (const auto found = m_checkpointLists.constFind(role); found != m_checkpointLists.cend()) {
             m_request.record.servableCheckpoints = *found;
             break;
