@@ -6,6 +6,9 @@ namespace Starforge::Tones {
 
 QPalette current()
 {
+    // Models are also used without a GUI (the CLI, guiless tests), where there is no application
+    // palette to ask: they get a light one, as most people see.
+    if (!qobject_cast<QGuiApplication *>(QCoreApplication::instance())) return QPalette(QColor(0xef, 0xef, 0xef), QColor(0xff, 0xff, 0xff));
     return QGuiApplication::palette();
 }
 
