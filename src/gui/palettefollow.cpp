@@ -1,15 +1,18 @@
 #include "gui/palettefollow.h"
 
+#include <QCoreApplication>
 #include <QEvent>
 #include <QGuiApplication>
+#include <QList>
 #include <QObject>
+#include <QPointer>
 #include <QWidget>
 
 namespace Starforge::Gui {
 
 namespace {
 
-// Lives as the widget's child: writes the sheet again when the palette changes.
+// Lives as the widget's child: writes the sheet for the palette in force.
 class PaletteFollower final : public QObject
 {
 public:
@@ -19,22 +22,57 @@ public:
         , m_style(std::move(style))
     {
         apply();
-        // The application's palette change reaches every widget as ApplicationPaletteChange;
-        // the widget's own sheet does not change its palette, so this does not loop.
-        widget->installEventFilter(this);
+    }
+
+    void apply()
+    {
+        const QString sheet = m_style(QGuiApplication::palette());
+        if (sheet != m_widget->styleSheet()) m_widget->setStyleSheet(sheet);
+    }
+
+private:
+    QWidget *m_widget;
+    std::function<QString(const QPalette &)> m_style;
+};
+
+// Tells every follower when the application palette changes. Qt sends ApplicationPaletteChange
+// to the application object and to windows, but not to a widget inside a window whose style
+// sheet has fixed its palette (every follower's), so one watcher on the application object
+// relays it.
+class PaletteHub final : public QObject
+{
+public:
+    static PaletteHub *instance()
+    {
+        static QPointer<PaletteHub> hub;
+        if (!hub) hub = new PaletteHub(QCoreApplication::instance());
+        return hub;
+    }
+
+    void add(PaletteFollower *follower)
+    {
+        m_followers.removeAll(nullptr);   // replaced and deleted ones
+        m_followers.append(follower);
     }
 
     bool eventFilter(QObject *watched, QEvent *event) override
     {
-        if (watched == m_widget && (event->type() == QEvent::ApplicationPaletteChange || event->type() == QEvent::ThemeChange)) apply();
+        // A filter on the application sees every event; only one kind, sent to it, matters.
+        if (watched == QCoreApplication::instance() && event->type() == QEvent::ApplicationPaletteChange) {
+            m_followers.removeAll(nullptr);
+            for (const QPointer<PaletteFollower> &follower : std::as_const(m_followers)) follower->apply();
+        }
         return false;
     }
 
 private:
-    void apply() { m_widget->setStyleSheet(m_style(QGuiApplication::palette())); }
+    explicit PaletteHub(QObject *application)
+        : QObject(application)
+    {
+        application->installEventFilter(this);
+    }
 
-    QWidget *m_widget;
-    std::function<QString(const QPalette &)> m_style;
+    QList<QPointer<PaletteFollower>> m_followers;
 };
 
 } // namespace
@@ -45,7 +83,7 @@ void followPalette(QWidget *widget, std::function<QString(const QPalette &)> sty
     for (QObject *child : widget->children()) {
         if (auto *old = dynamic_cast<PaletteFollower *>(child)) delete old;
     }
-    new PaletteFollower(widget, std::move(style));
+    PaletteHub::instance()->add(new PaletteFollower(widget, std::move(style)));
 }
 
 } // namespace Starforge::Gui

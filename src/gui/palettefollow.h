@@ -25,7 +25,7 @@ inline void followTone(QWidget *label, Tones::Tone tone)
 // Secondary text (placeholders, counts, help): the palette's own quiet colour.
 inline void followQuiet(QWidget *label)
 {
-    followPalette(label, [](const QPalette &palette) { return QStringLiteral("color: %1;").arg(palette.color(QPalette::PlaceholderText).name()); });
+    followPalette(label, [](const QPalette &palette) { return QStringLiteral("color: %1;").arg(Tones::css(palette.color(QPalette::PlaceholderText))); });
 }
 inline void followBanner(QWidget *banner, Tones::Tone tone)
 {

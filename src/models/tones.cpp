@@ -45,9 +45,14 @@ std::pair<QColor, QColor> chip(Tone tone, const QPalette &palette)
     return {palette.color(QPalette::Text), palette.color(QPalette::Base)};
 }
 
+QString css(const QColor &color)
+{
+    return QStringLiteral("rgba(%1, %2, %3, %4)").arg(color.red()).arg(color.green()).arg(color.blue()).arg(color.alpha());
+}
+
 QString labelStyle(Tone tone, const QPalette &palette)
 {
-    return QStringLiteral("color: %1;").arg(text(tone, palette).name());
+    return QStringLiteral("color: %1;").arg(css(text(tone, palette)));
 }
 
 QString bannerStyle(Tone tone, const QPalette &palette)

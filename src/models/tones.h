@@ -24,7 +24,9 @@ bool isDark(const QPalette &palette = current());
 QColor text(Tone tone, const QPalette &palette = current());
 // A chip's or banner's text and background: the text on a tinted background.
 std::pair<QColor, QColor> chip(Tone tone, const QPalette &palette = current());
-// "color: #rrggbb;" for a label of that meaning.
+// A colour as a style sheet writes it, its alpha kept ("rgba(0, 0, 0, 127)").
+QString css(const QColor &color);
+// "color: ...;" for a label of that meaning.
 QString labelStyle(Tone tone, const QPalette &palette = current());
 // A banner's whole sheet: tinted background, text, border, padding.
 QString bannerStyle(Tone tone, const QPalette &palette = current());

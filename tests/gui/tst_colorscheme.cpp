@@ -116,7 +116,14 @@ private Q_SLOTS:
 
         QLabel error;
         Gui::followTone(&error, Tone::Error);
-        QVERIFY(error.styleSheet().contains(Tones::text(Tone::Error, m_light).name()));
+        QVERIFY(error.styleSheet().contains(Tones::css(Tones::text(Tone::Error, m_light))));
+        // A label inside a window, shown, as the panels' are.
+        QWidget window;
+        auto *quiet = new QLabel(QStringLiteral("No jobs yet"), &window);
+        Gui::followQuiet(quiet);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QCOMPARE(quiet->styleSheet(), QStringLiteral("color: %1;").arg(Tones::css(m_light.color(QPalette::PlaceholderText))));
 
         ColorScheme scheme;
         QSignalSpy changed(&scheme, &ColorScheme::changed);
@@ -124,14 +131,18 @@ private Q_SLOTS:
         QVERIFY(scheme.systemPrefersDark());
         QCOMPARE(portal.reads, 1);
         // The label's sheet was written again for the dark palette, and the state chips follow.
-        QVERIFY2(error.styleSheet().contains(Tones::text(Tone::Error, ColorScheme::darkPalette()).name()), qPrintable(error.styleSheet()));
+        QVERIFY2(error.styleSheet().contains(Tones::css(Tones::text(Tone::Error, ColorScheme::darkPalette()))), qPrintable(error.styleSheet()));
+        QTRY_COMPARE(quiet->styleSheet(), QStringLiteral("color: %1;").arg(Tones::css(ColorScheme::darkPalette().color(QPalette::PlaceholderText))));
+        // What is drawn: the label's text colour, light on the dark window.
+        QVERIFY(Tones::isDark(window.palette()));
+        QVERIFY(quiet->palette().color(QPalette::WindowText).lightness() > 128);
         QCOMPARE(Gui::JobsFilterModel::stateColours(Job::JobState::Failed).background, Tones::chip(Tone::Error, ColorScheme::darkPalette()).second);
 
         // The desktop switches to light: so does the app, back to the platform's own palette.
         announce(2);
         QTRY_VERIFY(!scheme.isDark());
         QCOMPARE(QApplication::palette(), m_light);
-        QVERIFY(error.styleSheet().contains(Tones::text(Tone::Error, m_light).name()));
+        QVERIFY(error.styleSheet().contains(Tones::css(Tones::text(Tone::Error, m_light))));
         // And to dark again.
         announce(1);
         QTRY_VERIFY(scheme.isDark());
