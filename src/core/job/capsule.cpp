@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -591,17 +592,21 @@ void CapsuleBuilder::start(const CapsuleOptions &options)
         return build(options, &shared->cancelled, onProgress);
     });
     m_shared->future = built;
-    // The continuation runs on the builder's thread, after every progress signal queued before it,
-    // and not at all once the builder is gone.
-    built.then(this, [this, shared](QFuture<Result<CapsuleResult>> done) {
+    // The watcher reports on the builder's thread, after every progress signal queued before it,
+    // and not at all once the builder is gone: it is the builder's child (Qt 6.4's
+    // QFuture::then(context) asserts when its context dies first).
+    auto *watcher = new QFutureWatcher<Result<CapsuleResult>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, shared] {
+        watcher->deleteLater();
         if (m_shared != shared) return;
         m_running = false;
         // A cancel that came after the zip was complete is too late: the result stands.
         // result(), not takeResult(): taking resets the shared state, and the destructor's
         // waitForFinished() on m_shared->future would then wait for ever.
-        m_result = done.result();
+        m_result = watcher->future().result();
         Q_EMIT finished();
     });
+    watcher->setFuture(built);
 }
 
 void CapsuleBuilder::cancel()

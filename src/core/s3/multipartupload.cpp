@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QFuture>
+#include <QFutureWatcher>
 #include <QtConcurrent>
 
 #include <algorithm>
@@ -237,13 +238,17 @@ void MultipartUpload::prepare(Part &part)
     // already on the server (its ETag); SHA-256 always, for x-amz-content-sha256.
     const bool md5 = m_options.contentMd5 || m_existing.contains(part.number);
     // Reading and hashing a part takes tens of milliseconds: a worker thread does it, so the GUI
-    // thread stays responsive and several parts hash at once.
-    QtConcurrent::run(&MultipartUpload::readPart, m_filePath, part.offset, part.size, md5)
-        .then(this, [this, index, generation](QFuture<Prepared> prepared) {
-            if (generation == m_generation) {
-                onPrepared(index, prepared.takeResult());
-            }
-        });
+    // thread stays responsive and several parts hash at once. The watcher is the upload's child,
+    // so the result is dropped if the upload is gone (Qt 6.4's QFuture::then(context) asserts
+    // when its context dies first).
+    auto *watcher = new QFutureWatcher<Prepared>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, index, generation] {
+        watcher->deleteLater();
+        if (generation == m_generation) {
+            onPrepared(index, watcher->future().takeResult());
+        }
+    });
+    watcher->setFuture(QtConcurrent::run(&MultipartUpload::readPart, m_filePath, part.offset, part.size, md5));
 }
 
 void MultipartUpload::onPrepared(int index, const Prepared &prepared)
