@@ -21,7 +21,7 @@ const QString ColorSchemeKey = QStringLiteral("color-scheme");
 // The portal wraps the value in a variant, and Read (the older call) in a second one.
 uint unwrap(QVariant value)
 {
-    while (value.canConvert<QDBusVariant>() && value.userType() == qMetaTypeId<QDBusVariant>()) value = value.value<QDBusVariant>().variant();
+    while (value.userType() == qMetaTypeId<QDBusVariant>()) value = value.value<QDBusVariant>().variant();
     return value.toUInt();
 }
 } // namespace

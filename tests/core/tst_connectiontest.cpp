@@ -22,34 +22,35 @@ class TestConnectionTest : public QObject
     std::unique_ptr<Sandbox::Sandbox> m_sandbox;
     std::unique_ptr<Testing::SandboxHttp> m_http;
     Testing::MemorySecretStore m_secrets;
+    std::unique_ptr<ConnectionTest> m_test;
 
     QString connectionFile() const { return m_dir.filePath(QStringLiteral("conn.json")); }
 
-    // Runs a test over the sandbox's connection file with these environment overrides.
-    std::unique_ptr<ConnectionTest> run(const QMap<QString, QString> &overrides = {})
+    // Runs a test over the sandbox's connection file with these environment overrides, into
+    // m_test. Empty when it went as every test must: the whole list from the start, each part
+    // Running, then each reported exactly once and finished; else what went wrong.
+    QString run(const QMap<QString, QString> &overrides = {})
     {
         QProcessEnvironment environment;
         for (auto it = overrides.cbegin(); it != overrides.cend(); ++it) environment.insert(it.key(), it.value());
-        auto test = std::make_unique<ConnectionTest>(&m_secrets, environment);
-        QSignalSpy finished(test.get(), &ConnectionTest::finished);
-        QSignalSpy changed(test.get(), &ConnectionTest::checkChanged);
-        test->start(SessionSource::ofConnectionFile(connectionFile()));
-        // The list is whole from the start, every part still running.
-        [&] {
-            QVERIFY(test->isRunning());
-            QVERIFY(test->checks().size() >= 10);
-            for (const ConnectionCheck &c : test->checks()) QCOMPARE(c.outcome, Outcome::Running);
-        }();
-        if (!finished.wait(30000) && finished.isEmpty()) qWarning("the connection test did not finish");
-        // Each part ended exactly once.
+        m_test = std::make_unique<ConnectionTest>(&m_secrets, environment);
+        QSignalSpy finished(m_test.get(), &ConnectionTest::finished);
+        QSignalSpy changed(m_test.get(), &ConnectionTest::checkChanged);
+        m_test->start(SessionSource::ofConnectionFile(connectionFile()));
+        if (!m_test->isRunning() || m_test->checks().size() < 10) return QStringLiteral("not running, or fewer than 10 parts");
+        for (const ConnectionCheck &c : m_test->checks()) {
+            if (c.outcome != Outcome::Running) return c.id + QStringLiteral(" did not start as running");
+        }
+        if (!finished.wait(30000) && finished.isEmpty()) return QStringLiteral("the connection test did not finish");
+        if (finished.size() != 1 || m_test->isRunning()) return QStringLiteral("finished %1 times").arg(finished.size());
         QSet<int> seen;
         for (const auto &args : changed) {
             const int index = args.at(0).toInt();
-            if (seen.contains(index)) qWarning() << "reported twice:" << test->checks().at(index).id;
+            if (seen.contains(index)) return m_test->checks().at(index).id + QStringLiteral(" reported twice");
             seen.insert(index);
         }
-        if (seen.size() != test->checks().size()) qWarning() << "reported" << seen.size() << "of" << test->checks().size();
-        return test;
+        if (seen.size() != m_test->checks().size()) return QStringLiteral("%1 of %2 parts reported").arg(seen.size()).arg(m_test->checks().size());
+        return {};
     }
 
     static const ConnectionCheck &check(const ConnectionTest &test, const QString &id)
@@ -68,10 +69,7 @@ private Q_SLOTS:
         options.fleet = QStringLiteral("h200:1x8");
         // A researcher who may run jobs and read pods and logs, but not events, nodes or CRDs.
         options.rbacFile = m_dir.filePath(QStringLiteral("rbac.json"));
-        QVERIFY(Testing::writeFile(options.rbacFile, R"({"users":[{"name":"researcher","token":"researcher-token","rules":[
-            {"apiGroups":["ray.io"],"resources":["rayjobs"],"verbs":["get","list","watch","create","delete","patch"],"namespaces":["starforge"]},
-            {"apiGroups":["ray.io"],"resources":["rayclusters"],"verbs":["get","list","watch"],"namespaces":["starforge"]},
-            {"apiGroups":[""],"resources":["pods","pods/log"],"verbs":["get","list","watch"],"namespaces":["starforge"]}]}]})"));
+        QVERIFY(Testing::writeFile(options.rbacFile, Testing::ResearcherRbac));
         QString error;
         QVERIFY2(Testing::startSandbox(m_sandbox, m_http, options, &error), qPrintable(error));
     }
@@ -83,7 +81,9 @@ private Q_SLOTS:
 
     void everyPartPassesWithAFullToken()
     {
-        const auto test = run();
+        const QString problem = run();
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        const auto &test = m_test;
         QVERIFY(!test->isRunning());
         for (const ConnectionCheck &c : test->checks()) {
             QVERIFY2(c.outcome == Outcome::Passed, qPrintable(c.id + u' ' + ConnectionCheck::outcomeName(c.outcome) + u' ' + c.detail));
@@ -99,7 +99,9 @@ private Q_SLOTS:
 
     void aNarrowTokenWarnsPerFeatureWithTheRulesToGrant()
     {
-        const auto test = run({{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("researcher-token")}});
+        const QString problem = run({{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("researcher-token")}});
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        const auto &test = m_test;
         QVERIFY(test->passed()); // warnings only: the app works, with less
         QVERIFY(check(*test, QStringLiteral("identity")).detail.startsWith(QStringLiteral("researcher")));
         QCOMPARE(check(*test, QStringLiteral("feature:logs")).outcome, Outcome::Passed);
@@ -119,7 +121,9 @@ private Q_SLOTS:
 
     void aRefusedTokenFailsSignIn()
     {
-        const auto test = run({{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("not-a-token-9999")}});
+        const QString problem = run({{QStringLiteral("FORGE_K8S_TOKEN"), QStringLiteral("not-a-token-9999")}});
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        const auto &test = m_test;
         QVERIFY(!test->passed());
         // The server answered, with a 401: it is there, the credentials are what is wrong.
         QCOMPARE(check(*test, QStringLiteral("server")).outcome, Outcome::Passed);
@@ -134,7 +138,9 @@ private Q_SLOTS:
 
     void aMissingBucketFailsOnlyTheBucket()
     {
-        const auto test = run({{QStringLiteral("FORGE_S3_BUCKET"), QStringLiteral("no-such-bucket")}});
+        const QString problem = run({{QStringLiteral("FORGE_S3_BUCKET"), QStringLiteral("no-such-bucket")}});
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        const auto &test = m_test;
         QVERIFY(!test->passed());
         const ConnectionCheck &bucket = check(*test, QStringLiteral("bucket"));
         QCOMPARE(bucket.outcome, Outcome::Failed);
@@ -146,7 +152,9 @@ private Q_SLOTS:
     void aServerThatDoesNotAnswerSkipsWhatNeedsIt()
     {
         // A port nothing listens on; the bucket is still checked beside it.
-        const auto test = run({{QStringLiteral("FORGE_K8S_API_SERVER"), QStringLiteral("https://127.0.0.1:9")}});
+        const QString problem = run({{QStringLiteral("FORGE_K8S_API_SERVER"), QStringLiteral("https://127.0.0.1:9")}});
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        const auto &test = m_test;
         QCOMPARE(check(*test, QStringLiteral("server")).outcome, Outcome::Failed);
         QVERIFY(check(*test, QStringLiteral("server")).fix.contains(QStringLiteral("FORGE_K8S_API_SERVER")));
         for (const QString &id : {QStringLiteral("identity"), QStringLiteral("kuberay"), QStringLiteral("feature:jobs")}) {
@@ -159,7 +167,9 @@ private Q_SLOTS:
 
     void anInvalidSettingStopsBeforeAnyRequest()
     {
-        const auto test = run({{QStringLiteral("FORGE_K8S_SHM_SIZE"), QStringLiteral("64GB")}});
+        const QString problem = run({{QStringLiteral("FORGE_K8S_SHM_SIZE"), QStringLiteral("64GB")}});
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        const auto &test = m_test;
         const ConnectionCheck &settings = check(*test, QStringLiteral("settings"));
         QCOMPARE(settings.outcome, Outcome::Failed);
         QVERIFY2(settings.detail.contains(QStringLiteral("FORGE_K8S_SHM_SIZE")), qPrintable(settings.detail));

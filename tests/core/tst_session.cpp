@@ -49,11 +49,7 @@ class TestSession : public QObject
         options.kuberayVersion = kuberay;
         // A researcher's token that may run jobs in the namespace, but not read events or nodes.
         options.rbacFile = m_dir.filePath(QStringLiteral("rbac.json"));
-        const QByteArray rbac = R"({"users":[{"name":"researcher","token":"researcher-token","rules":[
-            {"apiGroups":["ray.io"],"resources":["rayjobs"],"verbs":["get","list","watch","create","delete","patch"],"namespaces":["starforge"]},
-            {"apiGroups":["ray.io"],"resources":["rayclusters"],"verbs":["get","list","watch"],"namespaces":["starforge"]},
-            {"apiGroups":[""],"resources":["pods","pods/log"],"verbs":["get","list","watch"],"namespaces":["starforge"]}]}]})";
-        if (!Testing::writeFile(options.rbacFile, rbac)) return false;
+        if (!Testing::writeFile(options.rbacFile, Testing::ResearcherRbac)) return false;
         QString error;
         const bool ok = Testing::startSandbox(m_sandbox, m_http, options, &error);
         if (!ok) qWarning() << error;

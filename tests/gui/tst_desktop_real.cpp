@@ -11,6 +11,7 @@
 #include "gui/notify/jobstray.h"
 #include "scriptedprompts.h"
 #include "support/memorysecretstore.h"
+#include "windowsetup.h"
 
 #include <QAction>
 #include <QJsonArray>
@@ -88,10 +89,8 @@ private Q_SLOTS:
     {
         QTRY_VERIFY_WITH_TIMEOUT(QSystemTrayIcon::isSystemTrayAvailable(), 10000);
         QTemporaryDir dir;
-        Config::ProfileStore store(dir.filePath(QStringLiteral("profiles.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(dir.filePath(QStringLiteral("profiles.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
         window.findChild<QAction *>(QStringLiteral("trayAction"))->setChecked(true);
         window.show();

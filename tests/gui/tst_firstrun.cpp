@@ -15,6 +15,7 @@
 #include "support/memorysecretstore.h"
 #include "support/sandboxfixture.h"
 #include "support/testutil.h"
+#include "windowsetup.h"
 
 #include <QCommandLinkButton>
 #include <QLabel>
@@ -38,10 +39,8 @@ class TestFirstRun : public QObject
 private Q_SLOTS:
     void threeWaysInUntilThereIsAConnection()
     {
-        Config::ProfileStore store(m_dir.filePath(QStringLiteral("a.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(m_dir.filePath(QStringLiteral("a.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -75,10 +74,8 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(Testing::startSandbox(sandbox, http, options, &error), qPrintable(error));
 
-        Config::ProfileStore store(m_dir.filePath(QStringLiteral("b.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(m_dir.filePath(QStringLiteral("b.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -121,10 +118,8 @@ private Q_SLOTS:
 
     void tryTheSandbox()
     {
-        Config::ProfileStore store(m_dir.filePath(QStringLiteral("c.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(m_dir.filePath(QStringLiteral("c.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         QString connectionFile;
         {
             Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
@@ -152,10 +147,8 @@ private Q_SLOTS:
 
     void aSandboxThatCannotStartSaysWhy()
     {
-        Config::ProfileStore store(m_dir.filePath(QStringLiteral("d.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(m_dir.filePath(QStringLiteral("d.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
         window.setSandboxProgram(m_dir.filePath(QStringLiteral("no-such-sandbox")));
         window.show();

@@ -9,6 +9,7 @@
 #include "gui/profilesdialog.h"
 #include "scriptedprompts.h"
 #include "support/memorysecretstore.h"
+#include "windowsetup.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -40,10 +41,8 @@ private Q_SLOTS:
     void geometryDocksAndColumnsSurviveARestart()
     {
         QTemporaryDir dir;
-        Config::ProfileStore store(dir.filePath(QStringLiteral("profiles.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(dir.filePath(QStringLiteral("profiles.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         int jobsColumn = 0;
         QSize size;
         {
@@ -76,10 +75,8 @@ private Q_SLOTS:
     void trayIcon()
     {
         QTemporaryDir dir;
-        Config::ProfileStore store(dir.filePath(QStringLiteral("profiles.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(dir.filePath(QStringLiteral("profiles.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
         auto *trayAction = window.findChild<QAction *>(QStringLiteral("trayAction"));
         QVERIFY(trayAction && trayAction->isCheckable() && !trayAction->isChecked());
@@ -126,10 +123,8 @@ private Q_SLOTS:
 
     void layoutAndStatus()
     {
-        Config::ProfileStore store(m_dir.filePath(QStringLiteral("w.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(m_dir.filePath(QStringLiteral("w.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         QProcessEnvironment env;
         Gui::MainWindow window(&manager, &prompts, env);
         window.show();

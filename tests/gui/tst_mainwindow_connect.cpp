@@ -13,6 +13,7 @@
 #include "support/memorysecretstore.h"
 #include "support/sandboxfixture.h"
 #include "support/testutil.h"
+#include "windowsetup.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -52,10 +53,8 @@ private Q_SLOTS:
 
     void connectsAndSaysWhatTheTokenMayDo()
     {
-        Config::ProfileStore store(m_dir.filePath(QStringLiteral("p.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(m_dir.filePath(QStringLiteral("p.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         const QString server = m_sandbox->apiServerUrl().toString();
         QVERIFY(store.addProfile(QStringLiteral("sandbox")).ok());
         QVERIFY(store.setValue(QStringLiteral("sandbox"), QStringLiteral("FORGE_K8S_API_SERVER"), server).ok());
@@ -113,10 +112,8 @@ private Q_SLOTS:
 
     void profilesDialogTestsTheConnection()
     {
-        Config::ProfileStore store(m_dir.filePath(QStringLiteral("t.ini")));
-        Testing::MemorySecretStore secrets;
-        Config::ProfileManager manager(&store, &secrets);
-        Testing::ScriptedPrompts prompts;
+        Testing::WindowSetup setup(m_dir.filePath(QStringLiteral("t.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
         QVERIFY(store.addProfile(QStringLiteral("viewer")).ok());
         QVERIFY(store.setValue(QStringLiteral("viewer"), QStringLiteral("FORGE_K8S_API_SERVER"), m_sandbox->apiServerUrl().toString()).ok());
         QVERIFY(store.setValue(QStringLiteral("viewer"), QStringLiteral("FORGE_K8S_CA_FILE"), m_sandbox->caFile()).ok());

@@ -14,6 +14,14 @@
 
 namespace Starforge::Testing {
 
+// An RBAC file (SandboxOptions::rbacFile) with a researcher's token, "researcher-token": it may
+// run jobs in namespace starforge and read their pods and logs, but not read events, nodes or
+// CRDs, so the events and capacity features are off and the KubeRay release is unknown.
+inline constexpr char ResearcherRbac[] = R"({"users":[{"name":"researcher","token":"researcher-token","rules":[
+    {"apiGroups":["ray.io"],"resources":["rayjobs"],"verbs":["get","list","watch","create","delete","patch"],"namespaces":["starforge"]},
+    {"apiGroups":["ray.io"],"resources":["rayclusters"],"verbs":["get","list","watch"],"namespaces":["starforge"]},
+    {"apiGroups":[""],"resources":["pods","pods/log"],"verbs":["get","list","watch"],"namespaces":["starforge"]}]}]})";
+
 // Starts the sandbox with these options and connects http to its API server; false with the
 // reason in error when it cannot start.
 inline bool startSandbox(std::unique_ptr<Sandbox::Sandbox> &sandbox, std::unique_ptr<SandboxHttp> &http,
