@@ -5,7 +5,7 @@ Scans the C++ sources of the layers that talk to people (src/gui, src/models, sr
 src/app) for string literals that read like words ("two or more words") and are not inside a
 translation call. Log lines (qCDebug/qCInfo/qCWarning/qWarning...) are for developers and stay
 English; so do machine formats. A literal that is deliberately not translated carries a marker
-comment on its line or the line before: `// untranslated: <why>` (e.g. a Kubernetes message the
+comment on its line or one of the two lines before: `// untranslated: <why>` (e.g. a Kubernetes message the
 code matches, a YAML key, an HTTP header). Exits 1 and lists file:line for each finding.
 
 Usage: check-untranslated.py SOURCE_ROOT
@@ -18,10 +18,19 @@ LAYERS = ["src/gui", "src/models", "src/cli", "src/core", "src/app"]
 # Calls whose string arguments are translated or are not for users.
 TRANSLATED_CALLS = re.compile(
     r"\b(tr|translate|QT_TR_NOOP|QT_TRANSLATE_NOOP|QT_TR_N_NOOP|QT_TRANSLATE_N_NOOP|qtTrId|trc|trN)\s*\(")
+# Text the code matches against what it reads, or a format: patterns, comparisons, date formats.
+MATCHING_CALLS = re.compile(
+    r"\b(QRegularExpression(?:\s+\w+)?|setPattern|startsWith|endsWith|contains|indexOf|lastIndexOf|compare|count|toString|fromString)\s*\(")
+COMPARED = re.compile(r"(==|!=)\s*(QLatin1String\s*\(|QStringLiteral\s*\(|u8?)?\s*$")
 LOG_CALLS = re.compile(r"\b(qC?(Debug|Info|Warning|Critical|Fatal)|Q_LOGGING_CATEGORY|Q_DECLARE_LOGGING_CATEGORY)\b")
 STRING = re.compile(r'(?:u8|u|U|L)?"((?:[^"\\\n]|\\.)*)"')
 WORDS = re.compile(r"[A-Za-z][a-z']+[ ,;:]+[a-z]+[a-z']*\b")
 MARKER = "untranslated:"
+# Text that is markup or a machine language, not words for people: HTML tags (their text is checked
+# without them), style sheets, SQL.
+TAGS = re.compile(r"<[^>]*>")
+STYLE_SHEET = re.compile(r"^\s*[\w#.*:-]+\s*\{")
+SQL = re.compile(r"^\s*(SELECT|INSERT|CREATE|UPDATE|DELETE|PRAGMA|ALTER|DROP)\b")
 
 
 def strip_comments(text):
@@ -60,8 +69,9 @@ def strip_comments(text):
     return "".join(out)
 
 
-def call_spans(code, pattern):
-    """(start, end) spans of the argument lists of every call matching pattern."""
+def call_spans(code, pattern, to_statement_end=False):
+    """(start, end) spans of the argument lists of every call matching pattern; with
+    to_statement_end, up to the end of the statement (text streamed into a log line)."""
     spans = []
     for m in pattern.finditer(code):
         i = m.end()
@@ -82,6 +92,13 @@ def call_spans(code, pattern):
             elif ch == ")":
                 depth -= 1
             j += 1
+        if to_statement_end:
+            while j < len(code) and code[j] != ";":
+                if code[j] == '"':
+                    j += 1
+                    while j < len(code) and code[j] != '"':
+                        j += 2 if code[j] == '\\' else 1
+                j += 1
         spans.append((m.start(), j))
     return spans
 
@@ -90,18 +107,25 @@ def findings(path, root):
     raw = path.read_text(encoding="utf-8")
     raw_lines = raw.splitlines()
     code = strip_comments(raw)
-    covered = call_spans(code, TRANSLATED_CALLS) + call_spans(code, LOG_CALLS)
+    covered = (call_spans(code, TRANSLATED_CALLS) + call_spans(code, LOG_CALLS, to_statement_end=True)
+               + call_spans(code, MATCHING_CALLS))
     covered.sort()
     result = []
+    previous_end, previous_decided = -1, False
     for m in STRING.finditer(code):
         text = m.group(1)
-        if not WORDS.search(text):
+        # Adjacent literals ("a " "b") are one string: the first one's decision holds for the rest.
+        if previous_end >= 0 and not code[previous_end:m.start()].strip():
+            previous_end = m.end()
+            continue
+        previous_end = m.end()
+        if STYLE_SHEET.match(text) or SQL.match(text) or not WORDS.search(TAGS.sub(" ", text)):
             continue
         pos = m.start()
-        if any(a <= pos < b for a, b in covered):
+        if any(a <= pos < b for a, b in covered) or COMPARED.search(code[max(0, pos - 40):pos]):
             continue
         line = code.count("\n", 0, pos)
-        near = raw_lines[max(0, line - 1):line + 1]
+        near = raw_lines[max(0, line - 2):line + 1]
         if any(MARKER in l for l in near):
             continue
         # #include and static_assert/Q_ASSERT messages are not shown to users.

@@ -116,6 +116,7 @@ LogLinesModel::Severity LogLinesModel::severityOf(QStringView line)
         return Severity::Progress;
     if (line.contains(u"Traceback (most recent call last)"))
         return Severity::Traceback;
+    // untranslated: Python's and CUDA's words in the log, matched
     static const QStringView errors[] = { u"ERROR", u"Error:", u"Exception", u"FATAL", u"CUDA out of memory", u"Killed" };
     for (QStringView e : errors) {
         if (line.contains(e))

@@ -9,6 +9,7 @@ namespace Starforge::Models {
 
 namespace {
 
+// untranslated: NeMo-RL's words in the log, matched
 const QString StepTime = QStringLiteral("Total step time");
 
 QString csvField(const QString &text)

@@ -3,19 +3,25 @@
 
 #include "core/kube/informer.h"
 
+#include <QCoreApplication>
 #include <QTimer>
 
 namespace Starforge::Cluster {
 
 namespace {
 
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Capacity)
+};
+
+} // namespace
+
+namespace {
+
 const QString NoSchedule = QStringLiteral("NoSchedule");
 const QString NoExecute = QStringLiteral("NoExecute");
-
-QString plural(int n, const char *one, const char *many)
-{
-    return QString::number(n) + u' ' + QString::fromLatin1(n == 1 ? one : many);
-}
 
 bool holdsResources(const Kube::Pod &pod)
 {
@@ -116,7 +122,7 @@ QString blockName(Block block)
     switch (block) {
     case Block::None: return {};
     case Block::Cordoned: return QStringLiteral("cordoned");
-    case Block::NotReady: return QStringLiteral("not ready");
+    case Block::NotReady: return Text::tr("not ready");
     case Block::Tainted: return QStringLiteral("tainted");
     }
     return {};
@@ -162,7 +168,7 @@ Block CapacityModel::judge(const Kube::Node &node, QString *detail) const
         return Block::Cordoned;
     }
     if (!node.ready) {
-        *detail = node.readyReason.isEmpty() ? QStringLiteral("Ready condition not True") : node.readyReason;
+        *detail = node.readyReason.isEmpty() ? Text::tr("Ready condition not True") : node.readyReason;
         return Block::NotReady;
     }
     if (const auto taint = untoleratedTaint(m_tolerations, node.taints)) {
@@ -593,40 +599,39 @@ FitVerdict CapacityModel::fit(const FitRequest &request) const
         }
 
         // The sentence, with the numbers that decided it.
-        const QString who = pool.name.isEmpty() ? QStringLiteral("the pool") : QStringLiteral("pool \"%1\"").arg(pool.name);
-        const QString needs = QStringLiteral("needs %1 with %2 free GPUs of %3").arg(plural(wanted, "node", "nodes")).arg(need).arg(pool.series);
+        const QString who = pool.name.isEmpty() ? Text::tr("the pool") : Text::tr("pool \"%1\"").arg(pool.name);
+        const QString needs = Text::tr("needs %1 with %2 free GPUs of %3").arg(Text::tr("%n node(s)", nullptr, wanted)).arg(need).arg(pool.series);
         QString sentence;
         if (summary.nodes == 0) {
-            sentence = QStringLiteral("%1 can never fit: %2, and no node has the series \"%3\" (known series: %4)")
+            sentence = Text::tr("%1 can never fit: %2, and no node has the series \"%3\" (known series: %4)")
                            .arg(who, needs, pool.series, known.isEmpty() ? QStringLiteral("none") : known.join(QStringLiteral(", ")));
         } else if (v.fit == Fit::NeverFits && need > summary.largestAllocatable && v.blocked == 0) {
-            sentence = QStringLiteral("%1 can never fit: %2, and the largest %3 node has %4 GPUs")
+            sentence = Text::tr("%1 can never fit: %2, and the largest %3 node has %4 GPUs")
                            .arg(who, needs, pool.series).arg(summary.largestAllocatable);
         } else {
-            const QString state = v.fit == Fit::FitsNow ? QStringLiteral("fits now") : v.fit == Fit::FitsWhenFree ? QStringLiteral("waits for busy nodes")
-                                                                                                                : QStringLiteral("can never fit");
-            sentence = QStringLiteral("%1 %2: %3; %4 %5 free now").arg(who, state, needs).arg(v.freeNow).arg(v.freeNow == 1 ? QStringLiteral("has %1").arg(need)
-                                                                                                                   : QStringLiteral("have %1").arg(need));
+            const QString state = v.fit == Fit::FitsNow ? Text::tr("fits now") : v.fit == Fit::FitsWhenFree ? Text::tr("waits for busy nodes")
+                                                                                                                : Text::tr("can never fit");
+            sentence = Text::tr("%1 %2: %3; %n has %4 free now", nullptr, v.freeNow).arg(who, state, needs).arg(need);
             if (v.busy > 0) {
-                sentence += QStringLiteral(", %1 more %2 busy").arg(v.busy).arg(v.busy == 1 ? QStringLiteral("is") : QStringLiteral("are"));
+                sentence += Text::tr(", %n more is busy", nullptr, v.busy);
             }
             if (v.blocked > 0) {
-                sentence += QStringLiteral(", %1 more %2 cordoned, not ready or tainted").arg(v.blocked).arg(v.blocked == 1 ? QStringLiteral("is") : QStringLiteral("are"));
+                sentence += Text::tr(", %n more is cordoned, not ready or tainted", nullptr, v.blocked);
             }
             if (takenByOthers > 0) {
-                sentence += QStringLiteral(", %1 taken by the job's other pools").arg(plural(takenByOthers, "node", "nodes"));
+                sentence += Text::tr(", %1 taken by the job's other pools").arg(Text::tr("%n node(s)", nullptr, takenByOthers));
             }
             if (v.fit == Fit::NeverFits) {
-                sentence += QStringLiteral("; the series has only %1 big enough").arg(plural(int(byAllocatable.size()) + takenByOthers, "schedulable node", "schedulable nodes"));
+                sentence += Text::tr("; the series has only %1 big enough").arg(Text::tr("%n schedulable node(s)", nullptr, int(byAllocatable.size()) + takenByOthers));
             }
-            sentence += QStringLiteral("; largest free node has %1").arg(summary.largestFree);
+            sentence += Text::tr("; largest free node has %1").arg(summary.largestFree);
         }
         v.sentence = sentence;
         verdict.fit = std::max(verdict.fit, v.fit);
     }
 
     if (request.pools.isEmpty()) {
-        verdict.sentence = QStringLiteral("no pools asked");
+        verdict.sentence = Text::tr("no pools asked");
         return verdict;
     }
     QStringList sentences;

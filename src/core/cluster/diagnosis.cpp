@@ -1,5 +1,6 @@
 #include "core/cluster/diagnosis.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QMap>
 #include <QRegularExpression>
@@ -12,6 +13,16 @@ namespace Starforge::Cluster {
 
 namespace {
 
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Diagnosis)
+};
+
+} // namespace
+
+namespace {
+
 struct Candidate
 {
     Cause cause = Cause::Unknown;
@@ -20,11 +31,6 @@ struct Candidate
 };
 
 const QString PodKind = QStringLiteral("Pod");
-
-QString plural(int n, const char *one, const char *many)
-{
-    return QString::number(n) + u' ' + QString::fromLatin1(n == 1 ? one : many);
-}
 
 QString quoted(const QString &s)
 {
@@ -100,10 +106,12 @@ bool isPullEvent(const Kube::Event &e)
 Cause classifyPull(const QString &text)
 {
     const QString t = text.toLower();
+    // untranslated: the registry's words, matched
     for (const char *marker : {"unauthorized", "authentication required", "denied", "forbidden", "no basic auth credentials",
                                "failed to authorize", "authorization failed"}) {
         if (t.contains(QLatin1String(marker))) return Cause::ImagePullUnauthorized;
     }
+    // untranslated: the registry's words, matched
     for (const char *marker : {"not found", "notfound", "manifest unknown"}) {
         if (t.contains(QLatin1String(marker))) return Cause::ImagePullNotFound;
     }
@@ -170,7 +178,7 @@ std::optional<Candidate> imagePull(const Context &c)
         });
         if (pulledLater) continue;
         static const QRegularExpression containerRe(QStringLiteral("\\{([^}]+)\\}$"));
-        collect(pod, QStringLiteral("pod %1 (gone now)").arg(pod), containerRe.match(failed->regardingFieldPath).captured(1), {}, {});
+        collect(pod, Text::tr("pod %1 (gone now)").arg(pod), containerRe.match(failed->regardingFieldPath).captured(1), {}, {});
     }
     if (failures.isEmpty()) return std::nullopt;
     // The most specific cause among the failures leads: not found, then unauthorized, then other.
@@ -178,13 +186,13 @@ std::optional<Candidate> imagePull(const Context &c)
     const Failure &f = failures.first();
     QSet<QString> pods;
     for (const Failure &x : std::as_const(failures)) pods.insert(x.pod);
-    const QString why = f.cause == Cause::ImagePullNotFound ? QStringLiteral("the registry does not have it")
-                      : f.cause == Cause::ImagePullUnauthorized ? QStringLiteral("the registry refuses access without credentials the cluster has")
-                                                                : QStringLiteral("the pull failed");
-    QString message = QStringLiteral("Image %1 cannot be pulled for container %2 of %3: %4")
+    const QString why = f.cause == Cause::ImagePullNotFound ? Text::tr("the registry does not have it")
+                      : f.cause == Cause::ImagePullUnauthorized ? Text::tr("the registry refuses access without credentials the cluster has")
+                                                                : Text::tr("the pull failed");
+    QString message = Text::tr("Image %1 cannot be pulled for container %2 of %3: %4")
                           .arg(quoted(f.image.isEmpty() ? QStringLiteral("?") : f.image), f.container.isEmpty() ? QStringLiteral("?") : f.container, f.podText, why);
-    if (f.attempts > 0) message += QStringLiteral(" (%1)").arg(plural(f.attempts, "attempt", "attempts"));
-    if (pods.size() > 1) message += QStringLiteral("; %1 pods of the job cannot pull their images").arg(pods.size());
+    if (f.attempts > 0) message += QStringLiteral(" (%1)").arg(Text::tr("%n attempt(s)", nullptr, f.attempts));
+    if (pods.size() > 1) message += Text::tr("; %1 pods of the job cannot pull their images").arg(pods.size());
     if (!f.detail.isEmpty()) message += QStringLiteral(". Kubelet: ") + f.detail;
     QList<Kube::Event> evidence;
     for (const Failure &x : std::as_const(failures)) {
@@ -218,10 +226,10 @@ std::optional<Candidate> capsuleDownload(const Context &c)
                               || (s.restartCount > 0 && lastExit != 0);
             if (!failing) continue;
             const int code = s.state == QLatin1String("terminated") ? s.exitCode : lastExit;
-            QString message = QStringLiteral("The capsule download failed: init container %1 of %2 exited with code %3")
+            QString message = Text::tr("The capsule download failed: init container %1 of %2 exited with code %3")
                                   .arg(CapsuleInit, describePod(p)).arg(code);
-            if (s.restartCount > 0) message += QStringLiteral(" (%1)").arg(plural(s.restartCount, "restart", "restarts"));
-            message += QStringLiteral("; the pod cannot start until it can fetch and check the Capsule");
+            if (s.restartCount > 0) message += QStringLiteral(" (%1)").arg(Text::tr("%n restart(s)", nullptr, s.restartCount));
+            message += Text::tr("; the pod cannot start until it can fetch and check the Capsule");
             return Candidate{Cause::CapsuleDownloadFailed, message,
                              c.podEvents(p.view.name, [](const Kube::Event &e) { return fieldNames(e, CapsuleInit) && e.type == QLatin1String("Warning"); })};
         }
@@ -232,7 +240,7 @@ std::optional<Candidate> capsuleDownload(const Context &c)
         });
         if (!events.isEmpty()) {
             return Candidate{Cause::CapsuleDownloadFailed,
-                             QStringLiteral("The capsule download failed: init container %1 of pod %2 (gone now) kept failing").arg(CapsuleInit, pod), events};
+                             Text::tr("The capsule download failed: init container %1 of pod %2 (gone now) kept failing").arg(CapsuleInit, pod), events};
         }
     }
     // Ray's own download of runtimeEnvYAML's working_dir, visible in the driver's output, the
@@ -259,9 +267,9 @@ std::optional<Candidate> capsuleDownload(const Context &c)
             if (submitter && e.type == QLatin1String("Warning")) evidence << e;
         }
     }
-    const QString job = c.in.rayJob ? QStringLiteral(" of job %1").arg(c.in.rayJob->name) : QString();
+    const QString job = c.in.rayJob ? Text::tr(" of job %1").arg(c.in.rayJob->name) : QString();
     return Candidate{Cause::CapsuleDownloadFailed,
-                     QStringLiteral("The capsule download failed: Ray could not fetch the working_dir%1: %2").arg(job, line), evidence};
+                     Text::tr("The capsule download failed: Ray could not fetch the working_dir%1: %2").arg(job, line), evidence};
 }
 
 // ---- container config and crash loops --------------------------------------------------------
@@ -273,7 +281,7 @@ std::optional<Candidate> containerConfig(const Context &c)
             for (const Kube::ContainerState &s : *list) {
                 if (s.state != QLatin1String("waiting") || s.reason != QLatin1String("CreateContainerConfigError")) continue;
                 return Candidate{Cause::ContainerConfigError,
-                                 QStringLiteral("Container %1 of %2 cannot be created from its configuration: %3")
+                                 Text::tr("Container %1 of %2 cannot be created from its configuration: %3")
                                      .arg(s.name, describePod(p), s.message.isEmpty() ? QStringLiteral("CreateContainerConfigError") : s.message),
                                  c.podEvents(p.view.name, [&](const Kube::Event &e) {
                                      return e.type == QLatin1String("Warning") && fieldNames(e, s.name) && e.message.startsWith(QLatin1String("Error: "));
@@ -286,7 +294,7 @@ std::optional<Candidate> containerConfig(const Context &c)
         const QList<Kube::Event> events = c.podEvents(pod, [](const Kube::Event &e) { return configRe.match(e.message).hasMatch(); });
         if (!events.isEmpty()) {
             return Candidate{Cause::ContainerConfigError,
-                             QStringLiteral("A container of pod %1 (gone now) could not be created from its configuration: %2")
+                             Text::tr("A container of pod %1 (gone now) could not be created from its configuration: %2")
                                  .arg(pod, events.last().message.mid(7)), events};
         }
     }
@@ -302,11 +310,11 @@ std::optional<Candidate> crashLoop(const Context &c)
                 if (s.state != QLatin1String("waiting") || s.reason != QLatin1String("CrashLoopBackOff") || (list == &p.view.initContainers && s.name == CapsuleInit)) {
                     continue;
                 }
-                QString message = QStringLiteral("Container %1 of %2 keeps crashing").arg(s.name, describePod(p));
-                if (p.lastExitCodes.contains(s.name)) message += QStringLiteral(": it exited with code %1").arg(p.lastExitCodes.value(s.name));
-                message += QStringLiteral(" and was restarted %1").arg(plural(s.restartCount, "time", "times"));
-                if (const auto m = backoffRe.match(s.message); m.hasMatch()) message += QStringLiteral(", now waiting %1 before the next try").arg(m.captured(1));
-                message += QStringLiteral("; its log (previous=true) says why");
+                QString message = Text::tr("Container %1 of %2 keeps crashing").arg(s.name, describePod(p));
+                if (p.lastExitCodes.contains(s.name)) message += Text::tr(": it exited with code %1").arg(p.lastExitCodes.value(s.name));
+                message += Text::tr(" and was restarted %1").arg(Text::tr("%n time(s)", nullptr, s.restartCount));
+                if (const auto m = backoffRe.match(s.message); m.hasMatch()) message += Text::tr(", now waiting %1 before the next try").arg(m.captured(1));
+                message += Text::tr("; its log (previous=true) says why");
                 return Candidate{Cause::CrashLoop, message, c.podEvents(p.view.name, [&](const Kube::Event &e) {
                                      return e.reason == QLatin1String("BackOff") && e.message.startsWith(QLatin1String("Back-off restarting failed container"))
                                          && (e.regardingFieldPath.isEmpty() || fieldNames(e, s.name));
@@ -320,7 +328,7 @@ std::optional<Candidate> crashLoop(const Context &c)
                 && !fieldNames(e, CapsuleInit);
         });
         if (!events.isEmpty()) {
-            return Candidate{Cause::CrashLoop, QStringLiteral("A container of pod %1 (gone now) kept crashing: %2").arg(pod, events.last().message), events};
+            return Candidate{Cause::CrashLoop, Text::tr("A container of pod %1 (gone now) kept crashing: %2").arg(pod, events.last().message), events};
         }
     }
     return std::nullopt;
@@ -328,11 +336,11 @@ std::optional<Candidate> crashLoop(const Context &c)
 
 // ---- scheduling -----------------------------------------------------------------------------
 
-const QString GpuReason = QStringLiteral("Insufficient nvidia.com/gpu");
-const QString SelectorReason = QStringLiteral("node(s) didn't match Pod's node affinity");   // "/selector" in current versions
-const QString TaintReason = QStringLiteral("node(s) had untolerated taint");
-const QString OldTaintReason = QStringLiteral("node(s) had taint");
-const QString CordonReason = QStringLiteral("node(s) were unschedulable");
+const QString GpuReason = Text::tr("Insufficient nvidia.com/gpu");
+const QString SelectorReason = Text::tr("node(s) didn't match Pod's node affinity");   // "/selector" in current versions
+const QString TaintReason = Text::tr("node(s) had untolerated taint");
+const QString OldTaintReason = Text::tr("node(s) had taint");
+const QString CordonReason = Text::tr("node(s) were unschedulable");
 
 struct Unschedulable
 {
@@ -385,24 +393,24 @@ QString selectorText(const QJsonObject &selector)
 
 QString schedulingSentence(Cause cause, const Unschedulable &u, const SchedulingFailure &f, int pendingPods, const Context &c)
 {
-    const QString who = u.info ? describePod(*u.info) : QStringLiteral("pod %1 (gone now)").arg(u.pod);
+    const QString who = u.info ? describePod(*u.info) : Text::tr("pod %1 (gone now)").arg(u.pod);
     const QString series = u.info ? c.series(*u.info) : QString();
     const int asked = u.info ? u.info->view.gpuRequests : -1;
     const CapacityModel *cap = c.in.capacity;
-    const QString others = pendingPods > 1 ? QStringLiteral(" (%1 of the job's pods cannot be scheduled)").arg(pendingPods) : QString();
+    const QString others = pendingPods > 1 ? Text::tr(" (%1 of the job's pods cannot be scheduled)").arg(pendingPods) : QString();
     const QString where = series.isEmpty() ? QStringLiteral("a node") : QStringLiteral("one %1 node").arg(series);
-    const QString askedText = asked >= 0 ? QStringLiteral("asks for %1 on %2").arg(plural(asked, "GPU", "GPUs"), where) : QStringLiteral("could not be placed");
+    const QString askedText = asked >= 0 ? Text::tr("asks for %1 on %2").arg(Text::tr("%n GPU(s)", nullptr, asked), where) : Text::tr("could not be placed");
     QString s;
     switch (cause) {
     case Cause::InsufficientGpu: {
-        s = QStringLiteral("Not enough free GPUs: %1 %2").arg(who, askedText);
+        s = Text::tr("Not enough free GPUs: %1 %2").arg(who, askedText);
         if (cap && !series.isEmpty()) {
             const SeriesSummary sum = cap->series(series);
-            s += QStringLiteral(", but the largest free %1 node has %2; %3 of %4 %1 GPUs are free on %5")
-                     .arg(series).arg(sum.largestFree).arg(sum.free).arg(sum.capacity).arg(plural(sum.schedulableNodes, "schedulable node", "schedulable nodes"));
-            if (sum.blocked > 0) s += QStringLiteral(", %1 more blocked").arg(sum.blocked);
+            s += Text::tr(", but the largest free %1 node has %2; %3 of %4 %1 GPUs are free on %5")
+                     .arg(series).arg(sum.largestFree).arg(sum.free).arg(sum.capacity).arg(Text::tr("%n schedulable node(s)", nullptr, sum.schedulableNodes));
+            if (sum.blocked > 0) s += Text::tr(", %1 more blocked").arg(sum.blocked);
         } else {
-            s += QStringLiteral(", and %1 too few free").arg(plural(f.count(GpuReason), "node has", "nodes have"));
+            s += Text::tr(", and %1 too few free").arg(Text::tr("%n node has", nullptr, f.count(GpuReason)));
         }
         break;
     }
@@ -411,16 +419,16 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
         // labels of the selector may match); otherwise the whole selector.
         const QString missing = seriesNobodyHas(u, c);
         const QString selector = !missing.isEmpty() ? c.in.seriesLabel + u'=' + missing : u.info ? selectorText(u.info->nodeSelector) : QString();
-        s = QStringLiteral("No node matches the selector: %1 asks for %2, and none of the %3 has it")
-                .arg(who, selector.isEmpty() ? QStringLiteral("a node affinity") : selector, plural(f.totalNodes, "node", "nodes"));
+        s = Text::tr("No node matches the selector: %1 asks for %2, and none of the %3 has it")
+                .arg(who, selector.isEmpty() ? Text::tr("a node affinity") : selector, Text::tr("%n node(s)", nullptr, f.totalNodes));
         if (cap) {
             const QStringList known = cap->seriesNames();
-            s += QStringLiteral("; known series: %1").arg(known.isEmpty() ? QStringLiteral("none") : known.join(QStringLiteral(", ")));
+            s += Text::tr("; known series: %1").arg(known.isEmpty() ? Text::tr("none") : known.join(Text::tr(", ")));
         }
         if (!missing.isEmpty() && f.count(SelectorReason) < f.totalNodes) {
-            s += QStringLiteral("; the scheduler's other reasons matter only once a node has series %1").arg(missing);
+            s += Text::tr("; the scheduler's other reasons matter only once a node has series %1").arg(missing);
         }
-        if (asked > 0) s += QStringLiteral("; %1 asked").arg(plural(asked, "GPU", "GPUs"));
+        if (asked > 0) s += Text::tr("; %1 asked").arg(Text::tr("%n GPU(s)", nullptr, asked));
         break;
     }
     case Cause::UntoleratedTaint: {
@@ -428,11 +436,11 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
         for (const auto &[count, reason] : f.reasons) {
             if (reason.startsWith(TaintReason) || reason.startsWith(OldTaintReason)) {
                 const qsizetype open = reason.indexOf(u'{');
-                taints << QStringLiteral("%1 on %2").arg(reason.mid(open, reason.indexOf(u'}', open) - open + 1), plural(count, "node", "nodes"));
+                taints << QStringLiteral("%1 on %2").arg(reason.mid(open, reason.indexOf(u'}', open) - open + 1), Text::tr("%n node(s)", nullptr, count));
             }
         }
-        s = QStringLiteral("A taint keeps the pod off: %1 %2, and a taint it does not tolerate rules out %3 of %4 (%5)")
-                .arg(who, askedText).arg(f.count(TaintReason) + f.count(OldTaintReason)).arg(plural(f.totalNodes, "node", "nodes"), taints.join(QStringLiteral(", ")));
+        s = Text::tr("A taint keeps the pod off: %1 %2, and a taint it does not tolerate rules out %3 of %4 (%5)")
+                .arg(who, askedText).arg(f.count(TaintReason) + f.count(OldTaintReason)).arg(Text::tr("%n node(s)", nullptr, f.totalNodes), taints.join(QStringLiteral(", ")));
         if (cap && !series.isEmpty()) {
             QStringList tainted;
             for (const QString &name : cap->nodesOf(series)) {
@@ -444,8 +452,8 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
         break;
     }
     case Cause::NodesCordoned: {
-        s = QStringLiteral("Nodes are cordoned: %1 %2, and %3 of %4 are cordoned (unschedulable)")
-                .arg(who, askedText).arg(f.count(CordonReason)).arg(plural(f.totalNodes, "node", "nodes"));
+        s = Text::tr("Nodes are cordoned: %1 %2, and %3 of %4 are cordoned (unschedulable)")
+                .arg(who, askedText).arg(f.count(CordonReason)).arg(Text::tr("%n node(s)", nullptr, f.totalNodes));
         if (cap) {
             QStringList cordoned;
             for (const QString &name : cap->nodesOf(series)) {
@@ -457,7 +465,7 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
         break;
     }
     default:
-        s = QStringLiteral("No known cause: %1 cannot be scheduled for a reason outside the GPU checks").arg(who);
+        s = Text::tr("No known cause: %1 cannot be scheduled for a reason outside the GPU checks").arg(who);
         break;
     }
     return s + others + QStringLiteral(". Scheduler: ") + u.text;
@@ -543,17 +551,17 @@ std::optional<Candidate> podCreation(const Context &c)
         if (e.regardingKind == QLatin1String("RayCluster") && e.reason == QLatin1String("FailedToCreateHeadPod")) {
             const QDateTime created = latestOf(e.regardingKind, QStringLiteral("CreatedHeadPod"));
             if (headPresent || (created.isValid() && created >= e.lastSeen)) continue;
-            r.who = QStringLiteral("the head pod");
+            r.who = Text::tr("the head pod");
             m = headPrefix.match(e.message);
         } else if (e.regardingKind == QLatin1String("RayCluster") && e.reason == QLatin1String("FailedToCreateWorkerPod")) {
             const QDateTime created = latestOf(e.regardingKind, QStringLiteral("CreatedWorkerPod"));
             if (created.isValid() && created >= e.lastSeen) continue;
-            r.who = QStringLiteral("a worker pod");
+            r.who = Text::tr("a worker pod");
             m = workerPrefix.match(e.message);
         } else if (e.regardingKind == QLatin1String("Job") && e.reason == QLatin1String("FailedCreate")) {
             const QDateTime created = latestOf(e.regardingKind, QStringLiteral("SuccessfulCreate"));
             if (created.isValid() && created >= e.lastSeen) continue;
-            r.who = QStringLiteral("the submitter pod");
+            r.who = Text::tr("the submitter pod");
             m = jobPrefix.match(e.message);
         } else {
             continue;
@@ -570,7 +578,7 @@ std::optional<Candidate> podCreation(const Context &c)
     const auto qm = quota.match(latest->apiError);
     if (!qm.hasMatch()) {
         return Candidate{Cause::PodCreationFailed,
-                         QStringLiteral("The API server refused to create %1, so it does not exist: %2").arg(latest->who, latest->apiError), evidence};
+                         Text::tr("The API server refused to create %1, so it does not exist: %2").arg(latest->who, latest->apiError), evidence};
     }
     const auto amounts = [](const QString &list) {
         QMap<QString, QString> out;
@@ -585,14 +593,14 @@ std::optional<Candidate> podCreation(const Context &c)
     const QMap<QString, QString> limited = amounts(qm.captured(4));
     QStringList numbers;
     for (auto it = asked.cbegin(); it != asked.cend(); ++it) {
-        numbers << QStringLiteral("%1: asks %2, %3 already used of %4").arg(it.key(), it.value(), used.value(it.key(), QStringLiteral("?")),
+        numbers << Text::tr("%1: asks %2, %3 already used of %4").arg(it.key(), it.value(), used.value(it.key(), Text::tr("?")),
                                                                                limited.value(it.key(), QStringLiteral("?")));
     }
     const QString ns = latest->event.regardingNamespace.isEmpty() ? latest->event.ns : latest->event.regardingNamespace;
-    QString message = QStringLiteral("ResourceQuota %1%2 does not allow %3 (%4), so the API server refused to create it. "
+    QString message = Text::tr("ResourceQuota %1%2 does not allow %3 (%4), so the API server refused to create it. "
                                      "Ask for less, wait for other pods of the namespace to finish, or ask the cluster's "
                                      "administrator to raise the quota")
-                          .arg(qm.captured(1).trimmed(), ns.isEmpty() ? QString() : QStringLiteral(" in namespace %1").arg(ns), latest->who,
+                          .arg(qm.captured(1).trimmed(), ns.isEmpty() ? QString() : Text::tr(" in namespace %1").arg(ns), latest->who,
                                numbers.join(QStringLiteral("; ")));
     return Candidate{Cause::QuotaExceeded, message, evidence};
 }
@@ -612,14 +620,14 @@ Candidate unknownCause(const Context &c)
     for (const PodInfo &p : c.in.pods) ++phases[p.view.phase.isEmpty() ? QStringLiteral("Unknown") : p.view.phase];
     QStringList counts;
     for (auto it = phases.cbegin(); it != phases.cend(); ++it) counts << QStringLiteral("%1 %2").arg(it.value()).arg(it.key());
-    parts << (c.in.pods.isEmpty() ? QStringLiteral("no pods") : QStringLiteral("%1: %2").arg(plural(int(c.in.pods.size()), "pod", "pods"), counts.join(QStringLiteral(", "))));
+    parts << (c.in.pods.isEmpty() ? Text::tr("no pods") : Text::tr("%1: %2").arg(Text::tr("%n pod(s)", nullptr, int(c.in.pods.size())), counts.join(Text::tr(", "))));
     QList<Kube::Event> warnings;
     for (const Kube::Event &e : c.in.events) {
         if (e.type == QLatin1String("Warning")) warnings << e;
     }
     std::stable_sort(warnings.begin(), warnings.end(), [](const Kube::Event &a, const Kube::Event &b) { return a.lastSeen < b.lastSeen; });
     if (warnings.size() > 5) warnings = warnings.mid(warnings.size() - 5);
-    return Candidate{Cause::Unknown, QStringLiteral("No known cause found: ") + parts.join(QStringLiteral("; ")), warnings};
+    return Candidate{Cause::Unknown, Text::tr("No known cause found: ") + parts.join(Text::tr("; ")), warnings};
 }
 
 } // namespace
@@ -780,10 +788,10 @@ Diagnosis diagnose(const DiagnosisInput &input)
 
     if (input.rayJob && input.rayJob->reason == QLatin1String("PreRunningDeadlineExceeded")) {
         const Kube::RayJob &j = *input.rayJob;
-        QString message = QStringLiteral("Job %1 did not reach Running within its pre-running deadline").arg(j.name);
+        QString message = Text::tr("Job %1 did not reach Running within its pre-running deadline").arg(j.name);
         if (j.preRunningDeadlineSeconds) message += QStringLiteral(" of %1 s").arg(*j.preRunningDeadlineSeconds);
-        message += QStringLiteral(" and was failed");
-        message += QStringLiteral(". Before that: ") + below.message;
+        message += Text::tr(" and was failed");
+        message += Text::tr(". Before that: ") + below.message;
         QList<Kube::Event> evidence = below.evidence;
         for (const Kube::Event &e : input.events) {
             if (e.regardingKind == QLatin1String("RayJob") && e.type == QLatin1String("Warning")) evidence << e;
@@ -801,10 +809,10 @@ Diagnosis diagnose(const DiagnosisInput &input)
             ++failedPods;
             for (auto it = p.lastExitCodes.cbegin(); it != p.lastExitCodes.cend(); ++it) lastExit = it.value();
         }
-        QString message = QStringLiteral("Job %1 was never handed to Ray: its submitter gave up").arg(j.name);
+        QString message = Text::tr("Job %1 was never handed to Ray: its submitter gave up").arg(j.name);
         if (failedPods > 0) {
-            message += QStringLiteral(" after %1").arg(plural(failedPods, "failed pod", "failed pods"));
-            if (lastExit) message += QStringLiteral(", the last exiting with code %1").arg(*lastExit);
+            message += Text::tr(" after %1").arg(Text::tr("%n failed pod(s)", nullptr, failedPods));
+            if (lastExit) message += Text::tr(", the last exiting with code %1").arg(*lastExit);
         }
         message += QStringLiteral(" (%1)").arg(j.message.isEmpty() ? QStringLiteral("SubmissionFailed") : j.message);
         QList<Kube::Event> evidence;

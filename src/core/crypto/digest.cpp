@@ -1,10 +1,21 @@
 #include "core/crypto/digest.h"
 
+#include <QCoreApplication>
 #include <QFile>
 
 #include <openssl/evp.h>
 
 namespace Starforge::Crypto {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Digest)
+};
+
+} // namespace
 
 struct Digest::Context
 {
@@ -66,14 +77,14 @@ Result<QByteArray> Digest::sha256File(const QString &path)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
-        return Error::io(QStringLiteral("cannot read %1 to hash it: %2").arg(path, file.errorString()));
+        return Error::io(Text::tr("cannot read %1 to hash it: %2").arg(path, file.errorString()));
     }
     Digest d(Algorithm::Sha256);
     QByteArray block(1024 * 1024, Qt::Uninitialized);
     for (;;) {
         const qint64 n = file.read(block.data(), block.size());
         if (n < 0) {
-            return Error::io(QStringLiteral("cannot read %1 to hash it: %2").arg(path, file.errorString()));
+            return Error::io(Text::tr("cannot read %1 to hash it: %2").arg(path, file.errorString()));
         }
         if (n == 0) {
             break;

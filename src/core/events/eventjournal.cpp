@@ -499,6 +499,7 @@ void EventJournal::prune()
             const qint64 rows = q.value(0).toLongLong();
             if (rows == 0) continue;   // job states go only when no event is left
             const qint64 share = std::max<qint64>(16, rows * (used - target) / used + 1);
+            // untranslated: SQL column names
             const QString order = QLatin1String(table) == QLatin1String("events") ? QStringLiteral("last_seen, rowid") : QStringLiteral("id");
             q.prepare(QStringLiteral("DELETE FROM %1 WHERE rowid IN (SELECT rowid FROM %1 ORDER BY %2 LIMIT ?)").arg(QLatin1String(table), order));
             q.addBindValue(share);

@@ -2,6 +2,7 @@
 
 #include "core/cluster/diagnosis.h"
 
+#include <QCoreApplication>
 #include <QHash>
 #include <QJsonArray>
 #include <QSet>
@@ -9,6 +10,16 @@
 #include <algorithm>
 
 namespace Starforge::Events {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Timeline)
+};
+
+} // namespace
 
 namespace {
 
@@ -234,7 +245,7 @@ Timeline Timeline::build(const TimelineInput &input)
             laneOf.insert(QStringLiteral("Job/") + rayJobName, t.lanes.size());
         } else {
             group.kind = LaneKind::Other;
-            group.title = QStringLiteral("other pods");
+            group.title = Text::tr("other pods");
         }
         t.lanes.append(group);
         const int groupLane = t.lanes.size() - 1;

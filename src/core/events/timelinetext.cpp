@@ -4,11 +4,22 @@
 
 #include "core/events/timeline.h"
 
+#include <QCoreApplication>
 #include <QStringList>
 
 #include <algorithm>
 
 namespace Starforge::Events {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Timelinetext)
+};
+
+} // namespace
 
 namespace {
 
@@ -68,7 +79,7 @@ QString Timeline::toText(int columns, const QStringList &evidence) const
 {
     columns = std::max(columns, 10);
     if (!start.isValid() || isEmpty())
-        return QStringLiteral("No events or state changes are known for this job.\n");
+        return Text::tr("No events or state changes are known for this job.\n");
     const qint64 span = std::max<qint64>(1, start.msecsTo(end));
     auto column = [&](const QDateTime &at) {
         const qint64 ms = std::clamp<qint64>(start.msecsTo(at), 0, span);
@@ -76,7 +87,7 @@ QString Timeline::toText(int columns, const QStringList &evidence) const
     };
 
     QString out;
-    out += QStringLiteral("%1 → %2 UTC, %3; one column ≈ %4\n")
+    out += Text::tr("%1 → %2 UTC, %3; one column ≈ %4\n")
                .arg(start.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), end.toUTC().toString(QStringLiteral("HH:mm:ss")),
                     duration(start.secsTo(end)), duration(std::max<qint64>(1, span / 1000 / (columns - 1))));
 
@@ -128,7 +139,7 @@ QString Timeline::toText(int columns, const QStringList &evidence) const
                           "marks:  o event, ! warning, = repeated, # repeated warning, * evidence of the diagnosis, - the object exists\n");
 
     if (!items.isEmpty()) {
-        out += QStringLiteral("\nevents, time since %1:\n").arg(start.toUTC().toString(QStringLiteral("HH:mm:ss")));
+        out += Text::tr("\nevents, time since %1:\n").arg(start.toUTC().toString(Text::tr("HH:mm:ss")));
         int objectWidth = 0;
         for (const TimelineItem &item : items)
             objectWidth = std::max<int>(objectWidth, std::min<int>(40, lanes.at(item.lane).title.size()));

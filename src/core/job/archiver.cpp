@@ -74,6 +74,7 @@ DeletionPolicy deletionPolicyOf(const QJsonObject &rayJob)
     return {};
 }
 
+// untranslated: a MIME type
 const QByteArray LogType = "text/plain; charset=utf-8";
 const QByteArray JsonType = "application/json";
 

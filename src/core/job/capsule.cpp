@@ -4,6 +4,7 @@
 #include "core/job/ignorerules.h"
 #include "core/job/zipwriter.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -32,6 +33,16 @@
 #include <zlib.h>
 
 namespace Starforge::Job {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Capsule)
+};
+
+} // namespace
 
 Q_LOGGING_CATEGORY(lcCapsule, "starforge.core.capsule")
 
@@ -100,7 +111,7 @@ bool isUtf8(const QByteArray &bytes)
 
 Error cancelledError()
 {
-    return Error::unavailable(QStringLiteral("The capsule build was cancelled."));
+    return Error::unavailable(Text::tr("The capsule build was cancelled."));
 }
 
 struct Entry
@@ -155,7 +166,7 @@ Result<void> scanDir(ScanState &state, const QByteArray &relDir)
     DIR *dir = ::opendir(absDir.constData());
     if (!dir) {
         const int err = errno;
-        return Error::io(QStringLiteral("Cannot list the folder %1: %2. Make it readable or exclude it.")
+        return Error::io(Text::tr("Cannot list the folder %1: %2. Make it readable or exclude it.")
                              .arg(relDir.isEmpty() ? QFile::decodeName(state.root) : display(relDir), QString::fromLocal8Bit(std::strerror(err))));
     }
     QByteArrayList names;
@@ -172,11 +183,11 @@ Result<void> scanDir(ScanState &state, const QByteArray &relDir)
         struct stat st {};
         if (::lstat(abs.constData(), &st) != 0) {
             const int err = errno;
-            return Error::io(QStringLiteral("Cannot read %1: %2.").arg(display(rel), QString::fromLocal8Bit(std::strerror(err))));
+            return Error::io(Text::tr("Cannot read %1: %2.").arg(display(rel), QString::fromLocal8Bit(std::strerror(err))));
         }
         const bool isDir = S_ISDIR(st.st_mode);
         if (isDir && IgnoreRules::isVersionControlDir(name)) {
-            if (state.listing) state.listing->append({QString::fromUtf8(rel), true, 0, QStringLiteral("version control data (never packed)")});
+            if (state.listing) state.listing->append({QString::fromUtf8(rel), true, 0, Text::tr("version control data (never packed)")});
             continue;
         }
         if (state.rules.isExcluded(rel, isDir)) {
@@ -185,14 +196,14 @@ Result<void> scanDir(ScanState &state, const QByteArray &relDir)
         }
         if (abs == state.outputPath) continue;  // a rebuild over an earlier capsule inside the tree
         if (!isUtf8(rel)) {
-            return Error::invalid(QStringLiteral("The name \"%1\" is not valid UTF-8, and zip readers would garble it. "
+            return Error::invalid(Text::tr("The name \"%1\" is not valid UTF-8, and zip readers would garble it. "
                                                  "Rename it or add it to the exclude patterns.")
                                       .arg(escaped(rel)));
         }
         if (relDir.isEmpty() && !isDir) {
             for (const char *generated : GeneratedNames) {
                 if (name == generated) {
-                    return Error::invalid(QStringLiteral("The code folder has its own %1 at its top, where the capsule puts the "
+                    return Error::invalid(Text::tr("The code folder has its own %1 at its top, where the capsule puts the "
                                                          "job's. Rename it or add \"/%1\" to the exclude patterns.")
                                               .arg(QLatin1String(generated)));
                 }
@@ -214,32 +225,32 @@ Result<void> scanDir(ScanState &state, const QByteArray &relDir)
                 const ssize_t n = ::readlink(abs.constData(), target, sizeof target - 1);
                 const QString to = n > 0 ? QFile::decodeName(QByteArray(target, n)) : QString();
                 if (err == ELOOP) {
-                    return Error::invalid(QStringLiteral("The symbolic link %1 (-> %2) is part of a loop. Fix the link or exclude it.")
+                    return Error::invalid(Text::tr("The symbolic link %1 (-> %2) is part of a loop. Fix the link or exclude it.")
                                               .arg(display(rel), to));
                 }
-                return Error::invalid(QStringLiteral("The symbolic link %1 points to %2, which does not exist. Fix the link or "
+                return Error::invalid(Text::tr("The symbolic link %1 points to %2, which does not exist. Fix the link or "
                                                      "exclude it.")
                                           .arg(display(rel), to));
             }
             source = QByteArray(resolved);
             if (!source.startsWith(QByteArray(state.root + '/'))) {
-                return Error::invalid(QStringLiteral("The symbolic link %1 points outside the code folder (to %2), and the cluster "
+                return Error::invalid(Text::tr("The symbolic link %1 points outside the code folder (to %2), and the cluster "
                                                      "cannot follow it. Copy the file into the folder or exclude the link.")
                                           .arg(display(rel), QFile::decodeName(source)));
             }
             if (::stat(source.constData(), &st) != 0) {
                 const int err = errno;
-                return Error::io(QStringLiteral("Cannot read %1: %2.").arg(display(rel), QString::fromLocal8Bit(std::strerror(err))));
+                return Error::io(Text::tr("Cannot read %1: %2.").arg(display(rel), QString::fromLocal8Bit(std::strerror(err))));
             }
             if (S_ISDIR(st.st_mode)) {
-                return Error::unsupported(QStringLiteral("The symbolic link %1 points to a folder; the capsule packs links to files "
+                return Error::unsupported(Text::tr("The symbolic link %1 points to a folder; the capsule packs links to files "
                                                          "only, as copies. Replace the link with the folder or exclude it.")
                                               .arg(display(rel)));
             }
         }
         if (!S_ISREG(st.st_mode)) {
             const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
-            state.skipped.append(QStringLiteral("%1: %2, not packed").arg(display(rel), QLatin1String(kind)));
+            state.skipped.append(Text::tr("%1: %2, not packed").arg(display(rel), QLatin1String(kind)));
             continue;
         }
         if (state.listing) state.listing->append({QString::fromUtf8(rel), false, qint64(st.st_size), QString()});
@@ -263,7 +274,7 @@ void hashEntry(Entry &e, const std::atomic_bool *cancelled)
     if (!e.sourcePath.isEmpty()) {
         QFile file(QFile::decodeName(e.sourcePath));
         if (!file.open(QIODevice::ReadOnly)) {
-            e.error = Error::io(QStringLiteral("Cannot read %1: %2. Make it readable or exclude it.")
+            e.error = Error::io(Text::tr("Cannot read %1: %2. Make it readable or exclude it.")
                                     .arg(display(e.relative), file.errorString()));
             return;
         }
@@ -273,7 +284,7 @@ void hashEntry(Entry &e, const std::atomic_bool *cancelled)
             if (cancelled && cancelled->load()) return;
             const qint64 n = file.read(block.data(), block.size());
             if (n < 0) {
-                e.error = Error::io(QStringLiteral("Cannot read %1: %2. Make it readable or exclude it.")
+                e.error = Error::io(Text::tr("Cannot read %1: %2. Make it readable or exclude it.")
                                         .arg(display(e.relative), file.errorString()));
                 return;
             }
@@ -302,8 +313,8 @@ QByteArray manifestJson(const std::vector<Entry> &files)
     QJsonArray list;
     for (const Entry &e : files) {
         list.append(QJsonObject {
-            {QStringLiteral("path"), QString::fromUtf8(e.relative)},
-            {QStringLiteral("sha256"), QString::fromLatin1(e.sha256.toHex())},
+            {Text::tr("path"), QString::fromUtf8(e.relative)},
+            {Text::tr("sha256"), QString::fromLatin1(e.sha256.toHex())},
             {QStringLiteral("size"), static_cast<double>(e.size)},
         });
     }
@@ -313,14 +324,14 @@ QByteArray manifestJson(const std::vector<Entry> &files)
 
 Result<void> validate(const CapsuleOptions &o)
 {
-    if (o.jobSpecJson.isEmpty()) return Error::invalid(QStringLiteral("The capsule needs the job's jobspec.json; none was given."));
-    if (o.runnerPexPath.isEmpty() && o.runnerPex.isEmpty()) return Error::invalid(QStringLiteral("The capsule needs runner.pex; none was given."));
+    if (o.jobSpecJson.isEmpty()) return Error::invalid(Text::tr("The capsule needs the job's jobspec.json; none was given."));
+    if (o.runnerPexPath.isEmpty() && o.runnerPex.isEmpty()) return Error::invalid(Text::tr("The capsule needs runner.pex; none was given."));
     if (o.topLevelDir.isEmpty() || o.topLevelDir.contains(u'/') || o.topLevelDir.contains(u'\\') || o.topLevelDir == QStringLiteral(".")
         || o.topLevelDir == QStringLiteral("..")) {
-        return Error::invalid(QStringLiteral("The capsule's top-level folder \"%1\" must be one plain name, such as \"capsule\".").arg(o.topLevelDir));
+        return Error::invalid(Text::tr("The capsule's top-level folder \"%1\" must be one plain name, such as \"capsule\".").arg(o.topLevelDir));
     }
-    if (o.compressionLevel < 1 || o.compressionLevel > 9) return Error::invalid(QStringLiteral("The compression level must be 1 to 9."));
-    if (o.outputPath.isEmpty()) return Error::invalid(QStringLiteral("No output path was given for the capsule."));
+    if (o.compressionLevel < 1 || o.compressionLevel > 9) return Error::invalid(Text::tr("The compression level must be 1 to 9."));
+    if (o.outputPath.isEmpty()) return Error::invalid(Text::tr("No output path was given for the capsule."));
     return {};
 }
 
@@ -337,17 +348,17 @@ Result<void> walkTree(const CapsuleOptions &options, const std::atomic_bool *can
 {
     char resolvedRoot[PATH_MAX];
     if (!::realpath(QFile::encodeName(options.sourceDir).constData(), resolvedRoot)) {
-        return Error::notFound(QStringLiteral("The code folder %1 does not exist.").arg(options.sourceDir));
+        return Error::notFound(Text::tr("The code folder %1 does not exist.").arg(options.sourceDir));
     }
     scan.root = QByteArray(resolvedRoot);
     struct stat rootStat {};
     if (::stat(scan.root.constData(), &rootStat) != 0 || !S_ISDIR(rootStat.st_mode)) {
-        return Error::invalid(QStringLiteral("%1 is not a folder.").arg(options.sourceDir));
+        return Error::invalid(Text::tr("%1 is not a folder.").arg(options.sourceDir));
     }
     const QFileInfo outInfo(options.outputPath);
     char resolvedOutDir[PATH_MAX];
     if (!::realpath(QFile::encodeName(outInfo.absolutePath()).constData(), resolvedOutDir)) {
-        return Error::notFound(QStringLiteral("The folder for the capsule, %1, does not exist.").arg(outInfo.absolutePath()));
+        return Error::notFound(Text::tr("The folder for the capsule, %1, does not exist.").arg(outInfo.absolutePath()));
     }
     scan.outputPath = QByteArray(resolvedOutDir) + '/' + QFile::encodeName(outInfo.fileName());
     scan.useGitIgnore = options.useGitIgnore;
@@ -372,7 +383,7 @@ Result<std::vector<Entry>> collectFiles(const CapsuleOptions &options, std::vect
     runner.relative = "runner.pex";
     if (!options.runnerPexPath.isEmpty()) {
         const QFileInfo info(options.runnerPexPath);
-        if (!info.isFile()) return Error::notFound(QStringLiteral("runner.pex was not found at %1.").arg(options.runnerPexPath));
+        if (!info.isFile()) return Error::notFound(Text::tr("runner.pex was not found at %1.").arg(options.runnerPexPath));
         runner.sourcePath = QFile::encodeName(info.absoluteFilePath());
         runner.size = info.size();
     } else {

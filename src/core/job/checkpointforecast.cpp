@@ -16,10 +16,11 @@ namespace Starforge::Job {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("CheckpointForecast", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(CheckpointForecast)
+};
 
 // The values that decide, after each v0.7.0 example config's own `defaults` chain (read at the
 // tag: examples/configs/*.yaml). dpo.yaml and rm.yaml leave _v2 out, which NeMo-RL reads as
@@ -243,25 +244,25 @@ QString CheckpointForecast::warning() const
     if (!known || chatReady()) return {};
     const QString convert = converter().isEmpty()
         ? QString()
-        : tr(" Convert a step with NeMo-RL's %1 before the playground can serve it.").arg(converter());
+        : Text::tr(" Convert a step with NeMo-RL's %1 before the playground can serve it.").arg(converter());
     if (!checkpoints) {
-        return tr("checkpoints: the config does not turn checkpointing on (checkpointing.enabled is false or missing), so this job "
+        return Text::tr("checkpoints: the config does not turn checkpointing on (checkpointing.enabled is false or missing), so this job "
                   "saves nothing the playground can serve. Add ++checkpointing.enabled=true to keep its weights.");
     }
     if (backend == Backend::Megatron) {
-        return tr("checkpoints: this job trains with Megatron (policy.megatron_cfg.enabled), which writes no Hugging Face weights, "
+        return Text::tr("checkpoints: this job trains with Megatron (policy.megatron_cfg.enabled), which writes no Hugging Face weights, "
                   "so its checkpoints will not be chat-ready.") + convert;
     }
     if (backend == Backend::DTensorV1) {
-        return tr("checkpoints: this job uses NeMo-RL's DTensor v1 worker (policy.dtensor_cfg._v2 is not true, as in the dpo and rm "
+        return Text::tr("checkpoints: this job uses NeMo-RL's DTensor v1 worker (policy.dtensor_cfg._v2 is not true, as in the dpo and rm "
                   "configs), which ignores save_consolidated, so its checkpoints will not be chat-ready. Add "
                   "++policy.dtensor_cfg._v2=true to get a consolidated model, or convert later.") + convert;
     }
     if (lora) {
-        return tr("checkpoints: with LoRA (policy.dtensor_cfg.lora_cfg.enabled) NeMo-RL saves an adapter, not a consolidated model, "
+        return Text::tr("checkpoints: with LoRA (policy.dtensor_cfg.lora_cfg.enabled) NeMo-RL saves an adapter, not a consolidated model, "
                   "so its checkpoints will not be chat-ready; merge the adapter into its base model before serving it.");
     }
-    return tr("checkpoints: checkpointing.model_save_format is %1, and NeMo-RL consolidates only safetensors checkpoints, so this "
+    return Text::tr("checkpoints: checkpointing.model_save_format is %1, and NeMo-RL consolidates only safetensors checkpoints, so this "
               "job's checkpoints will not be chat-ready.").arg(saveFormat) + convert;
 }
 

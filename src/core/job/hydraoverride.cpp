@@ -12,10 +12,11 @@ namespace Starforge::Job {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("HydraOverride", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(HydraOverride)
+};
 
 // Token types in the order ANTLR numbers them (OverrideLexer.tokens), so that a set of expected
 // tokens prints in ANTLR's order; Eof is -1 there and first here.
@@ -477,7 +478,7 @@ public:
         if (m_result.ok()) checkSweep();
         if (m_result.ok() && m_result.key.isEmpty()) {
             m_result.problem = HydraOverride::Problem::EmptyKey;
-            m_result.message = tr("\"%1\" has an empty key: Hydra's grammar lets it through, but no config has one (write key=value, e.g. grpo.max_num_steps=10).")
+            m_result.message = Text::tr("\"%1\" has an empty key: Hydra's grammar lets it through, but no config has one (write key=value, e.g. grpo.max_num_steps=10).")
                                    .arg(m_text);
         }
         return m_result;
@@ -530,9 +531,9 @@ private:
             const QString value = m_text.mid(v).trimmed();
             int eq = v;
             while (eq > 0 && m_text.at(eq - 1) != QLatin1Char('=')) --eq;
-            return tr("quote the value: %1%2, or escape the character with \\").arg(m_text.left(eq), HydraOverride::quoted(value));
+            return Text::tr("quote the value: %1%2, or escape the character with \\").arg(m_text.left(eq), HydraOverride::quoted(value));
         }
-        return tr("write key=value, +key=value, ++key=value or ~key; a key is like grpo.max_num_steps, server/db or db@package: "
+        return Text::tr("write key=value, +key=value, ++key=value or ~key; a key is like grpo.max_num_steps, server/db or db@package: "
                   "letters, digits, '_', '-', '$' and '.', no spaces");
     }
 
@@ -541,7 +542,7 @@ private:
         if (failed()) return;
         m_result.problem = problem;
         m_result.column = at + 1;
-        m_result.message = tr("Hydra cannot parse \"%1\": %2 (character %3; %4).").arg(m_text, detail, QString::number(at + 1), hint(at));
+        m_result.message = Text::tr("Hydra cannot parse \"%1\": %2 (character %3; %4).").arg(m_text, detail, QString::number(at + 1), hint(at));
     }
 
     // A syntax error at token t. While ANTLR still predicts whether the value is one element or
@@ -771,7 +772,7 @@ private:
         if (parts.front().type == Tok::Ws) {
             if (parts.size() == 1) {
                 defer(Problem::Syntax,
-                      tr("Hydra cannot parse \"%1\": Trying to parse a primitive that is all whitespaces (character %2; quote it).")
+                      Text::tr("Hydra cannot parse \"%1\": Trying to parse a primitive that is all whitespaces (character %2; quote it).")
                           .arg(m_text, QString::number(parts.front().start + 1)),
                       parts.front().start);
                 return {};
@@ -919,7 +920,7 @@ private:
     QString functionMessage(const QString &detail, int at) const
     {
         // Hydra reports these as "Error parsing override" too: it evaluates functions while parsing.
-        return tr("Hydra cannot parse \"%1\": %2 (character %3; %4).").arg(m_text, detail, QString::number(at + 1), hint(at));
+        return Text::tr("Hydra cannot parse \"%1\": %2 (character %3; %4).").arg(m_text, detail, QString::number(at + 1), hint(at));
     }
 
     void functionError(const QString &call, const QString &type, const QString &detail, int at)
@@ -1060,17 +1061,17 @@ private:
             while (eq > 0 && m_text.at(eq - 1) != QLatin1Char('=')) --eq;
             const QString key = m_text.left(eq);
             m_result.problem = Problem::Sweep;
-            m_result.message = tr("\"%1\" is a sweep over %2 values (Hydra: Ambiguous value for argument '%1'); sweeps are for --multirun "
+            m_result.message = Text::tr("\"%1\" is a sweep over %2 values (Hydra: Ambiguous value for argument '%1'); sweeps are for --multirun "
                                   "and a job runs once: for a list write %3[%4], for a string quote it: %3%5.")
                                    .arg(m_text, QString::number(m_simpleChoice), key, value, HydraOverride::quoted(value));
         } else if (m_value.kind == Value::Kind::Sweep) {
             m_result.problem = Problem::Sweep;
-            m_result.message = tr("\"%1\" is a sweep (%2; Hydra: Sweep parameters '%1' requires --multirun); sweeps are for --multirun "
+            m_result.message = Text::tr("\"%1\" is a sweep (%2; Hydra: Sweep parameters '%1' requires --multirun); sweeps are for --multirun "
                                   "and a job runs once: give one value.")
                                    .arg(m_text, m_value.text);
         } else if (holdsSweep(m_value)) {
             m_result.problem = Problem::Sweep;
-            m_result.message = tr("\"%1\" holds a sweep inside a list or dict; sweeps are for --multirun and a job runs once: give one value.")
+            m_result.message = Text::tr("\"%1\" holds a sweep inside a list or dict; sweeps are for --multirun and a job runs once: give one value.")
                                    .arg(m_text);
         }
     }

@@ -1,6 +1,17 @@
+#include <QCoreApplication>
 #include "core/job/ignorerules.h"
 
 namespace Starforge::Job {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(IgnoreRules)
+};
+
+} // namespace
 
 namespace {
 
@@ -175,10 +186,10 @@ QString IgnoreRules::excludedBy(const QByteArray &relativePath, bool isDir) cons
         if (v == 0) continue;
         const QString text = QString::fromUtf8(rule->text);
         switch (static_cast<Layer>(layer)) {
-        case Layer::User: return QStringLiteral("%1 (exclude pattern)").arg(text);
+        case Layer::User: return Text::tr("%1 (exclude pattern)").arg(text);
         case Layer::GitIgnore:
             return rule->baseDir.isEmpty() ? QStringLiteral("%1 (.gitignore)").arg(text)
-                                           : QStringLiteral("%1 (.gitignore in %2/)").arg(text, QString::fromUtf8(rule->baseDir));
+                                           : Text::tr("%1 (.gitignore in %2/)").arg(text, QString::fromUtf8(rule->baseDir));
         case Layer::Default: return QStringLiteral("%1 (default)").arg(text);
         }
     }

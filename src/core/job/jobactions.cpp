@@ -7,12 +7,23 @@
 #include "core/kube/resourcekind.h"
 #include "core/s3/s3client.h"
 
+#include <QCoreApplication>
 #include <QJsonDocument>
 #include <QPointer>
 
 #include <memory>
 
 namespace Starforge::Job {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Jobactions)
+};
+
+} // namespace
 
 bool isStarforgeRayJob(const QJsonObject &rayJob)
 {
@@ -23,7 +34,7 @@ bool isStarforgeRayJob(const QJsonObject &rayJob)
 
 Error notStarforgeRayJob(const QString &name, const QString &ns, const QString &verb)
 {
-    return Error::invalid(QStringLiteral("RayJob %1 was not made by Starforge (it lacks the %2=%3 label); Starforge does not %4 it "
+    return Error::invalid(Text::tr("RayJob %1 was not made by Starforge (it lacks the %2=%3 label); Starforge does not %4 it "
                                          "(kubectl delete rayjob %1 -n %5 would)")
                               .arg(name, QLatin1String(Labels::ManagedBy), QLatin1String(Labels::ManagedByValue), verb, ns));
 }
@@ -32,7 +43,7 @@ void fetchCheckedSnapshot(Kube::KubeClient *kube, const SnapshotRequest &request
 {
     fetchJobSnapshot(kube, request, context, [job = request.job, done = std::move(done)](Result<JobSnapshot> snapshot) {
         if (snapshot && snapshot->rayJob && snapshot->rayJobName.isEmpty()) {
-            done(Error::invalid(QStringLiteral("Could not read job %1: the server's answer is not a RayJob. Is FORGE_K8S_API_SERVER the cluster's API server?").arg(job)));
+            done(Error::invalid(Text::tr("Could not read job %1: the server's answer is not a RayJob. Is FORGE_K8S_API_SERVER the cluster's API server?").arg(job)));
             return;
         }
         done(std::move(snapshot));
@@ -102,7 +113,7 @@ void removeArchive(S3::S3Client *s3, const QString &id, bool hadRayJob, QObject 
         keys.removeAll(ArchiveKeys::status(id));
         if (hadArchive) keys << ArchiveKeys::status(id);
         if (!hadRayJob && !hadArchive) {
-            done(Error::notFound(QStringLiteral("job %1 is neither on the cluster nor in the job history").arg(id)));
+            done(Error::notFound(Text::tr("job %1 is neither on the cluster nor in the job history").arg(id)));
             return;
         }
         const int count = hadArchive ? static_cast<int>(keys.size()) : 0;
@@ -166,7 +177,7 @@ void deleteJob(Kube::KubeClient *kube, S3::S3Client *s3, const QString &ns, cons
     mark.body = QJsonDocument(QJsonObject{{QStringLiteral("metadata"),
                                            QJsonObject{{QStringLiteral("annotations"), QJsonObject{{QLatin1String(Labels::DeleteRequested), QStringLiteral("true")}}}}}})
                     .toJson(QJsonDocument::Compact);
-    mark.what = QStringLiteral("mark RayJob %1 for deletion").arg(snapshot.rayJobName);
+    mark.what = Text::tr("mark RayJob %1 for deletion").arg(snapshot.rayJobName);
     const QString name = snapshot.rayJobName;
     kube->send(mark, context, [kube, s3, ns, name, id, context, done](const Kube::ApiResult &marked) {
         if (!marked.ok() && marked.status != 404) {

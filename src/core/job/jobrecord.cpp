@@ -2,10 +2,21 @@
 
 #include "core/job/rayjobbuilder.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 
 namespace Starforge::Job {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(JobRecord)
+};
+
+} // namespace
 
 namespace {
 
@@ -165,7 +176,7 @@ QString JobRecord::displayState() const
 {
     if (archived) return QStringLiteral("Archived (%1)").arg(jobStateName(state));
     if (isDeleting()) {
-        return isTerminal(state) ? QStringLiteral("%1 (being deleted)").arg(jobStateName(state)) : QStringLiteral("Stopping (being deleted)");
+        return isTerminal(state) ? Text::tr("%1 (being deleted)").arg(jobStateName(state)) : Text::tr("Stopping (being deleted)");
     }
     return jobStateName(state);
 }
@@ -211,14 +222,14 @@ QJsonObject JobRecord::toJson() const
 Result<JobRecord> JobRecord::fromJson(const QJsonObject &json)
 {
     if (json.value(QStringLiteral("format")).toString() != QLatin1String("starforge-job/1")) {
-        return Error::invalid(QStringLiteral("not a Starforge job record (format is \"%1\", expected \"starforge-job/1\")")
+        return Error::invalid(Text::tr("not a Starforge job record (format is \"%1\", expected \"starforge-job/1\")")
                                   .arg(json.value(QStringLiteral("format")).toString()));
     }
     JobRecord record;
     record.id = json.value(QStringLiteral("id")).toString();
     const auto state = jobStateFromName(json.value(QStringLiteral("state")).toString());
     if (record.id.isEmpty() || !state) {
-        return Error::invalid(QStringLiteral("a job record without an id or a known state"));
+        return Error::invalid(Text::tr("a job record without an id or a known state"));
     }
     record.state = *state;
     record.name = json.value(QStringLiteral("name")).toString();

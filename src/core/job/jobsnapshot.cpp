@@ -4,6 +4,7 @@
 #include "core/kube/kubeclient.h"
 #include "core/kube/resourcekind.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QPointer>
 
@@ -11,6 +12,16 @@
 #include <memory>
 
 namespace Starforge::Job {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(JobSnapshot)
+};
+
+} // namespace
 
 namespace {
 
@@ -34,7 +45,7 @@ public:
             Kube::ApiRequest list;
             list.path = Kube::ResourceKind::rayJobs().path(m_request.ns);
             list.query.addQueryItem(QStringLiteral("labelSelector"), QLatin1String(Labels::JobId) + u'=' + m_request.job);
-            list.what = QStringLiteral("find job %1").arg(m_request.job);
+            list.what = Text::tr("find job %1").arg(m_request.job);
             m_client->send(list, this, [this](const Kube::ApiResult &result) {
                 if (!result.ok()) {
                     finish(result.error->toError());
@@ -103,7 +114,7 @@ private:
             Kube::ApiRequest list;
             list.path = Kube::ResourceKind::pods().path(m_request.ns);
             list.query.addQueryItem(QStringLiteral("labelSelector"), selector);
-            list.what = QStringLiteral("list the job's pods");
+            list.what = Text::tr("list the job's pods");
             send(list, [this](const Kube::ApiResult &result) {
                 if (!result.ok()) return false;
                 for (const QJsonValue &item : result.json().value(QStringLiteral("items")).toArray()) {
@@ -120,7 +131,7 @@ private:
         // (<cluster>-head-xxxxx ...), the submitter Job (<rayjob>) and its pods.
         Kube::ApiRequest events;
         events.path = Kube::ResourceKind::events().path(m_request.ns);
-        events.what = QStringLiteral("list events");
+        events.what = Text::tr("list events");
         send(events, [this](const Kube::ApiResult &result) {
             if (!result.ok()) return false;
             const QString &name = m_snapshot.rayJobName;
@@ -139,7 +150,7 @@ private:
         ++m_pending;
         m_client->send(request, this, [this, take = std::move(take)](const Kube::ApiResult &result) {
             if (!take(result) && !m_error) {
-                m_error = result.error ? result.error->toError() : Error::unavailable(QStringLiteral("unexpected answer from the API server"));
+                m_error = result.error ? result.error->toError() : Error::unavailable(Text::tr("unexpected answer from the API server"));
             }
             if (--m_pending == 0) {
                 afterGather();
@@ -185,7 +196,7 @@ private:
         Kube::ApiRequest log;
         log.path = Kube::ResourceKind::pods().path(m_request.ns, Kube::Pod::fromJson(m_submitters.takeFirst()).name, QStringLiteral("log"));
         log.query.addQueryItem(QStringLiteral("tailLines"), QString::number(m_request.submitterLogTailLines));
-        log.what = QStringLiteral("read the submitter's log");
+        log.what = Text::tr("read the submitter's log");
         m_client->send(log, this, [this](const Kube::ApiResult &result) {
             // A log that cannot be read yet (the container waits) adds nothing.
             if (result.ok()) m_snapshot.submitterLog += QString::fromUtf8(result.body);

@@ -15,10 +15,11 @@ namespace Starforge::Job {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("JobSpec", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(JobSpec)
+};
 
 bool isDns1123Label(const QString &s, int maxLength)
 {
@@ -36,7 +37,7 @@ void unknownKeys(const QJsonObject &object, const QStringList &known, const QStr
 {
     for (auto it = object.begin(); it != object.end(); ++it) {
         if (!known.contains(it.key())) {
-            problems << tr("%1%2: unknown field; known fields are %3.")
+            problems << Text::tr("%1%2: unknown field; known fields are %3.")
                             .arg(where, it.key(), known.join(QStringLiteral(", ")));
         }
     }
@@ -50,7 +51,7 @@ QString typeName(const QJsonValue &v)
     case QJsonValue::Double: return QStringLiteral("a number");
     case QJsonValue::String: return QStringLiteral("a string");
     case QJsonValue::Array: return QStringLiteral("a list");
-    case QJsonValue::Object: return QStringLiteral("an object");
+    case QJsonValue::Object: return Text::tr("an object");
     case QJsonValue::Undefined: break;
     }
     return QStringLiteral("missing");
@@ -65,11 +66,11 @@ struct Reader
     {
         const QJsonValue v = o.value(key);
         if (v.isUndefined() || v.isNull()) {
-            if (required) problems << tr("%1%2: required.").arg(where, key);
+            if (required) problems << Text::tr("%1%2: required.").arg(where, key);
             return {};
         }
         if (!v.isString()) {
-            problems << tr("%1%2: must be a string, not %3.").arg(where, key, typeName(v));
+            problems << Text::tr("%1%2: must be a string, not %3.").arg(where, key, typeName(v));
             return {};
         }
         return v.toString();
@@ -82,7 +83,7 @@ struct Reader
         }
         const double d = v.toDouble(-1e300);
         if (!v.isDouble() || d != static_cast<double>(static_cast<qint64>(d)) || d < -1e9 || d > 1e9) {
-            problems << tr("%1%2: must be a whole number, not %3.").arg(where, key, v.isDouble() ? QString::number(d) : typeName(v));
+            problems << Text::tr("%1%2: must be a whole number, not %3.").arg(where, key, v.isDouble() ? QString::number(d) : typeName(v));
             return fallback;
         }
         return static_cast<int>(d);
@@ -94,7 +95,7 @@ struct Reader
             return fallback;
         }
         if (!v.isBool()) {
-            problems << tr("%1%2: must be true or false, not %3.").arg(where, key, typeName(v));
+            problems << Text::tr("%1%2: must be true or false, not %3.").arg(where, key, typeName(v));
             return fallback;
         }
         return v.toBool();
@@ -106,14 +107,14 @@ struct Reader
             return {};
         }
         if (!v.isArray()) {
-            problems << tr("%1%2: must be a list of strings, not %3.").arg(where, key, typeName(v));
+            problems << Text::tr("%1%2: must be a list of strings, not %3.").arg(where, key, typeName(v));
             return {};
         }
         QStringList out;
         const QJsonArray a = v.toArray();
         for (qsizetype i = 0; i < a.size(); ++i) {
             if (!a.at(i).isString()) {
-                problems << tr("%1%2[%3]: must be a string, not %4.").arg(where, key).arg(i).arg(typeName(a.at(i)));
+                problems << Text::tr("%1%2[%3]: must be a string, not %4.").arg(where, key).arg(i).arg(typeName(a.at(i)));
             } else {
                 out << a.at(i).toString();
             }
@@ -128,11 +129,11 @@ QString secondPoolRefusal(const JobSpec &spec)
     const Recipe &recipe = spec.recipe;
     const QString &a = recipe.algorithm;
     if (a == QLatin1String("sft") || a == QLatin1String("dpo") || a == QLatin1String("rm") || a == QLatin1String("vlm_sft")) {
-        return tr("its config has no policy.generation, so the generation pool's overrides would make a partial one that "
+        return Text::tr("its config has no policy.generation, so the generation pool's overrides would make a partial one that "
                            "NeMo-RL's config check refuses (backend and max_new_tokens missing), after the job has waited for its GPUs.");
     }
     if (a == QLatin1String("ppo")) {
-        return tr("NeMo-RL's PPO requires colocated generation (it asserts policy.generation.colocated.enabled).");
+        return Text::tr("NeMo-RL's PPO requires colocated generation (it asserts policy.generation.colocated.enabled).");
     }
     if (a == QLatin1String("distillation")) {
         // The last override of the backend wins, as in Hydra; without one, the config's value
@@ -149,13 +150,13 @@ QString secondPoolRefusal(const JobSpec &spec)
         }
         if (!backend.isEmpty() && backend != QLatin1String("vllm")) {
             // distillation.py setup() fails on it once the job has its GPUs; say it before.
-            const QString source = overridden.isEmpty() ? tr("the config %1 sets policy.generation.backend: %2").arg(recipe.config, backend)
-                                                        : tr("the overrides set policy.generation.backend=%1").arg(backend);
+            const QString source = overridden.isEmpty() ? Text::tr("the config %1 sets policy.generation.backend: %2").arg(recipe.config, backend)
+                                                        : Text::tr("the overrides set policy.generation.backend=%1").arg(backend);
             const QString reason = backend == QLatin1String("megatron")
-                ? tr("it asserts \"Non-colocated inference is not supported for Megatron generation backends. Please use vLLM backend "
+                ? Text::tr("it asserts \"Non-colocated inference is not supported for Megatron generation backends. Please use vLLM backend "
                      "for generation.\"")
-                : tr("its setup makes a generation engine for vllm and megatron only");
-            return tr("NeMo-RL's distillation generates on a separate pool only with the vLLM backend (%1), and %2.").arg(reason, source);
+                : Text::tr("its setup makes a generation engine for vllm and megatron only");
+            return Text::tr("NeMo-RL's distillation generates on a separate pool only with the vLLM backend (%1), and %2.").arg(reason, source);
         }
     }
     return {};
@@ -204,10 +205,10 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
     QJsonParseError parseError{};
     const QJsonDocument document = QJsonDocument::fromJson(json, &parseError);
     if (parseError.error != QJsonParseError::NoError) {
-        return Error::invalid(tr("The JobSpec is not valid JSON: %1 at byte %2.").arg(parseError.errorString()).arg(parseError.offset));
+        return Error::invalid(Text::tr("The JobSpec is not valid JSON: %1 at byte %2.").arg(parseError.errorString()).arg(parseError.offset));
     }
     if (!document.isObject()) {
-        return Error::invalid(tr("The JobSpec must be a JSON object."));
+        return Error::invalid(Text::tr("The JobSpec must be a JSON object."));
     }
     const QJsonObject root = document.object();
     QStringList problems;
@@ -219,9 +220,9 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
                 QString(), problems);
     spec.version = read.integer(root, QStringLiteral("version"), QString(), -1);
     if (!root.contains(QLatin1String("version"))) {
-        problems << tr("version: required; this app writes and reads version %1.").arg(CurrentVersion);
+        problems << Text::tr("version: required; this app writes and reads version %1.").arg(CurrentVersion);
     } else if (spec.version != CurrentVersion && root.value(QLatin1String("version")).isDouble()) {
-        problems << tr("version: %1 is not supported; this app reads version %2.").arg(spec.version).arg(CurrentVersion);
+        problems << Text::tr("version: %1 is not supported; this app reads version %2.").arg(spec.version).arg(CurrentVersion);
     }
     spec.name = read.string(root, QStringLiteral("name"), QString(), true);
     if (root.contains(QLatin1String("code"))) spec.code = read.string(root, QStringLiteral("code"), QString());
@@ -232,7 +233,7 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
 
     const QJsonValue recipeValue = root.value(QLatin1String("recipe"));
     if (!recipeValue.isObject()) {
-        problems << tr("recipe: required, an object with algorithm (or script), config and overrides.");
+        problems << Text::tr("recipe: required, an object with algorithm (or script), config and overrides.");
     } else {
         const QJsonObject recipe = recipeValue.toObject();
         const QString where = QStringLiteral("recipe.");
@@ -249,13 +250,13 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
         const QJsonObject env = envValue.toObject();
         for (auto it = env.begin(); it != env.end(); ++it) {
             if (!it.value().isString()) {
-                problems << tr("env.%1: must be a string (quote numbers), not %2.").arg(it.key(), typeName(it.value()));
+                problems << Text::tr("env.%1: must be a string (quote numbers), not %2.").arg(it.key(), typeName(it.value()));
             } else {
                 spec.env.insert(it.key(), it.value().toString());
             }
         }
     } else if (!envValue.isUndefined()) {
-        problems << tr("env: must be an object of names to strings, not %1.").arg(typeName(envValue));
+        problems << Text::tr("env: must be an object of names to strings, not %1.").arg(typeName(envValue));
     }
 
     const QJsonValue secretEnvValue = root.value(QLatin1String("secretEnv"));
@@ -264,7 +265,7 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
         for (auto it = secretEnv.begin(); it != secretEnv.end(); ++it) {
             const QString where = QStringLiteral("secretEnv.%1.").arg(it.key());
             if (!it.value().isObject()) {
-                problems << tr("secretEnv.%1: must be {\"secret\": NAME, \"key\": KEY} naming a Kubernetes Secret, not %2; the value "
+                problems << Text::tr("secretEnv.%1: must be {\"secret\": NAME, \"key\": KEY} naming a Kubernetes Secret, not %2; the value "
                                "itself never goes in the JobSpec.")
                                 .arg(it.key(), typeName(it.value()));
                 continue;
@@ -275,18 +276,18 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
                                                       read.string(ref, QStringLiteral("key"), where, true)});
         }
     } else if (!secretEnvValue.isUndefined()) {
-        problems << tr("secretEnv: must be an object of names to {\"secret\": NAME, \"key\": KEY}, not %1.").arg(typeName(secretEnvValue));
+        problems << Text::tr("secretEnv: must be an object of names to {\"secret\": NAME, \"key\": KEY}, not %1.").arg(typeName(secretEnvValue));
     }
 
     const QJsonValue poolsValue = root.value(QLatin1String("pools"));
     if (!poolsValue.isArray()) {
-        problems << tr("pools: required, a list like [{\"name\": \"train\", \"series\": \"h200\", \"nodes\": 1, \"gpusPerNode\": 8}].");
+        problems << Text::tr("pools: required, a list like [{\"name\": \"train\", \"series\": \"h200\", \"nodes\": 1, \"gpusPerNode\": 8}].");
     } else {
         const QJsonArray pools = poolsValue.toArray();
         for (qsizetype i = 0; i < pools.size(); ++i) {
             const QString where = QStringLiteral("pools[%1].").arg(i);
             if (!pools.at(i).isObject()) {
-                problems << tr("pools[%1]: must be an object, not %2.").arg(i).arg(typeName(pools.at(i)));
+                problems << Text::tr("pools[%1]: must be an object, not %2.").arg(i).arg(typeName(pools.at(i)));
                 continue;
             }
             const QJsonObject p = pools.at(i).toObject();
@@ -313,25 +314,25 @@ QStringList JobSpec::problems() const
 {
     QStringList out;
     if (!isDns1035Label(name, MaxNameLength)) {
-        out << tr("name: \"%1\" must be 1-%2 characters of lowercase letters, digits and '-', start with a letter and end with "
+        out << Text::tr("name: \"%1\" must be 1-%2 characters of lowercase letters, digits and '-', start with a letter and end with "
                   "a letter or digit (it becomes the RayJob's name).").arg(name).arg(MaxNameLength);
     }
     if (code.isEmpty()) {
-        out << tr("code: must name the code folder (\".\" for the JobSpec's own folder).");
+        out << Text::tr("code: must name the code folder (\".\" for the JobSpec's own folder).");
     }
     if (recipe.algorithm.isEmpty() == recipe.script.isEmpty()) {
-        out << tr("recipe: give either algorithm (%1) or script, not both or neither.").arg(algorithms().join(QStringLiteral(", ")));
+        out << Text::tr("recipe: give either algorithm (%1) or script, not both or neither.").arg(algorithms().join(QStringLiteral(", ")));
     } else if (!recipe.algorithm.isEmpty() && !algorithms().contains(recipe.algorithm)) {
-        out << tr("recipe.algorithm: \"%1\" is not one of %2; use script for another entry point.")
+        out << Text::tr("recipe.algorithm: \"%1\" is not one of %2; use script for another entry point.")
                    .arg(recipe.algorithm, algorithms().join(QStringLiteral(", ")));
     }
     if (!recipe.script.isEmpty() && (!recipe.script.endsWith(QLatin1String(".py")) || recipe.script.contains(QLatin1String("..")))) {
-        out << tr("recipe.script: \"%1\" must be a .py path without \"..\".").arg(recipe.script);
+        out << Text::tr("recipe.script: \"%1\" must be a .py path without \"..\".").arg(recipe.script);
     }
     if (recipe.config.isEmpty()) {
-        out << tr("recipe.config: required, the YAML config inside the code folder.");
+        out << Text::tr("recipe.config: required, the YAML config inside the code folder.");
     } else if (QDir::isAbsolutePath(recipe.config) || recipe.config.contains(QLatin1String(".."))) {
-        out << tr("recipe.config: \"%1\" must be a path inside the code folder (relative, without \"..\"), since it ships in the Capsule.")
+        out << Text::tr("recipe.config: \"%1\" must be a path inside the code folder (relative, without \"..\"), since it ships in the Capsule.")
                    .arg(recipe.config);
     }
     for (qsizetype i = 0; i < recipe.overrides.size(); ++i) {
@@ -339,60 +340,60 @@ QStringList JobSpec::problems() const
         // NeMo-RL hands each line to Hydra 1.3's override parser once the job's GPUs are up, so a
         // line it would refuse (or a sweep, which one run cannot take) is refused here instead.
         if (o.contains(QLatin1Char('\n'))) {
-            out << tr("recipe.overrides[%1]: must be one line.").arg(i);
+            out << Text::tr("recipe.overrides[%1]: must be one line.").arg(i);
         } else if (const auto problem = HydraOverride::check(o)) {
-            out << tr("recipe.overrides[%1]: %2").arg(QString::number(i), *problem);
+            out << Text::tr("recipe.overrides[%1]: %2").arg(QString::number(i), *problem);
         }
     }
     static const QRegularExpression envName(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
     for (auto it = env.cbegin(); it != env.cend(); ++it) {
         if (!envName.match(it.key()).hasMatch()) {
-            out << tr("env.%1: not a valid environment variable name (letters, digits, '_', not starting with a digit).").arg(it.key());
+            out << Text::tr("env.%1: not a valid environment variable name (letters, digits, '_', not starting with a digit).").arg(it.key());
         } else if (it.key().startsWith(QLatin1String("RAY_")) || it.key().startsWith(QLatin1String("FORGE_"))) {
-            out << tr("env.%1: names starting with RAY_ or FORGE_ are set by Ray and Starforge; choose another name.").arg(it.key());
+            out << Text::tr("env.%1: names starting with RAY_ or FORGE_ are set by Ray and Starforge; choose another name.").arg(it.key());
         }
     }
     static const QRegularExpression dnsSubdomain(QStringLiteral("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"));
     static const QRegularExpression secretKey(QStringLiteral("^[-._a-zA-Z0-9]+$"));
     for (auto it = secretEnv.cbegin(); it != secretEnv.cend(); ++it) {
         if (!envName.match(it.key()).hasMatch()) {
-            out << tr("secretEnv.%1: not a valid environment variable name (letters, digits, '_', not starting with a digit).").arg(it.key());
+            out << Text::tr("secretEnv.%1: not a valid environment variable name (letters, digits, '_', not starting with a digit).").arg(it.key());
         } else if (it.key().startsWith(QLatin1String("RAY_")) || it.key().startsWith(QLatin1String("FORGE_"))) {
-            out << tr("secretEnv.%1: names starting with RAY_ or FORGE_ are set by Ray and Starforge; choose another name.").arg(it.key());
+            out << Text::tr("secretEnv.%1: names starting with RAY_ or FORGE_ are set by Ray and Starforge; choose another name.").arg(it.key());
         } else if (env.contains(it.key())) {
-            out << tr("secretEnv.%1: also set in env; give it in one of them.").arg(it.key());
+            out << Text::tr("secretEnv.%1: also set in env; give it in one of them.").arg(it.key());
         }
         if (!it->secret.isEmpty() && (it->secret.size() > 253 || !dnsSubdomain.match(it->secret).hasMatch())) {
-            out << tr("secretEnv.%1.secret: \"%2\" is not a Secret name (lowercase letters, digits, '-' and '.').").arg(it.key(), it->secret);
+            out << Text::tr("secretEnv.%1.secret: \"%2\" is not a Secret name (lowercase letters, digits, '-' and '.').").arg(it.key(), it->secret);
         }
         if (!it->key.isEmpty() && (it->key.size() > 253 || !secretKey.match(it->key).hasMatch())) {
-            out << tr("secretEnv.%1.key: \"%2\" is not a Secret key (letters, digits, '-', '_' and '.').").arg(it.key(), it->key);
+            out << Text::tr("secretEnv.%1.key: \"%2\" is not a Secret key (letters, digits, '-', '_' and '.').").arg(it.key(), it->key);
         }
     }
     if (pools.isEmpty()) {
-        out << tr("pools: at least one pool is needed (the first is where the Ray head runs).");
+        out << Text::tr("pools: at least one pool is needed (the first is where the Ray head runs).");
     }
     if (pools.size() > 2) {
-        out << tr("pools: at most two pools, training and generation (NeMo-RL's non-colocated generation); %1 given.").arg(pools.size());
+        out << Text::tr("pools: at most two pools, training and generation (NeMo-RL's non-colocated generation); %1 given.").arg(pools.size());
     }
     QStringList names;
     for (qsizetype i = 0; i < pools.size(); ++i) {
         const Pool &p = pools.at(i);
         if (!isDns1123Label(p.name, 15)) {
-            out << tr("pools[%1].name: \"%2\" must be 1-15 lowercase letters, digits or '-' (it names the worker group).").arg(i).arg(p.name);
+            out << Text::tr("pools[%1].name: \"%2\" must be 1-15 lowercase letters, digits or '-' (it names the worker group).").arg(i).arg(p.name);
         } else if (names.contains(p.name)) {
-            out << tr("pools[%1].name: \"%2\" is used twice.").arg(i).arg(p.name);
+            out << Text::tr("pools[%1].name: \"%2\" is used twice.").arg(i).arg(p.name);
         }
         names << p.name;
         static const QRegularExpression labelValue(QStringLiteral("^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$"));
         if (!labelValue.match(p.series).hasMatch()) {
-            out << tr("pools[%1].series: \"%2\" is not a node label value (up to 63 letters, digits, '-', '_', '.').").arg(i).arg(p.series);
+            out << Text::tr("pools[%1].series: \"%2\" is not a node label value (up to 63 letters, digits, '-', '_', '.').").arg(i).arg(p.series);
         }
         if (p.nodes < 1 || p.nodes > 1024) {
-            out << tr("pools[%1].nodes: must be between 1 and 1024, not %2.").arg(i).arg(p.nodes);
+            out << Text::tr("pools[%1].nodes: must be between 1 and 1024, not %2.").arg(i).arg(p.nodes);
         }
         if (p.gpusPerNode < 1 || p.gpusPerNode > 64) {
-            out << tr("pools[%1].gpusPerNode: must be between 1 and 64, not %2.").arg(i).arg(p.gpusPerNode);
+            out << Text::tr("pools[%1].gpusPerNode: must be between 1 and 64, not %2.").arg(i).arg(p.gpusPerNode);
         }
     }
     // A second pool is NeMo-RL's non-colocated generation, which only the algorithms that
@@ -400,12 +401,12 @@ QStringList JobSpec::problems() const
     if (pools.size() == 2 && !recipe.algorithm.isEmpty()) {
         const QString why = secondPoolRefusal(*this);
         if (!why.isEmpty()) {
-            out << tr("pools[1]: %1 takes one pool; %2 Remove the second pool, or choose grpo, vlm_grpo or distillation.")
+            out << Text::tr("pools[1]: %1 takes one pool; %2 Remove the second pool, or choose grpo, vlm_grpo or distillation.")
                        .arg(recipe.algorithm, why);
         }
     }
     if (pools.size() == 2 && pools.at(0).gpusPerNode != pools.at(1).gpusPerNode) {
-        out << tr("pools[1].gpusPerNode: must equal pools[0].gpusPerNode (%1): NeMo-RL requires dedicated generation nodes to have "
+        out << Text::tr("pools[1].gpusPerNode: must equal pools[0].gpusPerNode (%1): NeMo-RL requires dedicated generation nodes to have "
                   "as many GPUs as the training nodes.").arg(pools.at(0).gpusPerNode);
     }
     return out;
@@ -415,7 +416,7 @@ QStringList JobSpec::warnings() const
 {
     QStringList out;
     if (pools.size() == 2 && pools.at(0).series != pools.at(1).series) {
-        out << tr("pools: training on %1 and generation on %2 is a request Ray may not honour: NeMo-RL's placement groups ask only "
+        out << Text::tr("pools: training on %1 and generation on %2 is a request Ray may not honour: NeMo-RL's placement groups ask only "
                   "for CPUs and GPUs, so training can land on the %2 nodes and generation on the %1 nodes. Pools of one series "
                   "are exact.").arg(pools.at(0).series, pools.at(1).series);
     }
@@ -426,12 +427,12 @@ QStringList JobSpec::problemsWith(bool storageShared, bool corpusConfigured) con
 {
     QStringList out;
     if (totalNodes() > 1 && !storageShared) {
-        out << tr("pools: this job runs on %1 nodes, but the storage is not shared between nodes (FORGE_K8S_STORAGE_SHARED=false): "
+        out << Text::tr("pools: this job runs on %1 nodes, but the storage is not shared between nodes (FORGE_K8S_STORAGE_SHARED=false): "
                   "checkpoints written on one node would be missing on the others. Use one node, or a ReadWriteMany volume and set "
                   "FORGE_K8S_STORAGE_SHARED=true.").arg(totalNodes());
     }
     if (corpus && !corpusConfigured) {
-        out << tr("corpus: the job asks for the corpus volume, but the profile has none; set FORGE_K8S_CORPUS_PVC or set corpus to false.");
+        out << Text::tr("corpus: the job asks for the corpus volume, but the profile has none; set FORGE_K8S_CORPUS_PVC or set corpus to false.");
     }
     return out;
 }
@@ -440,30 +441,30 @@ Result<JobSpec> JobSpec::load(const QString &path)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
-        return Error::io(tr("Cannot read the JobSpec %1: %2.").arg(path, file.errorString()));
+        return Error::io(Text::tr("Cannot read the JobSpec %1: %2.").arg(path, file.errorString()));
     }
     const QByteArray bytes = file.read(4 * 1024 * 1024 + 1);
     if (bytes.size() > 4 * 1024 * 1024) {
-        return Error::invalid(tr("The JobSpec %1 is larger than 4 MiB; it should describe the job, not carry data.").arg(path));
+        return Error::invalid(Text::tr("The JobSpec %1 is larger than 4 MiB; it should describe the job, not carry data.").arg(path));
     }
     auto spec = fromJson(bytes);
     if (!spec) {
-        return Error::invalid(tr("%1: %2").arg(path, spec.error().message));
+        return Error::invalid(Text::tr("%1: %2").arg(path, spec.error().message));
     }
     JobSpec out = std::move(spec).value();
     out.sourceDir = QFileInfo(path).absolutePath();
     out.sourcePath = QFileInfo(path).absoluteFilePath();
     const QFileInfo code(out.codePath());
     if (!code.isDir()) {
-        return Error::invalid(tr("%1: code: the folder %2 does not exist (paths are relative to the JobSpec's folder).").arg(path, out.codePath()));
+        return Error::invalid(Text::tr("%1: code: the folder %2 does not exist (paths are relative to the JobSpec's folder).").arg(path, out.codePath()));
     }
     if (!QFileInfo(QDir(out.codePath()).filePath(out.recipe.config)).isFile()) {
-        return Error::invalid(tr("%1: recipe.config: %2 is not a file in the code folder %3.").arg(path, out.recipe.config, out.codePath()));
+        return Error::invalid(Text::tr("%1: recipe.config: %2 is not a file in the code folder %3.").arg(path, out.recipe.config, out.codePath()));
     }
     // fromJson checked the spec before its folder was known: the checks that read the config
     // (a distillation pool's generation backend) look at the right file now.
     if (const QStringList problems = out.problems(); !problems.isEmpty()) {
-        return Error::invalid(tr("%1: %2").arg(path, QCoreApplication::translate("JobSpec", "The JobSpec has %n problem(s):", nullptr,
+        return Error::invalid(Text::tr("%1: %2").arg(path, QCoreApplication::translate("JobSpec", "The JobSpec has %n problem(s):", nullptr,
                                                                                   static_cast<int>(problems.size()))
                                                           + QLatin1Char('\n') + problems.join(QLatin1Char('\n'))));
     }

@@ -10,10 +10,11 @@ namespace Starforge::Job {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("Ownership", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Ownership)
+};
 
 } // namespace
 
@@ -57,11 +58,11 @@ Result<void> checkJobIdentity(const QJsonObject &rayJob)
     const QString id = labels.value(QLatin1String(Labels::JobId)).toString();
     const QString jobName = labels.value(QLatin1String(Labels::JobName)).toString();
     if (!RayJobBuilder::isJobId(id)) {
-        return Error::invalid(tr("RayJob %1 carries the job id \"%2\", which is not one Starforge makes (six characters of "
+        return Error::invalid(Text::tr("RayJob %1 carries the job id \"%2\", which is not one Starforge makes (six characters of "
                                  "bcdfghjklmnpqrstvwxz2456789); it is not followed.").arg(name, id));
     }
     if (jobName.isEmpty() || name != jobName + u'-' + id) {
-        return Error::invalid(tr("RayJob %1 is not named <job name>-<job id> (%2-%3) as Starforge names its jobs; it is not followed.")
+        return Error::invalid(Text::tr("RayJob %1 is not named <job name>-<job id> (%2-%3) as Starforge names its jobs; it is not followed.")
                                   .arg(name, jobName, id));
     }
     return {};
@@ -73,21 +74,21 @@ Error notYours(const JobRecord &record, Ownership ownership, const QString &verb
     case Ownership::Mine:
         break;
     case Ownership::OtherBucket:
-        return Error::invalid(tr("Job %1 is yours but archives to %2, another profile's bucket; %3 it from that profile.")
+        return Error::invalid(Text::tr("Job %1 is yours but archives to %2, another profile's bucket; %3 it from that profile.")
                                   .arg(record.id, record.archiveBucket, verb));
     case Ownership::Others:
-        return Error::invalid(tr("Job %1 belongs to %2; Starforge does not %3 other people's jobs.").arg(record.id, record.owner, verb));
+        return Error::invalid(Text::tr("Job %1 belongs to %2; Starforge does not %3 other people's jobs.").arg(record.id, record.owner, verb));
     case Ownership::Unowned:
         if (record.archived) {
-            return Error::invalid(tr("The archive of job %1 records no owner (it was made before Starforge recorded owners); "
+            return Error::invalid(Text::tr("The archive of job %1 records no owner (it was made before Starforge recorded owners); "
                                      "Starforge does not %2 it. Remove jobs/%1/ from the bucket with an S3 tool if it is yours.")
                                       .arg(record.id, verb));
         }
-        return Error::invalid(tr("Job %1 records no owner (it was made before Starforge recorded owners); Starforge does not %2 it. "
+        return Error::invalid(Text::tr("Job %1 records no owner (it was made before Starforge recorded owners); Starforge does not %2 it. "
                                  "kubectl delete rayjob %3 -n %4 would.")
                                   .arg(record.id, verb, record.rayJobName, record.ns));
     }
-    return Error::internal(QStringLiteral("notYours called for the viewer's own job"));
+    return Error::internal(Text::tr("notYours called for the viewer's own job"));
 }
 
 } // namespace Starforge::Job

@@ -1,5 +1,6 @@
 #include "core/job/progress.h"
 
+#include <QCoreApplication>
 #include <QIODevice>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -11,6 +12,16 @@
 #include <limits>
 
 namespace Starforge::Job {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Progress)
+};
+
+} // namespace
 
 namespace {
 
@@ -248,14 +259,14 @@ std::optional<double> JobProgress::latest(const QString &metric) const
 QString JobProgress::doneReason() const
 {
     if (!m_doneReason.isEmpty() || !m_exitCode) return m_doneReason;
-    return *m_exitCode == 0 ? QStringLiteral("Ran all epochs") : QStringLiteral("Exited with code %1").arg(*m_exitCode);
+    return *m_exitCode == 0 ? Text::tr("Ran all epochs") : Text::tr("Exited with code %1").arg(*m_exitCode);
 }
 
 QString JobProgress::summary() const
 {
     if (m_totalSteps <= 0) return {};
     QString steps = QStringLiteral("step %1/%2").arg(m_step).arg(m_totalSteps);
-    if (m_totalEpochs > 1 || m_currentGlobalStep != m_step) steps += QStringLiteral(" (global step %1)").arg(m_currentGlobalStep);
+    if (m_totalEpochs > 1 || m_currentGlobalStep != m_step) steps += Text::tr(" (global step %1)").arg(m_currentGlobalStep);
     return m_totalEpochs > 1 ? QStringLiteral("epoch %1/%2, %3").arg(m_epoch).arg(m_totalEpochs).arg(steps) : steps;
 }
 
@@ -263,14 +274,15 @@ QString JobProgress::details() const
 {
     if (summary().isEmpty()) return {};
     QStringList parts{summary()};
+    // untranslated: NeMo-RL's words in the log, matched
     for (const char *metric : {"Loss", "Avg Reward", "Accuracy", "Total step time"}) {
         if (const auto v = latest(QLatin1String(metric))) parts << QStringLiteral("%1 %2").arg(QLatin1String(metric)).arg(*v, 0, 'g', 4);
     }
     if (m_sawSaved) {
-        if (lastSavedCheckpoint() > 0) parts << QStringLiteral("last checkpoint step %1").arg(lastSavedCheckpoint());
-        if (m_lastCheckpoint > lastSavedCheckpoint() && !done()) parts << QStringLiteral("saving step %1").arg(m_lastCheckpoint);
+        if (lastSavedCheckpoint() > 0) parts << Text::tr("last checkpoint step %1").arg(lastSavedCheckpoint());
+        if (m_lastCheckpoint > lastSavedCheckpoint() && !done()) parts << Text::tr("saving step %1").arg(m_lastCheckpoint);
     } else if (m_lastCheckpoint > 0) {
-        parts << QStringLiteral("last checkpoint step %1").arg(m_lastCheckpoint);   // a log from before checkpoint_saved
+        parts << Text::tr("last checkpoint step %1").arg(m_lastCheckpoint);   // a log from before checkpoint_saved
     }
     return parts.join(QStringLiteral(", "));
 }

@@ -8,6 +8,7 @@
 #include "core/kube/resourcekind.h"
 #include "core/s3/s3client.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFutureWatcher>
 #include <QJsonArray>
@@ -18,6 +19,16 @@
 #include <QLoggingCategory>
 
 namespace Starforge::Job {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(ProgressFollower)
+};
+
+} // namespace
 
 namespace {
 Q_LOGGING_CATEGORY(lcProgress, "starforge.core.progress")
@@ -153,7 +164,7 @@ void ProgressFollower::findPod(const QString &id)
     list.path = Kube::ResourceKind::pods().path(m_options.ns);
     // The submitter Job has the RayJob's name, and the Job controller labels its pods with it.
     list.query.addQueryItem(QStringLiteral("labelSelector"), QStringLiteral("job-name=") + f.rayJobName);
-    list.what = QStringLiteral("find the submitter pod of job %1").arg(id);
+    list.what = Text::tr("find the submitter pod of job %1").arg(id);
     f.pending = std::make_unique<QObject>();
     m_kube->send(list, f.pending.get(), [this, id](const Kube::ApiResult &result) {
         const auto found = m_followed.constFind(id);

@@ -17,14 +17,16 @@ namespace Starforge::Job {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("RayJobBuilder", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(RayJobBuilder)
+};
 
 // Downloads the Capsule on HTTP-only storage: URL, expected SHA-256 and destination arrive as
 // argv, never through a shell, so nothing in them is interpreted. A mismatch leaves no file.
 const char FetchScript[] =
+    // untranslated: a Python program the init container runs
     "import hashlib, os, sys, urllib.request\n"
     "url, want, dest = sys.argv[1:4]\n"
     "tmp = dest + '.part'\n"
@@ -234,21 +236,21 @@ Result<QJsonObject> RayJobBuilder::build(const RayJobInput &in)
     problems += in.spec.problemsWith(in.settings.storageShared, !in.settings.corpusPvc.isEmpty());
     static const QRegularExpression jobId(QStringLiteral("^[a-z0-9]{6}$"));
     if (!jobId.match(in.jobId).hasMatch()) {
-        problems << tr("The job id \"%1\" must be six lowercase letters or digits.").arg(in.jobId);
+        problems << Text::tr("The job id \"%1\" must be six lowercase letters or digits.").arg(in.jobId);
     }
     static const QRegularExpression sha(QStringLiteral("^[0-9a-f]{64}$"));
     if (!sha.match(in.capsule.sha256).hasMatch()) {
-        problems << tr("The Capsule's SHA-256 \"%1\" is not 64 hex digits.").arg(in.capsule.sha256);
+        problems << Text::tr("The Capsule's SHA-256 \"%1\" is not 64 hex digits.").arg(in.capsule.sha256);
     }
     if (!sha.match(in.capsule.manifestSha256).hasMatch()) {
-        problems << tr("The SHA-256 of the Capsule's manifest.json \"%1\" is not 64 hex digits.").arg(in.capsule.manifestSha256);
+        problems << Text::tr("The SHA-256 of the Capsule's manifest.json \"%1\" is not 64 hex digits.").arg(in.capsule.manifestSha256);
     }
     const QString scheme = in.capsule.url.scheme();
     if (!in.capsule.url.isValid() || (scheme != QLatin1String("https") && scheme != QLatin1String("http")) || in.capsule.url.host().isEmpty()) {
-        problems << tr("The Capsule URL \"%1\" is not an http(s) URL.").arg(in.capsule.url.toString());
+        problems << Text::tr("The Capsule URL \"%1\" is not an http(s) URL.").arg(in.capsule.url.toString());
     }
     if (in.settings.owner.isEmpty()) {
-        problems << tr("The job has no owner: set FORGE_OWNER in the profile, or connect so the cluster can say who you are.");
+        problems << Text::tr("The job has no owner: set FORGE_OWNER in the profile, or connect so the cluster can say who you are.");
     }
     if (!problems.isEmpty()) {
         return Error::invalid(problems.join(QLatin1Char('\n')));
@@ -285,6 +287,7 @@ Result<QJsonObject> RayJobBuilder::build(const RayJobInput &in)
         clusterSpec.insert(QStringLiteral("workerGroupSpecs"), workers);
     }
 
+    // untranslated: a command line
     QJsonObject spec{{QStringLiteral("entrypoint"), QStringLiteral("python runner.pex")},
                      {QStringLiteral("runtimeEnvYAML"), QString::fromUtf8(QJsonDocument(runtimeEnv).toJson(QJsonDocument::Compact))},
                      {QStringLiteral("submissionMode"), QStringLiteral("K8sJobMode")},

@@ -16,6 +16,16 @@
 
 namespace Starforge::Job {
 
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Submitter)
+};
+
+} // namespace
+
 Q_LOGGING_CATEGORY(lcSubmitter, "starforge.core.submitter")
 
 int capsuleUrlLifetimeSeconds(const ClusterSettings &settings)
@@ -149,7 +159,7 @@ void Submitter::takeCapsule(const Result<CapsuleResult> &built)
                 qCInfo(lcSubmitter).noquote()
                     << QStringLiteral("The object at the Capsule's address has %1 bytes and SHA-256 %2; uploading the Capsule again.")
                            .arg(head->size)
-                           .arg(head->sha256.isEmpty() ? QStringLiteral("(none recorded)") : QString::fromLatin1(head->sha256));
+                           .arg(head->sha256.isEmpty() ? Text::tr("(none recorded)") : QString::fromLatin1(head->sha256));
             }
             upload();
         } else {

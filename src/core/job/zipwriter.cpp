@@ -1,5 +1,6 @@
 #include "core/job/zipwriter.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QFuture>
 #include <QIODevice>
@@ -13,6 +14,16 @@
 #include <zlib.h>
 
 namespace Starforge::Job {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(ZipWriter)
+};
+
+} // namespace
 
 namespace {
 
@@ -47,7 +58,7 @@ Result<QByteArray> deflateBlock(const QByteArray &dictionary, const QByteArray &
 {
     z_stream zs {};
     if (deflateInit2(&zs, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-        return Error::internal(QStringLiteral("zlib could not start a deflate stream."));
+        return Error::internal(Text::tr("zlib could not start a deflate stream."));
     }
     if (!dictionary.isEmpty()) {
         deflateSetDictionary(&zs, reinterpret_cast<const Bytef *>(dictionary.constData()), static_cast<uInt>(dictionary.size()));
@@ -65,7 +76,7 @@ Result<QByteArray> deflateBlock(const QByteArray &dictionary, const QByteArray &
         produced = data.size() - static_cast<qsizetype>(zs.avail_out);
         if (rc == Z_STREAM_ERROR) {
             deflateEnd(&zs);
-            return Error::internal(QStringLiteral("zlib failed while deflating %1.").arg(entryName));
+            return Error::internal(Text::tr("zlib failed while deflating %1.").arg(entryName));
         }
         const bool done = last ? rc == Z_STREAM_END : (zs.avail_in == 0 && zs.avail_out > 0);
         if (done) break;
@@ -88,7 +99,7 @@ struct Block
 
 Error changedError(const ZipWriter::Entry &e)
 {
-    return Error::io(QStringLiteral("%1 changed while the capsule was being built. Build it again.").arg(e.displayName));
+    return Error::io(Text::tr("%1 changed while the capsule was being built. Build it again.").arg(e.displayName));
 }
 
 Block readBlock(const ZipWriter::Entry &e, qint64 offset, qint64 length, bool last, bool singleBlock, int level)
@@ -102,7 +113,7 @@ Block readBlock(const ZipWriter::Entry &e, qint64 offset, qint64 length, bool la
     if (!e.sourcePath.isEmpty()) {
         QFile file(QFile::decodeName(e.sourcePath));
         if (!file.open(QIODevice::ReadOnly) || !file.seek(dictStart)) {
-            b.error = Error::io(QStringLiteral("Cannot read %1: %2.").arg(e.displayName, file.errorString()));
+            b.error = Error::io(Text::tr("Cannot read %1: %2.").arg(e.displayName, file.errorString()));
             return b;
         }
         const QByteArray all = file.read(offset - dictStart + length);
@@ -259,7 +270,7 @@ Result<void> ZipWriter::writeEntries(const std::vector<Entry> &entries, const Wo
 
 Error ZipWriter::writeError() const
 {
-    return Error::io(QStringLiteral("Cannot write the capsule to %1: %2.").arg(m_path, m_file.errorString()));
+    return Error::io(Text::tr("Cannot write the capsule to %1: %2.").arg(m_path, m_file.errorString()));
 }
 
 bool ZipWriter::write(const QByteArray &bytes)

@@ -10,10 +10,11 @@ namespace Starforge::Kube {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("Kube", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Kube)
+};
 
 ApiError::Kind kindFor(int status, const QString &reason)
 {
@@ -38,25 +39,25 @@ QString sentence(const ApiError &e, const QString &what)
     const QString server = e.serverMessage.isEmpty() ? QString() : e.serverMessage;
     switch (e.kind) {
     case ApiError::Kind::Unauthorized:
-        return tr("The cluster did not accept the token (401 Unauthorized) when trying to %1. The token is wrong or "
+        return Text::tr("The cluster did not accept the token (401 Unauthorized) when trying to %1. The token is wrong or "
                   "has expired: set a current one in the profile (FORGE_K8S_TOKEN).").arg(what);
     case ApiError::Kind::Forbidden:
-        return tr("Not allowed to %1: %2. Ask the cluster's administrator for this permission (see docs/kubernetes.md "
-                  "for the Role Starforge needs).").arg(what, server.isEmpty() ? tr("403 Forbidden") : server);
+        return Text::tr("Not allowed to %1: %2. Ask the cluster's administrator for this permission (see docs/kubernetes.md "
+                  "for the Role Starforge needs).").arg(what, server.isEmpty() ? Text::tr("403 Forbidden") : server);
     case ApiError::Kind::NotFound:
-        return server.isEmpty() ? tr("Could not %1: not found on the server.").arg(what)
-                                : tr("Could not %1: %2.").arg(what, server);
+        return server.isEmpty() ? Text::tr("Could not %1: not found on the server.").arg(what)
+                                : Text::tr("Could not %1: %2.").arg(what, server);
     case ApiError::Kind::Expired:
-        return tr("The server's history no longer reaches back far enough to %1 (%2); starting over.").arg(what, server);
+        return Text::tr("The server's history no longer reaches back far enough to %1 (%2); starting over.").arg(what, server);
     case ApiError::Kind::TooManyRequests:
-        return tr("The API server is rate-limiting requests (429) while trying to %1; retrying later.").arg(what);
+        return Text::tr("The API server is rate-limiting requests (429) while trying to %1; retrying later.").arg(what);
     case ApiError::Kind::Server:
-        return tr("The API server failed (%1) while trying to %2%3.")
+        return Text::tr("The API server failed (%1) while trying to %2%3.")
             .arg(QString::number(e.httpStatus), what, server.isEmpty() ? QString() : QStringLiteral(": ") + server);
     case ApiError::Kind::Invalid:
     case ApiError::Kind::Conflict:
     case ApiError::Kind::Other:
-        return tr("Could not %1: %2").arg(what, server.isEmpty() ? tr("HTTP %1").arg(e.httpStatus) : server);
+        return Text::tr("Could not %1: %2").arg(what, server.isEmpty() ? Text::tr("HTTP %1").arg(e.httpStatus) : server);
     case ApiError::Kind::Transport:
     case ApiError::Kind::Malformed:
         break;
@@ -135,7 +136,7 @@ ApiError ApiError::malformed(const QString &what, const QString &problem)
 {
     ApiError e;
     e.kind = Kind::Malformed;
-    e.message = tr("The API server's answer to %1 could not be read: %2.").arg(what, problem);
+    e.message = Text::tr("The API server's answer to %1 could not be read: %2.").arg(what, problem);
     return e;
 }
 

@@ -16,6 +16,16 @@
 
 namespace Starforge::Kube {
 
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Informer)
+};
+
+} // namespace
+
 Q_LOGGING_CATEGORY(lcInformer, "starforge.core.kube.informer", QtWarningMsg)
 
 namespace {
@@ -278,7 +288,7 @@ Informer::Page Informer::Page::read(const QByteArray &body, bool wantObjects, co
             }
             od::array array;
             if (items.get_array().get(array) != simdjson::SUCCESS) {
-                page.problem = QStringLiteral("\"items\" is not a list");
+                page.problem = Text::tr("\"items\" is not a list");
                 return page;
             }
             for (auto element : array) {
@@ -359,7 +369,7 @@ void Informer::Page::readItem(od::document &document, od::value &value, bool wan
     }
     while (end > begin && isSpace(end[-1])) --end;
     if (end <= begin || end[-1] != '}') {
-        problem = QStringLiteral("an item of the list does not end where its object does");
+        problem = Text::tr("an item of the list does not end where its object does");
         return;
     }
     const std::string_view raw(begin, static_cast<size_t>(end - begin));

@@ -15,10 +15,11 @@
 namespace Starforge::Kube {
 
 namespace {
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("Kube", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Kube)
+};
 
 // A setting's PEM text: FORGE_X_DATA (base64 of the PEM, or the PEM pasted as it is) wins over
 // FORGE_X_FILE. what names the one used, for messages.
@@ -36,7 +37,7 @@ Result<QByteArray> pemFromSettings(const Config::EffectiveConfig &settings, cons
     *what = QStringLiteral("%1 %2").arg(fileKey, path);
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
-        return Error::io(tr("Cannot read %1: %2.").arg(*what, file.errorString()));
+        return Error::io(Text::tr("Cannot read %1: %2.").arg(*what, file.errorString()));
     }
     return file.read(1024 * 1024);
 }
@@ -53,11 +54,11 @@ Result<Net::ClientIdentity> clientIdentityFromSettings(const Config::EffectiveCo
         return Net::ClientIdentity();
     }
     if (certificate->isEmpty()) {
-        return Error::invalid(tr("%1 gives a client key but no certificate; set FORGE_K8S_CLIENT_CERT_FILE or FORGE_K8S_CLIENT_CERT_DATA.")
+        return Error::invalid(Text::tr("%1 gives a client key but no certificate; set FORGE_K8S_CLIENT_CERT_FILE or FORGE_K8S_CLIENT_CERT_DATA.")
                                   .arg(keyWhat));
     }
     if (key->isEmpty()) {
-        return Error::invalid(tr("%1 gives a client certificate but no key; set FORGE_K8S_CLIENT_KEY_FILE or FORGE_K8S_CLIENT_KEY_DATA "
+        return Error::invalid(Text::tr("%1 gives a client certificate but no key; set FORGE_K8S_CLIENT_KEY_FILE or FORGE_K8S_CLIENT_KEY_DATA "
                                  "(kept in the keychain).")
                                   .arg(certWhat));
     }
@@ -71,12 +72,12 @@ Result<ClientConfig> ClientConfig::fromSettings(const Config::EffectiveConfig &s
     ClientConfig config;
     const QString server = settings.value(QStringLiteral("FORGE_K8S_API_SERVER"));
     if (server.isEmpty()) {
-        return Error::invalid(tr("No API server is set. Set FORGE_K8S_API_SERVER in the profile, or import a kubeconfig context."));
+        return Error::invalid(Text::tr("No API server is set. Set FORGE_K8S_API_SERVER in the profile, or import a kubeconfig context."));
     }
     config.server = QUrl(server);
     if (!config.server.isValid() || config.server.host().isEmpty()
         || (config.server.scheme() != QLatin1String("https") && config.server.scheme() != QLatin1String("http"))) {
-        return Error::invalid(tr("FORGE_K8S_API_SERVER \"%1\" is not an http(s) URL with a host.").arg(server));
+        return Error::invalid(Text::tr("FORGE_K8S_API_SERVER \"%1\" is not an http(s) URL with a host.").arg(server));
     }
     // Over plain http the token crosses the network in clear text. Only a server on this
     // machine may be reached that way: `kubectl proxy` listens on loopback and adds its own
@@ -85,7 +86,7 @@ Result<ClientConfig> ClientConfig::fromSettings(const Config::EffectiveConfig &s
         const QHostAddress address(config.server.host());
         const bool loopback = config.server.host() == QLatin1String("localhost") || (!address.isNull() && address.isLoopback());
         if (!loopback) {
-            return Error::invalid(tr("FORGE_K8S_API_SERVER \"%1\" is plain http:// to another machine, which would send the token "
+            return Error::invalid(Text::tr("FORGE_K8S_API_SERVER \"%1\" is plain http:// to another machine, which would send the token "
                                      "unencrypted. Use the server's https:// address, or run `kubectl proxy` and give "
                                      "http://127.0.0.1:8001.")
                                       .arg(server));
@@ -95,7 +96,7 @@ Result<ClientConfig> ClientConfig::fromSettings(const Config::EffectiveConfig &s
     if (const QString exec = settings.value(QStringLiteral("FORGE_K8S_EXEC")); !exec.isEmpty()) {
         auto plugin = Config::ExecPlugin::parse(exec);
         if (!plugin) {
-            return Error::invalid(tr("FORGE_K8S_EXEC: %1").arg(plugin.error().message));
+            return Error::invalid(Text::tr("FORGE_K8S_EXEC: %1").arg(plugin.error().message));
         }
         config.exec = *plugin;
     }
@@ -109,12 +110,12 @@ Result<ClientConfig> ClientConfig::fromSettings(const Config::EffectiveConfig &s
     if (config.token.isEmpty() && !tokenFile.isEmpty() && !config.exec) {
         QFile file(tokenFile);
         if (!file.open(QIODevice::ReadOnly)) {
-            return Error::io(tr("Cannot read the token file %1 (FORGE_K8S_TOKEN_FILE): %2.").arg(tokenFile, file.errorString()));
+            return Error::io(Text::tr("Cannot read the token file %1 (FORGE_K8S_TOKEN_FILE): %2.").arg(tokenFile, file.errorString()));
         }
         config.token = file.read(64 * 1024).trimmed();
     }
     if (config.token.isEmpty() && config.tls.client.isNull() && !config.exec) {
-        return Error::invalid(tr("No credential is set for %1. Import a kubeconfig context, or set FORGE_K8S_TOKEN (kept in the "
+        return Error::invalid(Text::tr("No credential is set for %1. Import a kubeconfig context, or set FORGE_K8S_TOKEN (kept in the "
                                  "keychain), FORGE_K8S_TOKEN_FILE, a client certificate and key (FORGE_K8S_CLIENT_CERT_FILE and "
                                  "FORGE_K8S_CLIENT_KEY_FILE) or an exec plugin (FORGE_K8S_EXEC).")
                                   .arg(server));
@@ -322,13 +323,13 @@ ApiResult KubeClient::collect(QNetworkReply *reply, const QString &what)
     result.streamedBytes = reply->property(StreamedProperty).toLongLong();
     if (const QVariant limit = reply->property(TooLargeProperty); limit.isValid()) {
         result.body.clear();
-        result.error = ApiError::transport(tr("Could not %1: the API server's answer is larger than %2 MiB, the most Starforge reads "
+        result.error = ApiError::transport(Text::tr("Could not %1: the API server's answer is larger than %2 MiB, the most Starforge reads "
                                               "into memory. Ask for less (a label selector, a smaller page, tailLines).")
                                                .arg(what, mebibytes(limit.toLongLong())));
         return result;
     }
     if (const QVariant sinkError = reply->property(SinkErrorProperty); sinkError.isValid()) {
-        result.error = ApiError::transport(tr("Could not %1: writing it to disk failed (%2). Free some space in the temporary folder "
+        result.error = ApiError::transport(Text::tr("Could not %1: writing it to disk failed (%2). Free some space in the temporary folder "
                                               "and try again.")
                                                .arg(what, sinkError.toString()));
         return result;
@@ -336,9 +337,9 @@ ApiResult KubeClient::collect(QNetworkReply *reply, const QString &what)
     if (result.status == 0) {
         QString sentence = Net::describeTransportError(reply);
         if (sentence.isEmpty()) {
-            sentence = tr("The API server closed the connection without an answer.");
+            sentence = Text::tr("The API server closed the connection without an answer.");
         }
-        result.error = ApiError::transport(tr("Could not %1: %2").arg(what, sentence));
+        result.error = ApiError::transport(Text::tr("Could not %1: %2").arg(what, sentence));
     } else if (result.status < 200 || result.status >= 300) {
         result.error = ApiError::fromHttp(result.status, result.body, result.retryAfter, what);
     }

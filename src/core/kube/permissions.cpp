@@ -2,12 +2,23 @@
 
 #include "core/kube/kubeclient.h"
 
+#include <QCoreApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
 
 #include <algorithm>
 
 namespace Starforge::Kube {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Permissions)
+};
+
+} // namespace
 
 QString Permission::describe(const QString &ns) const
 {
@@ -65,7 +76,7 @@ QString roleRules(const Feature &feature)
     for (const Rule &r : std::as_const(rules)) {
         QStringList verbs;
         for (const QString &v : r.verbs) verbs << u'"' + v + u'"';
-        lines << QStringLiteral("- apiGroups: [\"%1\"]%2").arg(r.group, r.clusterWide ? QStringLiteral("   # in a ClusterRole") : QString())
+        lines << Text::tr("- apiGroups: [\"%1\"]%2").arg(r.group, r.clusterWide ? Text::tr("   # in a ClusterRole") : QString())
               << QStringLiteral("  resources: [\"%1\"]").arg(r.resource) << QStringLiteral("  verbs: [%1]").arg(verbs.join(QStringLiteral(", ")));
     }
     return lines.join(u'\n');

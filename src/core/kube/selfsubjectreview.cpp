@@ -8,6 +8,16 @@
 
 namespace Starforge::Kube {
 
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Selfsubjectreview)
+};
+
+} // namespace
+
 void whoAmI(KubeClient *kube, const QObject *context, std::function<void(std::optional<QString>, std::optional<ApiError>)> done)
 {
     ApiRequest request;
@@ -24,7 +34,7 @@ void whoAmI(KubeClient *kube, const QObject *context, std::function<void(std::op
         }
         const QString username = result.json()[QStringLiteral("status")][QStringLiteral("userInfo")][QStringLiteral("username")].toString();
         if (username.isEmpty()) {
-            done(std::nullopt, ApiError::malformed(what, QStringLiteral("the SelfSubjectReview has no status.userInfo.username")));
+            done(std::nullopt, ApiError::malformed(what, Text::tr("the SelfSubjectReview has no status.userInfo.username")));
             return;
         }
         done(username, std::nullopt);

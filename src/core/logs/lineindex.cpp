@@ -14,10 +14,11 @@ namespace {
 // Bytes mapped and scanned at a time: progress and cancel are looked at between chunks.
 constexpr qint64 ChunkBytes = 64 * 1024 * 1024;
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("Starforge::Logs::LineIndex", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(LineIndex)
+};
 
 } // namespace
 
@@ -39,7 +40,7 @@ void LineIndex::addLineStart(qint64 offset)
 Result<bool> LineIndex::update(const Progress &progress)
 {
     QFile file(m_path);
-    if (!file.open(QIODevice::ReadOnly)) return Error::io(tr("Cannot read the log %1: %2.").arg(m_path, file.errorString()));
+    if (!file.open(QIODevice::ReadOnly)) return Error::io(Text::tr("Cannot read the log %1: %2.").arg(m_path, file.errorString()));
     const qint64 size = file.size();
     if (size < m_indexed) {
         // Shorter than what was indexed: rotated or truncated; what was indexed no longer holds.
@@ -49,7 +50,7 @@ Result<bool> LineIndex::update(const Progress &progress)
     while (m_indexed < size) {
         const qint64 length = std::min(ChunkBytes, size - m_indexed);
         uchar *mapped = file.map(m_indexed, length);
-        if (!mapped) return Error::io(tr("Cannot map the log %1: %2.").arg(m_path, file.errorString()));
+        if (!mapped) return Error::io(Text::tr("Cannot map the log %1: %2.").arg(m_path, file.errorString()));
         const char *data = reinterpret_cast<const char *>(mapped);
         // New bytes after a complete last line (or none yet) start a line.
         if (!m_openLastLine) {
@@ -107,12 +108,12 @@ Result<QList<QByteArray>> LineIndex::readLines(qint64 first, qint64 count) const
     if (first < 0 || count <= 0 || first >= m_lines) return lines;
     const qint64 last = std::min(m_lines, first + count) - 1;
     QFile file(m_path);
-    if (!file.open(QIODevice::ReadOnly)) return Error::io(tr("Cannot read the log %1: %2.").arg(m_path, file.errorString()));
+    if (!file.open(QIODevice::ReadOnly)) return Error::io(Text::tr("Cannot read the log %1: %2.").arg(m_path, file.errorString()));
     const qint64 from = lineStart(first);
     const qint64 to = lineEnd(last);
-    if (!file.seek(from)) return Error::io(tr("Cannot read the log %1: %2.").arg(m_path, file.errorString()));
+    if (!file.seek(from)) return Error::io(Text::tr("Cannot read the log %1: %2.").arg(m_path, file.errorString()));
     const QByteArray bytes = file.read(to - from);
-    if (bytes.size() != to - from) return Error::io(tr("The log %1 changed while it was read; open it again.").arg(m_path));
+    if (bytes.size() != to - from) return Error::io(Text::tr("The log %1 changed while it was read; open it again.").arg(m_path));
     lines.reserve(last - first + 1);
     qsizetype at = 0;
     for (qint64 line = first; line <= last; ++line) {

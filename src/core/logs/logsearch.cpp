@@ -20,10 +20,11 @@ namespace Starforge::Logs {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("Starforge::Logs::LogSearch", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(LogSearch)
+};
 
 QRegularExpression expressionFor(const SearchOptions &options)
 {
@@ -244,7 +245,7 @@ QThreadPool *searchPool()
     static QThreadPool *pool = [] {
         auto *p = new QThreadPool;   // lives as long as the process: searches may run to its end
         p->setMaxThreadCount(std::max(1, QThread::idealThreadCount()));
-        p->setObjectName(QStringLiteral("log search"));
+        p->setObjectName(Text::tr("log search"));
         return p;
     }();
     return pool;
@@ -457,7 +458,7 @@ Result<void> checkPattern(const SearchOptions &options)
 {
     const QRegularExpression re = expressionFor(options);
     if (!re.isValid()) {
-        return Error::invalid(tr("The expression %1 is not valid at character %2: %3.")
+        return Error::invalid(Text::tr("The expression %1 is not valid at character %2: %3.")
                                   .arg(options.pattern)
                                   .arg(re.patternErrorOffset())
                                   .arg(re.errorString()));
@@ -485,7 +486,7 @@ Result<SearchOutcome> searchLines(const LineIndex &index, const SearchOptions &o
     }
     const qint64 total = index.lineEnd(last) - index.lineStart(first);
     QFile file(index.path());
-    if (!file.open(QIODevice::ReadOnly)) return Error::io(tr("Cannot read the log %1: %2.").arg(index.path(), file.errorString()));
+    if (!file.open(QIODevice::ReadOnly)) return Error::io(Text::tr("Cannot read the log %1: %2.").arg(index.path(), file.errorString()));
     const QRegularExpression re = expressionFor(options);
     re.optimize();
     const std::unique_ptr<Hyperscan> hyperscan = Hyperscan::compile(options);
@@ -518,7 +519,7 @@ Result<SearchOutcome> searchLines(const LineIndex &index, const SearchOptions &o
     // (the Logs dock), and a search waiting there for tasks queued behind it and behind other
     // searches waiting the same way would wait for ever once every global thread is such a wait.
     const QList<QList<qint64>> perTask = QtConcurrent::blockingMapped(searchPool(), tasks, run);
-    if (unreadable) return Error::io(tr("Cannot map the log %1 to search it: %2.").arg(index.path(), file.errorString()));
+    if (unreadable) return Error::io(Text::tr("Cannot map the log %1 to search it: %2.").arg(index.path(), file.errorString()));
     for (const QList<qint64> &found : perTask) outcome.lines += found;
     outcome.bytesSearched = std::min(done.load(), total);
     outcome.cancelled = cancel && cancel->load();

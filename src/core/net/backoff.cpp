@@ -1,5 +1,6 @@
 #include "core/net/backoff.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QLocale>
 #include <QRandomGenerator>
@@ -7,6 +8,16 @@
 #include <algorithm>
 
 namespace Starforge::Net {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Backoff)
+};
+
+} // namespace
 
 Backoff::Backoff()
     : Backoff(Params{})
@@ -48,7 +59,7 @@ int retryAfterMs(const QByteArray &headerValue)
         return seconds < 0 ? -1 : static_cast<int>(std::min<qint64>(seconds, 3600) * 1000);
     }
     // An HTTP date: "Wed, 21 Oct 2015 07:28:00 GMT".
-    QDateTime when = QLocale::c().toDateTime(QString::fromLatin1(text), QStringLiteral("ddd, dd MMM yyyy HH:mm:ss 'GMT'"));
+    QDateTime when = QLocale::c().toDateTime(QString::fromLatin1(text), Text::tr("ddd, dd MMM yyyy HH:mm:ss 'GMT'"));
     if (!when.isValid()) {
         return -1;
     }

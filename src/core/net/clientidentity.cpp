@@ -15,10 +15,11 @@ namespace Starforge::Net {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("Net", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Net)
+};
 
 struct BioFree { void operator()(BIO *b) const { BIO_free(b); } };
 struct KeyFree { void operator()(EVP_PKEY *k) const { EVP_PKEY_free(k); } };
@@ -64,16 +65,16 @@ Result<ClientIdentity> ClientIdentity::fromPem(const QByteArray &certificatePem,
     ClientIdentity identity;
     const QList<QSslCertificate> certificates = QSslCertificate::fromData(certificatePem, QSsl::Pem);
     if (certificates.isEmpty()) {
-        return Error::invalid(tr("%1 holds no PEM certificate (-----BEGIN CERTIFICATE-----).").arg(certWhat));
+        return Error::invalid(Text::tr("%1 holds no PEM certificate (-----BEGIN CERTIFICATE-----).").arg(certWhat));
     }
     identity.certificate = certificates.first();
     identity.chain = certificates.mid(1);
     if (keyPem.trimmed().isEmpty()) {
-        return Error::invalid(tr("%1 gives a client certificate but no key; set the client key too (client-key or client-key-data).")
+        return Error::invalid(Text::tr("%1 gives a client certificate but no key; set the client key too (client-key or client-key-data).")
                                   .arg(certWhat));
     }
     if (isEncrypted(keyPem)) {
-        return Error::invalid(tr("%1 is encrypted with a passphrase, which Starforge cannot ask for at every connection (kubectl "
+        return Error::invalid(Text::tr("%1 is encrypted with a passphrase, which Starforge cannot ask for at every connection (kubectl "
                                  "cannot either). Store it unencrypted where only you can read it, e.g. "
                                  "`openssl pkey -in key.pem -out key-plain.pem && chmod 600 key-plain.pem`.")
                                   .arg(keyWhat));
@@ -83,14 +84,14 @@ Result<ClientIdentity> ClientIdentity::fromPem(const QByteArray &certificatePem,
     Key key(PEM_read_bio_PrivateKey(keyBio.get(), nullptr, noPassphrase, nullptr));
     ERR_clear_error();
     if (!key) {
-        return Error::invalid(tr("%1 holds no PEM private key (-----BEGIN PRIVATE KEY-----, RSA PRIVATE KEY or EC PRIVATE KEY).").arg(keyWhat));
+        return Error::invalid(Text::tr("%1 holds no PEM private key (-----BEGIN PRIVATE KEY-----, RSA PRIVATE KEY or EC PRIVATE KEY).").arg(keyWhat));
     }
     QSsl::KeyAlgorithm algorithm = QSsl::Opaque;
     switch (EVP_PKEY_get_base_id(key.get())) {
     case EVP_PKEY_RSA: algorithm = QSsl::Rsa; break;
     case EVP_PKEY_EC: algorithm = QSsl::Ec; break;
     default:
-        return Error::unsupported(tr("%1 is a %2 key; client certificates work with RSA and EC keys.")
+        return Error::unsupported(Text::tr("%1 is a %2 key; client certificates work with RSA and EC keys.")
                                       .arg(keyWhat, QString::fromLatin1(OBJ_nid2sn(EVP_PKEY_get_base_id(key.get())))));
     }
 
@@ -99,17 +100,17 @@ Result<ClientIdentity> ClientIdentity::fromPem(const QByteArray &certificatePem,
     ERR_clear_error();
     if (!x509 || X509_check_private_key(x509.get(), key.get()) != 1) {
         ERR_clear_error();
-        return Error::invalid(tr("The client certificate in %1 (%2) does not belong to the key in %3: they were not issued together. "
+        return Error::invalid(Text::tr("The client certificate in %1 (%2) does not belong to the key in %3: they were not issued together. "
                                  "Take both from the same kubeconfig user.")
                                   .arg(certWhat, identity.subject(), keyWhat));
     }
     if (identity.certificate.expiryDate() <= now) {
-        return Error::invalid(tr("The client certificate in %1 (%2) expired on %3. Get a new one from the cluster's administrator "
+        return Error::invalid(Text::tr("The client certificate in %1 (%2) expired on %3. Get a new one from the cluster's administrator "
                                  "(kubeadm: `kubeadm certs renew`; kind and minikube write a fresh kubeconfig when the cluster starts).")
                                   .arg(certWhat, identity.subject(), dateText(identity.certificate.expiryDate())));
     }
     if (identity.certificate.effectiveDate() > now) {
-        return Error::invalid(tr("The client certificate in %1 (%2) is not valid before %3; check this machine's clock.")
+        return Error::invalid(Text::tr("The client certificate in %1 (%2) is not valid before %3; check this machine's clock.")
                                   .arg(certWhat, identity.subject(), dateText(identity.certificate.effectiveDate())));
     }
 
@@ -117,7 +118,7 @@ Result<ClientIdentity> ClientIdentity::fromPem(const QByteArray &certificatePem,
     Bio out(BIO_new(BIO_s_mem()));
     if (PEM_write_bio_PrivateKey(out.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
         ERR_clear_error();
-        return Error::internal(tr("The key in %1 could not be converted for the TLS library.").arg(keyWhat));
+        return Error::internal(Text::tr("The key in %1 could not be converted for the TLS library.").arg(keyWhat));
     }
     char *data = nullptr;
     const long size = BIO_get_mem_data(out.get(), &data);
@@ -125,7 +126,7 @@ Result<ClientIdentity> ClientIdentity::fromPem(const QByteArray &certificatePem,
     identity.key = QSslKey(pkcs8, algorithm, QSsl::Pem, QSsl::PrivateKey);
     OPENSSL_cleanse(pkcs8.data(), static_cast<size_t>(pkcs8.size()));
     if (identity.key.isNull()) {
-        return Error::internal(tr("The TLS library refused the key in %1.").arg(keyWhat));
+        return Error::internal(Text::tr("The TLS library refused the key in %1.").arg(keyWhat));
     }
     return identity;
 }

@@ -14,10 +14,11 @@ namespace Starforge::Net {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("Proxy", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Proxy)
+};
 
 // A proxy value as it may be shown: the password (and anything else before an '@') left out,
 // since an error sentence reaches the screen without going through the log redaction.
@@ -160,7 +161,7 @@ Result<QNetworkProxy> parseProxy(const QString &text, const QString &source)
         value.prepend(QLatin1String("http://"));
     const QUrl url(value, QUrl::StrictMode);
     if (!url.isValid() || url.host().isEmpty() || url.port() == 0) {
-        return Error::invalid(tr("%1 (%2) is not a proxy URL. Write e.g. http://proxy.example.com:3128 or "
+        return Error::invalid(Text::tr("%1 (%2) is not a proxy URL. Write e.g. http://proxy.example.com:3128 or "
                                  "socks5://127.0.0.1:1080.")
                                   .arg(source, shown(text.trimmed())));
     }
@@ -179,14 +180,14 @@ Result<QNetworkProxy> parseProxy(const QString &text, const QString &source)
     } else if (scheme == QLatin1String("https")) {
         // Qt's QNetworkProxy has no TLS-to-the-proxy type (HttpProxy, Socks5Proxy and caching
         // proxies only), so such a proxy cannot be reached at all.
-        return Error::unsupported(tr("%1 (%2) is a proxy reached over TLS (https://), which this app cannot speak to. "
+        return Error::unsupported(Text::tr("%1 (%2) is a proxy reached over TLS (https://), which this app cannot speak to. "
                                      "Give the proxy's plain http:// address instead: requests to https:// servers "
                                      "stay encrypted end to end, the proxy only relays them after CONNECT. A "
                                      "socks5:// proxy works too.")
                                       .arg(source, shown(text.trimmed())));
     } else {
         return Error::invalid(
-            tr("%1 (%2) uses the scheme '%3'; a proxy is http://, socks5:// or socks5h://.").arg(source, shown(text.trimmed()), scheme));
+            Text::tr("%1 (%2) uses the scheme '%3'; a proxy is http://, socks5:// or socks5h://.").arg(source, shown(text.trimmed()), scheme));
     }
     const QString user = url.userName(QUrl::FullyDecoded);
     const QString password = url.password(QUrl::FullyDecoded);
@@ -211,7 +212,7 @@ Result<QNetworkProxy> parseProxy(const QString &text, const QString &source)
 Result<QNetworkProxy> proxyFor(const QUrl &target, const QString &explicitUrl, const QString &settingName, const QProcessEnvironment &env)
 {
     if (!explicitUrl.trimmed().isEmpty()) {
-        return parseProxy(explicitUrl, settingName.isEmpty() ? tr("The proxy URL") : settingName);
+        return parseProxy(explicitUrl, settingName.isEmpty() ? Text::tr("The proxy URL") : settingName);
     }
 
     // The environment. Go reads HTTP(S)_PROXY and NO_PROXY only: ALL_PROXY (curl's) is not read,
@@ -240,7 +241,7 @@ Result<QNetworkProxy> proxyFor(const QUrl &target, const QString &explicitUrl, c
     if (!useProxy(host, QString::number(port), noProxy)) {
         return QNetworkProxy(QNetworkProxy::NoProxy);
     }
-    return parseProxy(value, tr("%1 in the environment").arg(variable));
+    return parseProxy(value, Text::tr("%1 in the environment").arg(variable));
 }
 
 } // namespace Starforge::Net

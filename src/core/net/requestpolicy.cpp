@@ -90,6 +90,12 @@ bool isTransient(int status, int networkError)
 
 namespace {
 
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(Net)
+};
+
 // The proxy by its address (never its credentials), the server behind it, and where proxies are set.
 QString proxyFailure(const QNetworkReply *reply, const QString &host)
 {
@@ -97,8 +103,7 @@ QString proxyFailure(const QNetworkReply *reply, const QString &host)
     const QString address = proxy.type() == QNetworkProxy::NoProxy || proxy.hostName().isEmpty()
         ? QString()
         : QStringLiteral(" %1:%2").arg(proxy.hostName()).arg(proxy.port());
-    return QCoreApplication::translate("Net",
-                                       "The proxy%1 in front of %2 failed: %3. Check that the proxy runs and the proxy "
+    return Text::tr("The proxy%1 in front of %2 failed: %3. Check that the proxy runs and the proxy "
                                        "setting (FORGE_K8S_PROXY_URL or FORGE_S3_PROXY, else HTTPS_PROXY and NO_PROXY in the "
                                        "environment).")
         .arg(address, host, reply->errorString());
@@ -113,24 +118,23 @@ QString describeTransportError(const QNetworkReply *reply)
     }
     const QUrl url = reply->url();
     const QString host = url.port() > 0 ? url.host() + QLatin1Char(':') + QString::number(url.port()) : url.host();
-    auto tr = [](const char *text) { return QCoreApplication::translate("Net", text); };
     switch (reply->error()) {
     case QNetworkReply::ConnectionRefusedError:
-        return tr("%1 refused the connection. Check the address and port, and that the server is running.").arg(host);
+        return Text::tr("%1 refused the connection. Check the address and port, and that the server is running.").arg(host);
     case QNetworkReply::RemoteHostClosedError:
-        return tr("%1 closed the connection before answering. Check that the address is an HTTPS API endpoint.").arg(host);
+        return Text::tr("%1 closed the connection before answering. Check that the address is an HTTPS API endpoint.").arg(host);
     case QNetworkReply::HostNotFoundError:
-        return tr("The host %1 was not found. Check the server address.").arg(url.host());
+        return Text::tr("The host %1 was not found. Check the server address.").arg(url.host());
     case QNetworkReply::TimeoutError:
-        return tr("%1 did not answer in time. Check the network path to it (VPN, proxy, firewall).").arg(host);
+        return Text::tr("%1 did not answer in time. Check the network path to it (VPN, proxy, firewall).").arg(host);
     case QNetworkReply::OperationCanceledError:
-        return tr("The request to %1 was cancelled or timed out.").arg(host);
+        return Text::tr("The request to %1 was cancelled or timed out.").arg(host);
     case QNetworkReply::SslHandshakeFailedError:
-        return tr("The TLS certificate of %1 is not trusted: %2. Give the cluster's CA certificate "
+        return Text::tr("The TLS certificate of %1 is not trusted: %2. Give the cluster's CA certificate "
                   "(a CA file or CA data) in the profile.").arg(host, reply->errorString());
     case QNetworkReply::TemporaryNetworkFailureError:
     case QNetworkReply::NetworkSessionFailedError:
-        return tr("The network is unavailable (%1). Check the connection.").arg(reply->errorString());
+        return Text::tr("The network is unavailable (%1). Check the connection.").arg(reply->errorString());
     case QNetworkReply::ProxyConnectionRefusedError:
     case QNetworkReply::ProxyConnectionClosedError:
     case QNetworkReply::ProxyNotFoundError:
@@ -144,7 +148,7 @@ QString describeTransportError(const QNetworkReply *reply)
             && reply->manager()->proxy().type() != QNetworkProxy::NoProxy) {
             return proxyFailure(reply, host);
         }
-        return tr("The request to %1 failed: %2.").arg(host, reply->errorString());
+        return Text::tr("The request to %1 failed: %2.").arg(host, reply->errorString());
     }
 }
 

@@ -17,10 +17,11 @@ namespace Starforge::Playground {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("ConversationStore", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(ConversationStore)
+};
 
 bool isId(const QString &id)
 {
@@ -54,7 +55,7 @@ QList<ConversationSummary> ConversationStore::list() const
         const QJsonDocument doc = file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll(), &error) : QJsonDocument();
         if (!doc.isObject()) {
             s.damaged = true;
-            s.title = tr("(cannot be read)");
+            s.title = Text::tr("(cannot be read)");
             out.append(s);
             continue;
         }
@@ -76,12 +77,12 @@ QList<ConversationSummary> ConversationStore::list() const
 
 Result<QJsonObject> ConversationStore::load(const QString &id) const
 {
-    if (!isId(id)) return Error::invalid(tr("\"%1\" is not a conversation.").arg(id));
+    if (!isId(id)) return Error::invalid(Text::tr("\"%1\" is not a conversation.").arg(id));
     QFile file(pathOf(id));
-    if (!file.open(QIODevice::ReadOnly)) return Error::notFound(tr("No conversation %1 in %2.").arg(id, m_dir));
+    if (!file.open(QIODevice::ReadOnly)) return Error::notFound(Text::tr("No conversation %1 in %2.").arg(id, m_dir));
     QJsonParseError error{};
     const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &error);
-    if (!doc.isObject()) return Error::io(tr("The conversation %1 cannot be read (%2); the file is kept as it is.").arg(file.fileName(), error.errorString()));
+    if (!doc.isObject()) return Error::io(Text::tr("The conversation %1 cannot be read (%2); the file is kept as it is.").arg(file.fileName(), error.errorString()));
     return doc.object();
 }
 
@@ -92,23 +93,23 @@ Result<QString> ConversationStore::save(const QString &id, const QJsonObject &co
         name = QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss-"))
             + QString::number(QRandomGenerator::global()->bounded(1u << 30), 36);
     }
-    if (!isId(name)) return Error::invalid(tr("\"%1\" is not a conversation.").arg(name));
+    if (!isId(name)) return Error::invalid(Text::tr("\"%1\" is not a conversation.").arg(name));
     if (!QDir().mkpath(m_dir) || !QFile::setPermissions(m_dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner)) {
-        return Error::io(tr("Cannot make %1 for the conversations.").arg(m_dir));
+        return Error::io(Text::tr("Cannot make %1 for the conversations.").arg(m_dir));
     }
     QSaveFile file(pathOf(name));
     if (!file.open(QIODevice::WriteOnly) || !file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)) {
-        return Error::io(tr("Cannot write %1: %2").arg(pathOf(name), file.errorString()));
+        return Error::io(Text::tr("Cannot write %1: %2").arg(pathOf(name), file.errorString()));
     }
     file.write(QJsonDocument(conversation).toJson(QJsonDocument::Indented));
-    if (!file.commit()) return Error::io(tr("Cannot write %1: %2").arg(pathOf(name), file.errorString()));
+    if (!file.commit()) return Error::io(Text::tr("Cannot write %1: %2").arg(pathOf(name), file.errorString()));
     return name;
 }
 
 Result<void> ConversationStore::remove(const QString &id)
 {
-    if (!isId(id)) return Error::invalid(tr("\"%1\" is not a conversation.").arg(id));
-    if (!QFile::remove(pathOf(id)) && QFile::exists(pathOf(id))) return Error::io(tr("Cannot remove %1.").arg(pathOf(id)));
+    if (!isId(id)) return Error::invalid(Text::tr("\"%1\" is not a conversation.").arg(id));
+    if (!QFile::remove(pathOf(id)) && QFile::exists(pathOf(id))) return Error::io(Text::tr("Cannot remove %1.").arg(pathOf(id)));
     return {};
 }
 

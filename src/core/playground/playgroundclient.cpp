@@ -17,10 +17,11 @@ namespace Starforge::Playground {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("PlaygroundClient", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(PlaygroundClient)
+};
 
 // The value after a flag in vLLM's arguments, or empty.
 QString argAfter(const QJsonArray &args, const QString &flag)
@@ -50,10 +51,10 @@ LaunchRequest PlaygroundInstance::launchRequest() const
 
 QString PlaygroundInstance::stateText() const
 {
-    if (ended()) return reason.isEmpty() ? tr("ended") : tr("ended: %1").arg(reason);
-    if (ready) return tr("ready");
-    if (phase == QLatin1String("Pending") && !reason.isEmpty()) return tr("waiting: %1").arg(reason);
-    return tr("starting");
+    if (ended()) return reason.isEmpty() ? Text::tr("ended") : Text::tr("ended: %1").arg(reason);
+    if (ready) return Text::tr("ready");
+    if (phase == QLatin1String("Pending") && !reason.isEmpty()) return Text::tr("waiting: %1").arg(reason);
+    return Text::tr("starting");
 }
 
 PlaygroundInstance PlaygroundInstance::fromPod(const QJsonObject &pod)
@@ -110,7 +111,7 @@ void PlaygroundClient::launch(const QJsonObject &pod, std::function<void(Result<
     create.method = "POST";
     create.path = Kube::ResourceKind::pods().path(m_ns);
     create.body = QJsonDocument(pod).toJson(QJsonDocument::Compact);
-    create.what = tr("create the playground pod in namespace %1").arg(m_ns);
+    create.what = Text::tr("create the playground pod in namespace %1").arg(m_ns);
     m_client->send(create, this, [done = std::move(done)](const Kube::ApiResult &result) {
         if (!result.ok()) {
             done(result.error->toError());
@@ -125,7 +126,7 @@ void PlaygroundClient::list(std::function<void(Result<QList<PlaygroundInstance>>
     Kube::ApiRequest request;
     request.path = Kube::ResourceKind::pods().path(m_ns);
     request.query.addQueryItem(QStringLiteral("labelSelector"), PlaygroundPod::ownerSelector(m_owner));
-    request.what = tr("list the playground pods in namespace %1").arg(m_ns);
+    request.what = Text::tr("list the playground pods in namespace %1").arg(m_ns);
     m_client->send(request, this, [this, done = std::move(done)](const Kube::ApiResult &result) {
         if (!result.ok()) {
             done(result.error->toError());
@@ -146,7 +147,7 @@ void PlaygroundClient::stop(const QString &name, std::function<void(Result<void>
 {
     Kube::ApiRequest get;
     get.path = Kube::ResourceKind::pods().path(m_ns, name);
-    get.what = tr("read the playground pod %1").arg(name);
+    get.what = Text::tr("read the playground pod %1").arg(name);
     m_client->send(get, this, [this, name, done = std::move(done)](const Kube::ApiResult &result) mutable {
         if (!result.ok()) {
             done(result.error->toError());
@@ -156,12 +157,12 @@ void PlaygroundClient::stop(const QString &name, std::function<void(Result<void>
         const PlaygroundInstance instance = PlaygroundInstance::fromPod(pod);
         const bool playground = pod[QStringLiteral("metadata")][QStringLiteral("labels")][QLatin1String(ComponentLabel)].toString() == QLatin1String(ComponentValue);
         if (!playground) {
-            done(Error::invalid(tr("%1 is not a playground pod; Starforge stops only the playground pods it made.").arg(name)));
+            done(Error::invalid(Text::tr("%1 is not a playground pod; Starforge stops only the playground pods it made.").arg(name)));
             return;
         }
         if (instance.owner != m_owner) {
-            done(Error::invalid(tr("The playground pod %1 belongs to %2; Starforge stops only your own.")
-                                    .arg(name, instance.owner.isEmpty() ? tr("nobody recorded") : instance.owner)));
+            done(Error::invalid(Text::tr("The playground pod %1 belongs to %2; Starforge stops only your own.")
+                                    .arg(name, instance.owner.isEmpty() ? Text::tr("nobody recorded") : instance.owner)));
             return;
         }
         remove(instance, std::move(done));
@@ -176,7 +177,7 @@ void PlaygroundClient::remove(const PlaygroundInstance &instance, std::function<
     request.body = QJsonDocument(QJsonObject{{QStringLiteral("kind"), QStringLiteral("DeleteOptions")}, {QStringLiteral("apiVersion"), QStringLiteral("v1")},
                                              {QStringLiteral("preconditions"), QJsonObject{{QStringLiteral("uid"), instance.uid}}}})
                        .toJson(QJsonDocument::Compact);
-    request.what = tr("delete the playground pod %1").arg(instance.name);
+    request.what = Text::tr("delete the playground pod %1").arg(instance.name);
     m_client->send(request, this, [done = std::move(done)](const Kube::ApiResult &result) {
         // Gone already is what was wanted.
         if (!result.ok() && result.status != 404) {
@@ -192,7 +193,7 @@ void PlaygroundClient::diagnose(const QString &name, const Cluster::CapacityMode
 {
     Kube::ApiRequest get;
     get.path = Kube::ResourceKind::pods().path(m_ns, name);
-    get.what = tr("read the playground pod %1").arg(name);
+    get.what = Text::tr("read the playground pod %1").arg(name);
     m_client->send(get, this, [this, name, capacity, seriesLabel, done = std::move(done)](const Kube::ApiResult &pod) mutable {
         if (!pod.ok()) {
             done(pod.error->toError());
@@ -201,7 +202,7 @@ void PlaygroundClient::diagnose(const QString &name, const Cluster::CapacityMode
         Kube::ApiRequest events;
         events.path = Kube::ResourceKind::events().path(m_ns);
         events.query.addQueryItem(QStringLiteral("fieldSelector"), QStringLiteral("involvedObject.name=%1").arg(name));
-        events.what = tr("read the events of %1").arg(name);
+        events.what = Text::tr("read the events of %1").arg(name);
         const QJsonObject object = pod.json();
         m_client->send(events, this, [object, capacity, seriesLabel, done = std::move(done)](const Kube::ApiResult &listed) {
             Cluster::DiagnosisInput input;

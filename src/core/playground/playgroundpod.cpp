@@ -12,10 +12,11 @@ namespace Starforge::Playground {
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("PlaygroundPod", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(PlaygroundPod)
+};
 
 QString storageMount(const Job::ClusterSettings &settings)
 {
@@ -47,7 +48,7 @@ QString PlaygroundPod::servedNameFor(const LaunchRequest &request)
 
 QString PlaygroundPod::ownerSelector(const QString &owner)
 {
-    return QStringLiteral("%1=%2,app.kubernetes.io/managed-by=starforge,starforge.dev/owner=%3")
+    return Text::tr("%1=%2,app.kubernetes.io/managed-by=starforge,starforge.dev/owner=%3")
         .arg(QLatin1String(ComponentLabel), QLatin1String(ComponentValue), Job::ownerLabelValue(owner));
 }
 
@@ -56,47 +57,47 @@ QStringList PlaygroundPod::problems(const LaunchRequest &request, const Job::Clu
     QStringList out;
     const QString root = storageMount(settings);
     if (request.model.isEmpty()) {
-        out << tr("model: required: a checkpoint's path under %1, or a model name such as Qwen/Qwen3-0.6B.").arg(root);
+        out << Text::tr("model: required: a checkpoint's path under %1, or a model name such as Qwen/Qwen3-0.6B.").arg(root);
     } else if (request.model.startsWith(u'/')) {
         if (request.model.split(u'/').contains(QStringLiteral(".."))) {
-            out << tr("model: \"%1\" must not contain \"..\".").arg(request.model);
+            out << Text::tr("model: \"%1\" must not contain \"..\".").arg(request.model);
         } else if (!underStorage(request.model, settings)) {
-            out << tr("model: %1 is not under the storage root %2, the only storage a playground pod mounts.").arg(request.model, root);
+            out << Text::tr("model: %1 is not under the storage root %2, the only storage a playground pod mounts.").arg(request.model, root);
         } else if (settings.storagePvc.isEmpty()) {
-            out << tr("model: a checkpoint is served from the storage volume, but the profile has none; set FORGE_K8S_STORAGE_PVC.");
+            out << Text::tr("model: a checkpoint is served from the storage volume, but the profile has none; set FORGE_K8S_STORAGE_PVC.");
         }
     } else if (!isModelName(request.model)) {
-        out << tr("model: \"%1\" is neither a path under %2 nor a model name such as Qwen/Qwen3-0.6B.").arg(request.model, root);
+        out << Text::tr("model: \"%1\" is neither a path under %2 nor a model name such as Qwen/Qwen3-0.6B.").arg(request.model, root);
     }
     if (!request.tokenizer.isEmpty() && (!request.tokenizer.startsWith(u'/') || !underStorage(request.tokenizer, settings)
                                          || request.tokenizer.split(u'/').contains(QStringLiteral("..")))) {
-        out << tr("tokenizer: %1 must be a path under the storage root %2.").arg(request.tokenizer, root);
+        out << Text::tr("tokenizer: %1 must be a path under the storage root %2.").arg(request.tokenizer, root);
     }
     static const QRegularExpression served(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$"));
     if (!served.match(servedNameFor(request)).hasMatch()) {
-        out << tr("servedName: \"%1\" must be 1-128 letters, digits, '.', '_', '-' or '/'.").arg(servedNameFor(request));
+        out << Text::tr("servedName: \"%1\" must be 1-128 letters, digits, '.', '_', '-' or '/'.").arg(servedNameFor(request));
     }
     static const QRegularExpression labelValue(QStringLiteral("^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"));
     if (!labelValue.match(request.series).hasMatch()) {
-        out << tr("series: \"%1\" is not a GPU series of the cluster (a node label value).").arg(request.series);
+        out << Text::tr("series: \"%1\" is not a GPU series of the cluster (a node label value).").arg(request.series);
     }
     if (request.gpus < 1 || request.gpus > 64) {
-        out << tr("gpus: the tensor parallel size must be between 1 and 64, not %1.").arg(request.gpus);
+        out << Text::tr("gpus: the tensor parallel size must be between 1 and 64, not %1.").arg(request.gpus);
     }
     if (request.ttlSeconds < 60 || request.ttlSeconds > 7 * 24 * 3600) {
-        out << tr("ttl: must be between 1 minute and 7 days, not %1 s.").arg(request.ttlSeconds);
+        out << Text::tr("ttl: must be between 1 minute and 7 days, not %1 s.").arg(request.ttlSeconds);
     }
     if (request.maxModelLen != 0 && request.maxModelLen < 16) {
-        out << tr("maxModelLen: must be at least 16 tokens, or 0 for the model's own, not %1.").arg(request.maxModelLen);
+        out << Text::tr("maxModelLen: must be at least 16 tokens, or 0 for the model's own, not %1.").arg(request.maxModelLen);
     }
     if (!request.jobId.isEmpty() && !Job::RayJobBuilder::isJobId(request.jobId)) {
-        out << tr("job: \"%1\" is not a Starforge job id.").arg(request.jobId);
+        out << Text::tr("job: \"%1\" is not a Starforge job id.").arg(request.jobId);
     }
     if (settings.owner.isEmpty()) {
-        out << tr("owner: unknown; set FORGE_OWNER, or sign in so the cluster names you.");
+        out << Text::tr("owner: unknown; set FORGE_OWNER, or sign in so the cluster names you.");
     }
     if (settings.vllmImage.isEmpty()) {
-        out << tr("image: FORGE_IMAGE_VLLM is empty; set the vLLM image to run.");
+        out << Text::tr("image: FORGE_IMAGE_VLLM is empty; set the vLLM image to run.");
     }
     return out;
 }

@@ -23,10 +23,11 @@ Q_LOGGING_CATEGORY(lcS3, "starforge.core.s3")
 
 namespace {
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("S3", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(S3)
+};
 
 constexpr qint64 SinkReadBufferBytes = 1024 * 1024;
 
@@ -54,17 +55,17 @@ Result<ClientConfig> ClientConfig::fromEffectiveConfig(const Config::EffectiveCo
     ClientConfig out;
     const QString endpoint = config.value(QStringLiteral("FORGE_S3_ENDPOINT")).trimmed();
     if (endpoint.isEmpty()) {
-        return Error::invalid(tr("FORGE_S3_ENDPOINT is not set. Give the URL of the S3-compatible object store, "
+        return Error::invalid(Text::tr("FORGE_S3_ENDPOINT is not set. Give the URL of the S3-compatible object store, "
                                  "e.g. https://s3.example.com."));
     }
     out.endpoint = QUrl(endpoint, QUrl::StrictMode);
     if (!out.endpoint.isValid() || out.endpoint.host().isEmpty()
         || (out.endpoint.scheme() != QLatin1String("http") && out.endpoint.scheme() != QLatin1String("https"))) {
-        return Error::invalid(tr("FORGE_S3_ENDPOINT (%1) is not an http(s) URL with a host.").arg(endpoint));
+        return Error::invalid(Text::tr("FORGE_S3_ENDPOINT (%1) is not an http(s) URL with a host.").arg(endpoint));
     }
     out.bucket = config.value(QStringLiteral("FORGE_S3_BUCKET")).trimmed();
     if (out.bucket.isEmpty()) {
-        return Error::invalid(tr("FORGE_S3_BUCKET is not set. Give the bucket that holds Capsules and logs."));
+        return Error::invalid(Text::tr("FORGE_S3_BUCKET is not set. Give the bucket that holds Capsules and logs."));
     }
     const QString region = config.value(QStringLiteral("FORGE_S3_REGION")).trimmed();
     if (!region.isEmpty()) {
@@ -74,7 +75,7 @@ Result<ClientConfig> ClientConfig::fromEffectiveConfig(const Config::EffectiveCo
     out.credentials.accessKeyId = config.value(QStringLiteral("FORGE_S3_ACCESS_KEY")).toUtf8();
     out.credentials.secretAccessKey = config.value(QStringLiteral("FORGE_S3_SECRET_KEY")).toUtf8();
     if (out.credentials.accessKeyId.isEmpty() || out.credentials.secretAccessKey.isEmpty()) {
-        return Error::invalid(tr("FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY must both be set (in the keychain or "
+        return Error::invalid(Text::tr("FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY must both be set (in the keychain or "
                                  "the environment) to use %1.").arg(out.endpoint.host()));
     }
     out.policy = std::move(policy);
@@ -83,7 +84,7 @@ Result<ClientConfig> ClientConfig::fromEffectiveConfig(const Config::EffectiveCo
     if (!caFile.isEmpty() && out.policy.tls().caCertificates.isEmpty()) {
         auto certificates = Net::TlsSettings::loadCertificateFile(caFile);
         if (!certificates) {
-            return Error::invalid(tr("FORGE_S3_CA_FILE: %1").arg(certificates.error().message));
+            return Error::invalid(Text::tr("FORGE_S3_CA_FILE: %1").arg(certificates.error().message));
         }
         Net::TlsSettings tls = out.policy.tls();
         tls.caCertificates = *certificates;
@@ -122,7 +123,7 @@ S3Reply::~S3Reply()
 Result<void> S3Reply::result() const
 {
     if (!m_finished) {
-        return Error::internal(tr("The S3 request has not finished yet."));
+        return Error::internal(Text::tr("The S3 request has not finished yet."));
     }
     if (m_error) {
         return *m_error;
@@ -159,14 +160,14 @@ void S3Reply::abort()
     if (m_reply) {
         m_reply->abort(); // onFinished follows, synchronously
     } else {
-        finish(Error::unavailable(tr("The S3 request was cancelled.")));
+        finish(Error::unavailable(Text::tr("The S3 request was cancelled.")));
     }
 }
 
 void S3Reply::send()
 {
     if (!m_client) {
-        finish(Error::internal(tr("The S3 client was destroyed before the request went out.")));
+        finish(Error::internal(Text::tr("The S3 client was destroyed before the request went out.")));
         return;
     }
     ++m_attempts;
@@ -191,7 +192,7 @@ void S3Reply::onData()
     if (m_sink && status >= 200 && status < 300) {
         const QByteArray chunk = m_reply->readAll();
         if (m_sink->write(chunk) != chunk.size()) {
-            m_bodyError = Error::io(tr("Writing %1 to disk failed: %2. Free some space and try again.").arg(m_spec.key, m_sink->errorString()));
+            m_bodyError = Error::io(Text::tr("Writing %1 to disk failed: %2. Free some space and try again.").arg(m_spec.key, m_sink->errorString()));
             m_reply->abort();
             return;
         }
@@ -200,8 +201,8 @@ void S3Reply::onData()
     }
     const qint64 limit = m_client ? m_client->config().maxBodyBytes : 0;
     if (limit > 0 && m_reply->bytesAvailable() > limit) {
-        const QString what = m_spec.key.isEmpty() ? tr("a request to bucket %1").arg(m_client->config().bucket) : m_spec.key;
-        m_bodyError = Error::unavailable(tr("The S3 server's answer for %1 is larger than %2 MiB, the most Starforge holds in memory; "
+        const QString what = m_spec.key.isEmpty() ? Text::tr("a request to bucket %1").arg(m_client->config().bucket) : m_spec.key;
+        m_bodyError = Error::unavailable(Text::tr("The S3 server's answer for %1 is larger than %2 MiB, the most Starforge holds in memory; "
                                             "it was not read. A large object is downloaded to a file instead.")
                                              .arg(what)
                                              .arg(limit / (1024 * 1024)));
@@ -229,7 +230,7 @@ void S3Reply::onFinished()
     m_reply = nullptr;
     reply->deleteLater();
     if (m_aborted) {
-        finish(Error::unavailable(tr("The S3 request was cancelled.")));
+        finish(Error::unavailable(Text::tr("The S3 request was cancelled.")));
         return;
     }
     if (m_bodyError) {
@@ -520,7 +521,7 @@ void S3Client::downloadObject(const QString &key, const QString &filePath, const
 {
     auto file = std::make_shared<QFile>(filePath);
     if (!file->open(QIODevice::WriteOnly | QIODevice::Truncate)) {
-        const Error error = Error::io(tr("Cannot write %1: %2.").arg(filePath, file->errorString()));
+        const Error error = Error::io(Text::tr("Cannot write %1: %2.").arg(filePath, file->errorString()));
         QTimer::singleShot(0, context, [done, error] { done(error); });
         return;
     }
@@ -528,7 +529,7 @@ void S3Client::downloadObject(const QString &key, const QString &filePath, const
         downloadObject(key, file.get()), context,
         [file, done = std::move(done)](Result<qint64> written) {
             if (written && !file->flush()) {
-                written = Error::io(tr("Cannot write %1: %2.").arg(file->fileName(), file->errorString()));
+                written = Error::io(Text::tr("Cannot write %1: %2.").arg(file->fileName(), file->errorString()));
             }
             file->close();
             if (!written) {
@@ -593,10 +594,10 @@ S3Reply *S3Client::listAllObjects(const QString &prefix, int pageSize)
         r->m_listing.keyCount += page->keyCount;
         if (page->truncated) {
             if (page->nextContinuationToken.isEmpty() || seen->contains(page->nextContinuationToken)) {
-                return Error::unavailable(tr("The S3 server's listing of %1 does not end: it said there is more but returned %2 "
+                return Error::unavailable(Text::tr("The S3 server's listing of %1 does not end: it said there is more but returned %2 "
                                              "after %3 pages. The listing was stopped; the server or a proxy in front of it is at fault.")
-                                              .arg(prefix.isEmpty() ? tr("the bucket") : prefix,
-                                                   page->nextContinuationToken.isEmpty() ? tr("no continuation token") : tr("a continuation token it had given before"))
+                                              .arg(prefix.isEmpty() ? Text::tr("the bucket") : prefix,
+                                                   page->nextContinuationToken.isEmpty() ? Text::tr("no continuation token") : Text::tr("a continuation token it had given before"))
                                               .arg(seen->size() + 1));
             }
             seen->insert(page->nextContinuationToken);
@@ -612,11 +613,11 @@ S3Reply *S3Client::listAllObjects(const QString &prefix, int pageSize)
 Result<QUrl> S3Client::presignedGetUrl(const QString &key, int expiresSeconds, const QDateTime &now) const
 {
     if (expiresSeconds < 1 || expiresSeconds > 7 * 24 * 3600) {
-        return Error::invalid(tr("A presigned URL must expire between 1 second and 7 days from now; %1 seconds was "
+        return Error::invalid(Text::tr("A presigned URL must expire between 1 second and 7 days from now; %1 seconds was "
                                  "asked.").arg(expiresSeconds));
     }
     if (key.isEmpty()) {
-        return Error::invalid(tr("A presigned URL needs an object key."));
+        return Error::invalid(Text::tr("A presigned URL needs an object key."));
     }
     SigningRequest signing;
     signing.method = "GET";
@@ -685,7 +686,7 @@ S3Reply *S3Client::listParts(const QString &key, const QString &uploadId)
         r->m_parts.parts += page->parts;
         if (page->truncated) {
             if (page->nextPartNumberMarker <= r->m_parts.nextPartNumberMarker) {
-                return Error::unavailable(tr("The S3 server's part listing does not advance."));
+                return Error::unavailable(Text::tr("The S3 server's part listing does not advance."));
             }
             r->m_parts.nextPartNumberMarker = page->nextPartNumberMarker;
             RequestSpec next = spec;
@@ -740,10 +741,10 @@ S3Reply *S3Client::listMultipartUploads(const QString &prefix)
         if (page->truncated) {
             const QString markers = page->nextKeyMarker + QChar(0) + page->nextUploadIdMarker;
             if (seen->contains(markers)) {   // a page without markers is refused by the parser
-                return Error::unavailable(tr("The S3 server's listing of unfinished uploads under %1 does not end: it said there is "
+                return Error::unavailable(Text::tr("The S3 server's listing of unfinished uploads under %1 does not end: it said there is "
                                              "more but returned markers it had given before after %2 pages. The listing was "
                                              "stopped; the server or a proxy in front of it is at fault.")
-                                              .arg(prefix.isEmpty() ? tr("the bucket") : prefix)
+                                              .arg(prefix.isEmpty() ? Text::tr("the bucket") : prefix)
                                               .arg(seen->size() + 1));
             }
             seen->insert(markers);

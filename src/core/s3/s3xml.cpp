@@ -54,14 +54,15 @@ struct Tree
     const QString &rootName() const { return nodes.front().name; }
 };
 
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("S3", text);
-}
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(S3)
+};
 
 Error unreadable(QLatin1String what, const QString &why)
 {
-    return Error::unavailable(tr("The S3 server sent a %1 answer that cannot be read (%2). Check that the endpoint is "
+    return Error::unavailable(Text::tr("The S3 server sent a %1 answer that cannot be read (%2). Check that the endpoint is "
                                  "an S3 API address.").arg(what, why));
 }
 
@@ -74,10 +75,10 @@ Result<Tree> parseTree(const QByteArray &xml, QLatin1String what)
         const QXmlStreamReader::TokenType token = reader.readNext();
         if (token == QXmlStreamReader::StartElement) {
             if (stack.size() >= MaxDepth || tree.nodes.size() >= MaxNodes) {
-                return unreadable(what, tr("nested or repeated too deeply"));
+                return unreadable(what, Text::tr("nested or repeated too deeply"));
             }
             if (stack.empty() && !tree.nodes.empty()) {
-                return unreadable(what, tr("more than one root element"));
+                return unreadable(what, Text::tr("more than one root element"));
             }
             const int index = static_cast<int>(tree.nodes.size());
             tree.nodes.push_back({reader.name().toString(), {}, {}});
@@ -93,14 +94,14 @@ Result<Tree> parseTree(const QByteArray &xml, QLatin1String what)
             tree.nodes[static_cast<size_t>(stack.back())].text += reader.text();
         } else if (token == QXmlStreamReader::DTD) {
             // Entity declarations are how "billion laughs" documents grow; S3 never sends a DTD.
-            return unreadable(what, tr("a DTD is not allowed"));
+            return unreadable(what, Text::tr("a DTD is not allowed"));
         }
     }
     if (reader.hasError()) {
-        return unreadable(what, tr("%1 at line %2").arg(reader.errorString()).arg(reader.lineNumber()));
+        return unreadable(what, Text::tr("%1 at line %2").arg(reader.errorString()).arg(reader.lineNumber()));
     }
     if (tree.nodes.empty()) {
-        return unreadable(what, tr("no XML element"));
+        return unreadable(what, Text::tr("no XML element"));
     }
     return tree;
 }
@@ -108,7 +109,7 @@ Result<Tree> parseTree(const QByteArray &xml, QLatin1String what)
 Result<void> expectRoot(const Tree &tree, QLatin1String root, QLatin1String what)
 {
     if (tree.rootName() != root) {
-        return unreadable(what, tr("<%1> instead of <%2>").arg(tree.rootName(), root));
+        return unreadable(what, Text::tr("<%1> instead of <%2>").arg(tree.rootName(), root));
     }
     return {};
 }
@@ -176,11 +177,11 @@ Result<ListObjectsPage> parseListObjectsV2(const QByteArray &xml)
         ObjectInfo object;
         object.key = tree.text(c, QLatin1String("Key"));
         if (object.key.isEmpty()) {
-            return unreadable(what, tr("an entry without a key"));
+            return unreadable(what, Text::tr("an entry without a key"));
         }
         const auto size = toSize(tree.text(c, QLatin1String("Size")));
         if (!size) {
-            return unreadable(what, tr("the size of %1 is not a number").arg(object.key));
+            return unreadable(what, Text::tr("the size of %1 is not a number").arg(object.key));
         }
         object.size = *size;
         object.etag = tree.text(c, QLatin1String("ETag")).toUtf8();
@@ -194,7 +195,7 @@ Result<ListObjectsPage> parseListObjectsV2(const QByteArray &xml)
     page.nextContinuationToken = tree.text(0, QLatin1String("NextContinuationToken"));
     if (page.truncated && page.nextContinuationToken.isEmpty()) {
         // Following the listing without a token would return the first page forever.
-        return unreadable(what, tr("a truncated page without NextContinuationToken"));
+        return unreadable(what, Text::tr("a truncated page without NextContinuationToken"));
     }
     page.keyCount = static_cast<int>(toSize(tree.text(0, QLatin1String("KeyCount"))).value_or(page.objects.size()));
     return page;
@@ -218,7 +219,7 @@ Result<ListPartsPage> parseListParts(const QByteArray &xml)
         const auto number = toSize(tree.text(c, QLatin1String("PartNumber")));
         const auto size = toSize(tree.text(c, QLatin1String("Size")));
         if (!number || *number < 1 || *number > 10000 || !size) {
-            return unreadable(what, tr("a part without a valid number or size"));
+            return unreadable(what, Text::tr("a part without a valid number or size"));
         }
         part.partNumber = static_cast<int>(*number);
         part.size = *size;
@@ -229,7 +230,7 @@ Result<ListPartsPage> parseListParts(const QByteArray &xml)
     const auto marker = toSize(tree.text(0, QLatin1String("NextPartNumberMarker")));
     page.nextPartNumberMarker = marker && *marker <= 10000 ? static_cast<int>(*marker) : 0;
     if (page.truncated && page.nextPartNumberMarker <= 0) {
-        return unreadable(what, tr("a truncated page without NextPartNumberMarker"));
+        return unreadable(what, Text::tr("a truncated page without NextPartNumberMarker"));
     }
     return page;
 }
@@ -252,7 +253,7 @@ Result<ListUploadsPage> parseListMultipartUploads(const QByteArray &xml)
         upload.uploadId = tree.text(c, QLatin1String("UploadId"));
         upload.initiated = toTime(tree.text(c, QLatin1String("Initiated")));
         if (upload.uploadId.isEmpty()) {
-            return unreadable(what, tr("an upload without an UploadId"));
+            return unreadable(what, Text::tr("an upload without an UploadId"));
         }
         page.uploads.append(upload);
     }
@@ -260,7 +261,7 @@ Result<ListUploadsPage> parseListMultipartUploads(const QByteArray &xml)
     page.nextKeyMarker = tree.text(0, QLatin1String("NextKeyMarker"));
     page.nextUploadIdMarker = tree.text(0, QLatin1String("NextUploadIdMarker"));
     if (page.truncated && page.nextKeyMarker.isEmpty()) {
-        return unreadable(what, tr("a truncated page without NextKeyMarker"));
+        return unreadable(what, Text::tr("a truncated page without NextKeyMarker"));
     }
     return page;
 }
@@ -277,7 +278,7 @@ Result<QString> parseInitiateMultipartUpload(const QByteArray &xml)
     }
     const QString id = parsed->text(0, QLatin1String("UploadId")).trimmed();
     if (id.isEmpty()) {
-        return unreadable(what, tr("no UploadId"));
+        return unreadable(what, Text::tr("no UploadId"));
     }
     return id;
 }
@@ -294,7 +295,7 @@ Result<CompleteResult> parseCompleteMultipartUpload(const QByteArray &xml)
     if (tree.rootName() == QLatin1String("Error")) {
         result.error = errorFrom(tree, 0);
         if (result.error->code.isEmpty()) {
-            return unreadable(what, tr("an error without a code"));
+            return unreadable(what, Text::tr("an error without a code"));
         }
         return result;
     }

@@ -353,6 +353,7 @@ void Session::startParts()
         m_nodes = std::make_unique<Kube::Informer>(m_kube.get(), Kube::ResourceKind::nodes());
         Kube::InformerOptions pods;
         // Finished pods hold no GPUs; leaving them out keeps the biggest list small.
+        // untranslated: a field selector
         pods.fieldSelector = QStringLiteral("status.phase!=Succeeded,status.phase!=Failed");
         m_pods = std::make_unique<Kube::Informer>(m_kube.get(), Kube::ResourceKind::pods(), pods);
         m_capacity = std::make_unique<Cluster::CapacityTracker>(m_settings.gpuNodeLabel, Cluster::defaultTolerations(), this);
@@ -518,7 +519,7 @@ void Session::watchInformer(Kube::Informer *informer, const QString &featureId)
                 // A first list that is not Kubernetes at all is a setting pointing elsewhere (a
                 // dashboard, a proxy's login page), not a fault of the server's.
                 giveUp(error.kind == Kube::ApiError::Kind::Malformed
-                           ? Error::invalid(error.message + QStringLiteral(" Is FORGE_K8S_API_SERVER the cluster's API server?"))
+                           ? Error::invalid(error.message + QLatin1Char(' ') + tr("Is FORGE_K8S_API_SERVER the cluster's API server?"))
                            : error.toError());
                 return;
             }

@@ -3,6 +3,7 @@
 #include "core/config/embeddedsandbox.h"
 #include "core/secrets/secretstore.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -15,6 +16,16 @@
 #include <csignal>
 
 namespace Starforge {
+
+namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(SessionSource)
+};
+
+} // namespace
 
 SessionSource SessionSource::ofProfile(Config::Profile profile)
 {
@@ -32,7 +43,7 @@ SessionSource SessionSource::ofConnectionFile(QString path)
 
 QString SessionSource::describe() const
 {
-    return profile ? QStringLiteral("profile %1").arg(profile->name) : QStringLiteral("the sandbox's connection file %1").arg(connectionFile);
+    return profile ? Text::tr("profile %1").arg(profile->name) : Text::tr("the sandbox's connection file %1").arg(connectionFile);
 }
 
 void SessionSource::resolve(Secrets::SecretStore *secrets, const QProcessEnvironment &environment, QObject *context,
@@ -50,7 +61,7 @@ void SessionSource::resolve(Secrets::SecretStore *secrets, const QProcessEnviron
     if (!profile) {
         if (connectionFile.isEmpty() || !QFileInfo::exists(connectionFile)) {
             // The sandbox writes the file once it is ready and removes it when it stops.
-            later(Error::invalid(QStringLiteral("there is no connection file '%1': start the sandbox first "
+            later(Error::invalid(Text::tr("there is no connection file '%1': start the sandbox first "
                                                 "(starforge-sandbox --connection-file FILE writes it once it is ready, and removes it when it stops)")
                                      .arg(connectionFile)));
             return;
@@ -81,7 +92,7 @@ QString SessionSource::stoppedReason() const
     }
     QFile file(connectionFile);
     if (!file.open(QIODevice::ReadOnly)) {
-        return QStringLiteral("The starforge-sandbox that wrote %1 has stopped: start it again.").arg(connectionFile);
+        return Text::tr("The starforge-sandbox that wrote %1 has stopped: start it again.").arg(connectionFile);
     }
     const qint64 pid = QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("pid")).toInteger();
     // Gone, or dead and not yet reaped by whoever started it (a zombie still answers kill 0):
@@ -94,7 +105,7 @@ QString SessionSource::stoppedReason() const
         return afterName > 0 && text.mid(afterName + 1).trimmed().startsWith('Z');
     };
     if (pid > 0 && ((::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) || isZombie(pid))) {
-        return QStringLiteral("The starforge-sandbox that wrote %1 (pid %2) is not running any more: start it again.").arg(connectionFile).arg(pid);
+        return Text::tr("The starforge-sandbox that wrote %1 (pid %2) is not running any more: start it again.").arg(connectionFile).arg(pid);
     }
     return {};
 }

@@ -25,6 +25,7 @@ void onCrash(int signal)
     writeText(g_program);
     writeText(" crashed (");
     writeText(sigabbrev_np(signal) ? sigabbrev_np(signal) : "signal");
+    // untranslated: written from a signal handler, where nothing may allocate or look up a catalogue
     writeText("); its stack, for a bug report (addr2line -Cfe BINARY OFFSET names each frame):\n");
     void *frames[64];
     const int count = backtrace(frames, 64);

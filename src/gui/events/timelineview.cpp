@@ -542,6 +542,7 @@ void TimelineView::paintAxis(QPainter &p, const QRect &area)
         return;
     const qint64 offset = from.toLocalTime().offsetFromUtc();
     qint64 tick = ((from.toSecsSinceEpoch() + offset) / step) * step - offset;
+    // untranslated: a time format, the same in every language shipped
     const QString format = step >= 86400 ? QStringLiteral("MMM d") : step >= 60 ? QStringLiteral("HH:mm") : QStringLiteral("HH:mm:ss");
     p.setPen(palette().color(QPalette::PlaceholderText));
     for (; tick <= to.toSecsSinceEpoch() + step; tick += step) {

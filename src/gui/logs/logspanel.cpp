@@ -839,6 +839,7 @@ void LogsPanel::findPrevious()
 void LogsPanel::jumpToFirstTraceback()
 {
     Logs::SearchOptions options;
+    // untranslated: Python's words in the log, searched for
     options.pattern = QStringLiteral("Traceback (most recent call last)");
     const auto found = Logs::searchLines(m_lines->lineIndex(), options);
     if (!found || found->lines.isEmpty()) {
