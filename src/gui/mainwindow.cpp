@@ -52,6 +52,7 @@
 #include <QPointer>
 #include <QPushButton>
 #include <QSignalBlocker>
+#include <QLocale>
 #include <QStatusBar>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -189,6 +190,29 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
         });
     }
     m_colorScheme->setMode(saved);
+    // The language: the system's, or one fixed here. Every text is built when its window is, so
+    // a change takes effect at the next start (main.cpp reads the choice before any window).
+    QMenu *languages = m_ui->viewMenu->addMenu(tr("&Language"));
+    languages->setObjectName(QStringLiteral("languageMenu"));
+    auto *languageGroup = new QActionGroup(this);
+    const QString savedLanguage = QSettings(windowStateFile(), QSettings::IniFormat).value(QStringLiteral("preferences/language")).toString();
+    const QList<std::pair<QString, QString>> choices = {
+        {QString(), tr("As the &System Says")},
+        // untranslated: each language by its own name, so a person who cannot read the current one finds theirs
+        {QStringLiteral("en"), QStringLiteral("English")},
+        {QStringLiteral("de"), QLocale(QLocale::German).nativeLanguageName()},
+        {QStringLiteral("zh_CN"), QLocale(QLocale::Chinese, QLocale::SimplifiedHanScript, QLocale::China).nativeLanguageName()}};
+    for (const auto &[code, text] : choices) {
+        QAction *action = languages->addAction(text);
+        action->setObjectName(QStringLiteral("language_") + (code.isEmpty() ? QStringLiteral("system") : code));
+        action->setCheckable(true);
+        action->setChecked(code == savedLanguage);
+        languageGroup->addAction(action);
+        connect(action, &QAction::triggered, this, [this, code = code] {
+            QSettings(windowStateFile(), QSettings::IniFormat).setValue(QStringLiteral("preferences/language"), code);
+            statusBar()->showMessage(tr("Starforge speaks the new language from its next start."), 10000);
+        });
+    }
     connect(m_tray, &JobsTray::jobRequested, this, &MainWindow::openNotificationTarget);
     connect(m_tray, &JobsTray::showRequested, this, [this] { openNotificationTarget(QString()); });
     connect(m_tray, &JobsTray::quitRequested, qApp, &QCoreApplication::quit, Qt::QueuedConnection);
