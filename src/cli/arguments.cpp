@@ -1,8 +1,16 @@
 #include "cli/arguments.h"
 
+#include <QCoreApplication>
+
 namespace Starforge::Cli {
 
 namespace {
+
+// The translation context of this file's messages (lupdate reads it from the macro).
+struct Text
+{
+    Q_DECLARE_TR_FUNCTIONS(Arguments)
+};
 
 const QSet<QString> &valueOptions()
 {
@@ -58,7 +66,7 @@ Result<Arguments> Arguments::parse(const QStringList &arguments)
             continue;
         }
         if (!argument.startsWith(QStringLiteral("--"))) {
-            return Error::invalid(QStringLiteral("unknown option %1; see starforge-cli --help").arg(argument));
+            return Error::invalid(Text::tr("unknown option %1; see starforge-cli --help").arg(argument));
         }
         QString name = argument.mid(2);
         QString value;
@@ -71,18 +79,18 @@ Result<Arguments> Arguments::parse(const QStringList &arguments)
         if (valueOptions().contains(name)) {
             if (!hasValue) {
                 if (i + 1 >= arguments.size()) {
-                    return Error::invalid(QStringLiteral("--%1 needs a value, e.g. --%1 NAME").arg(name));
+                    return Error::invalid(Text::tr("--%1 needs a value, e.g. --%1 NAME").arg(name));
                 }
                 value = arguments.at(++i);
             }
             parsed.values.insert(name, value);
         } else if (flagOptions().contains(name)) {
             if (hasValue) {
-                return Error::invalid(QStringLiteral("--%1 takes no value").arg(name));
+                return Error::invalid(Text::tr("--%1 takes no value").arg(name));
             }
             parsed.flags.insert(name);
         } else {
-            return Error::invalid(QStringLiteral("unknown option --%1; see starforge-cli --help").arg(name));
+            return Error::invalid(Text::tr("unknown option --%1; see starforge-cli --help").arg(name));
         }
     }
     return parsed;

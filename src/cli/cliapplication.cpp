@@ -19,15 +19,15 @@ struct CommandEntry
 };
 
 constexpr CommandEntry Commands[] = {
-    {"profile list", makeProfileListCommand},
-    {"profile show", makeProfileShowCommand},
-    {"profile set", makeProfileSetCommand},
-    {"profile import-kubeconfig", makeProfileImportCommand},
-    {"profile use", makeProfileUseCommand},
-    {"profile rename", makeProfileRenameCommand},
-    {"profile duplicate", makeProfileDuplicateCommand},
-    {"profile delete", makeProfileDeleteCommand},
-    {"capsule build", makeCapsuleBuildCommand},
+    {"profile list", makeProfileListCommand},   // untranslated: a command name
+    {"profile show", makeProfileShowCommand},   // untranslated: a command name
+    {"profile set", makeProfileSetCommand},   // untranslated: a command name
+    {"profile import-kubeconfig", makeProfileImportCommand},   // untranslated: a command name
+    {"profile use", makeProfileUseCommand},   // untranslated: a command name
+    {"profile rename", makeProfileRenameCommand},   // untranslated: a command name
+    {"profile duplicate", makeProfileDuplicateCommand},   // untranslated: a command name
+    {"profile delete", makeProfileDeleteCommand},   // untranslated: a command name
+    {"capsule build", makeCapsuleBuildCommand},   // untranslated: a command name
     {"settings", makeSettingsCommand},
     {"check", makeCheckCommand},
     {"manifest", makeManifestCommand},
@@ -41,10 +41,10 @@ constexpr CommandEntry Commands[] = {
     {"stop", makeStopCommand},
     {"delete", makeDeleteCommand},
     {"history", makeHistoryCommand},
-    {"playground launch", makePlaygroundLaunchCommand},
-    {"playground list", makePlaygroundListCommand},
-    {"playground stop", makePlaygroundStopCommand},
-    {"playground chat", makePlaygroundChatCommand},
+    {"playground launch", makePlaygroundLaunchCommand},   // untranslated: a command name
+    {"playground list", makePlaygroundListCommand},   // untranslated: a command name
+    {"playground stop", makePlaygroundStopCommand},   // untranslated: a command name
+    {"playground chat", makePlaygroundChatCommand},   // untranslated: a command name
 };
 
 // The entry for the positionals: the two-word path first ("profile list"), then one word.
@@ -137,11 +137,11 @@ void CliApplication::start()
         const bool json = args.flag(QStringLiteral("json"));
         if (!sub.isEmpty()) {
             const QString given = args.positionals.value(1);
-            failEarly(Error::invalid(given.isEmpty() ? QStringLiteral("%1 needs a subcommand: %2").arg(first, sub.join(QStringLiteral(", ")))
-                                                     : QStringLiteral("unknown subcommand '%1 %2'; use %3").arg(first, given, sub.join(QStringLiteral(", ")))),
+            failEarly(Error::invalid(given.isEmpty() ? tr("%1 needs a subcommand: %2").arg(first, sub.join(QStringLiteral(", ")))
+                                                     : tr("unknown subcommand '%1 %2'; use %3").arg(first, given, sub.join(QStringLiteral(", ")))),
                       json);
         } else {
-            failEarly(Error::invalid(QStringLiteral("unknown command '%1'; commands: %2 (see --help)").arg(first, wordsUnder({}).join(QStringLiteral(", ")))), json);
+            failEarly(Error::invalid(tr("unknown command '%1'; commands: %2 (see --help)").arg(first, wordsUnder({}).join(QStringLiteral(", ")))), json);
         }
         return;
     }
@@ -171,10 +171,10 @@ void CliApplication::interrupt()
 
 void CliApplication::printUsage()
 {
-    m_out << QStringLiteral(
-        "usage: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...\n"
-        "\n"
-        "Commands:\n"
+    // One message per paragraph, each with its own alignment, so a translator keeps the columns.
+    m_out << tr("usage: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...\n")
+          << '\n'
+          << tr("Commands:\n"
         "  profile list                         the profiles, the active one marked\n"
         "  profile show [NAME]                  effective settings and where each comes from\n"
         "  profile set NAME KEY=VALUE...        set settings (creates NAME); KEY= resets to the default\n"
@@ -190,9 +190,9 @@ void CliApplication::printUsage()
         "                                       its SHA-256, size and file count\n"
         "  settings [--markdown]                every setting: type, default, meaning\n"
         "  check                                test the connection: API server, sign-in, KubeRay, what the\n"
-        "                                       token may do per feature, the bucket (exit 1 if a part fails)\n"
-        "\n"
-        "Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;\n"
+        "                                       token may do per feature, the bucket (exit 1 if a part fails)\n")
+          << '\n'
+          << tr("Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;\n"
         "JOB is a job id or its RayJob name):\n"
         "  manifest SPEC [--kuberay-version V]  the RayJob SPEC would make, as JSON; nothing is submitted\n"
         "  submit SPEC [--wait] [--force]       build, upload and create the job; --wait follows it until it\n"
@@ -211,21 +211,23 @@ void CliApplication::printUsage()
         "                                       with SPEC, whether its pools fit now, once busy nodes free up, or never\n"
         "  stop JOB                             stop a job; its logs and events are archived first\n"
         "  delete JOB                           remove a job and its archive (the Capsule stays)\n"
-        "  history                              archived jobs, newest first\n"
-        "\n"
-        "Playground (vLLM pods of your own, reached through the API server's pod proxy):\n"
+        "  history                              archived jobs, newest first\n")
+          << '\n'
+          << tr("Playground (vLLM pods of your own, reached through the API server's pod proxy):\n"
         "  playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]\n"
         "                                       serve a model, or a finished job's newest chat-ready checkpoint\n"
         "  playground list                      your playground pods: state, model, series, GPUs, time left\n"
         "  playground stop NAME                 delete one of them (expired and ended ones are reaped anyway)\n"
         "  playground chat NAME [PROMPT] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]\n"
-        "                                       stream a reply (PROMPT or stdin); --session keeps the conversation\n"
-        "\n"
-        "Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only\n"
+        "                                       stream a reply (PROMPT or stdin); --session keeps the conversation\n")
+          << '\n'
+          << tr("Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only\n"
         "and are never taken as KEY=VALUE arguments. Environment variables FORGE_* override profile values.\n"
         "The profile is --profile, else $STARFORGE_PROFILE, else the active one. Exit codes: 0 ok,\n"
         "1 user error, 2 internal error, 3 the job followed by submit --wait ended Failed or Stopped,\n"
-        "130 interrupted (Ctrl-C cancels a submission in progress and removes what it made).\n");
+        "130 interrupted (Ctrl-C cancels a submission in progress and removes what it made).\n"
+        "Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else the system's;\n"
+        "--json output stays English.\n");
 }
 
 

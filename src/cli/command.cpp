@@ -87,7 +87,7 @@ Result<void> Command::loadStore()
     }
     m_migration = *loaded;
     for (const QString &text : std::as_const(m_migration.notes)) {
-        note(QStringLiteral("note: ") + text);
+        note(tr("note: %1").arg(text));
     }
     m_profiles = std::make_unique<Config::ProfileManager>(m_store.get(), m_secrets);
     return {};
@@ -129,7 +129,7 @@ Result<SessionSource> Command::selectSource()
 {
     if (m_args.values.contains(QStringLiteral("connection-file"))) {   // --connection-file "" too: not a silent fallback to a profile
         if (m_args.values.contains(QStringLiteral("profile"))) {
-            return Error::invalid(QStringLiteral("give --profile or --connection-file, not both"));
+            return Error::invalid(tr("give --profile or --connection-file, not both"));
         }
         return SessionSource::ofConnectionFile(m_args.value(QStringLiteral("connection-file")));
     }
@@ -139,9 +139,9 @@ Result<SessionSource> Command::selectSource()
     const QString name = selectedProfile();
     const auto profile = m_store->profile(name);
     if (name.isEmpty() || !profile) {
-        return Error::invalid(name.isEmpty() ? QStringLiteral("no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), "
-                                                              "or make one with `starforge-cli profile import-kubeconfig`")
-                                             : QStringLiteral("there is no profile '%1' (see `starforge-cli profile list`)").arg(name));
+        return Error::invalid(name.isEmpty() ? tr("no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), "
+                                                  "or make one with `starforge-cli profile import-kubeconfig`")
+                                             : tr("there is no profile '%1' (see `starforge-cli profile list`)").arg(name));
     }
     return SessionSource::ofProfile(*profile);
 }
@@ -189,7 +189,7 @@ void Command::openSession(SessionOptions options, std::function<void()> then, st
         }
     });
     connect(session, &Session::notice, this, [this](const QString &text) {
-        if (!json()) note(QStringLiteral("note: ") + text);
+        if (!json()) note(tr("note: %1").arg(text));
     });
     connect(session, &Session::stateChanged, this, [this, session, describeEnd](Session::State state) {
         if (state == Session::State::Lost) {
@@ -204,7 +204,7 @@ void Command::openSession(SessionOptions options, std::function<void()> then, st
 std::optional<QString> Command::jobArgument(const QString &usage)
 {
     if (m_args.positionals.size() != 2) {
-        fail(Error::invalid(QStringLiteral("usage: starforge-cli %1").arg(usage)));
+        fail(Error::invalid(tr("usage: starforge-cli %1").arg(usage)));
         return std::nullopt;
     }
     const QString argument = m_args.positionals.at(1);
@@ -212,7 +212,7 @@ std::optional<QString> Command::jobArgument(const QString &usage)
     // subdomain) may, not "" (the whole collection) or "../x".
     static const QRegularExpression kubeName(QStringLiteral("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"));
     if (!kubeName.match(argument).hasMatch()) {
-        fail(Error::invalid(QStringLiteral("'%1' is not a job id or a RayJob name (see `starforge-cli jobs` and `starforge-cli history`)").arg(argument)));
+        fail(Error::invalid(tr("'%1' is not a job id or a RayJob name (see `starforge-cli jobs` and `starforge-cli history`)").arg(argument)));
         return std::nullopt;
     }
     return argument;
@@ -221,7 +221,7 @@ std::optional<QString> Command::jobArgument(const QString &usage)
 std::optional<Job::JobSpec> Command::specArgument(const QString &usage)
 {
     if (m_args.positionals.size() != 2) {
-        fail(Error::invalid(QStringLiteral("usage: starforge-cli %1").arg(usage)));
+        fail(Error::invalid(tr("usage: starforge-cli %1").arg(usage)));
         return std::nullopt;
     }
     auto spec = Job::JobSpec::load(m_args.positionals.at(1));

@@ -6,11 +6,24 @@
 #include "core/kube/resources.h"
 #include "core/logging/logging.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <limits>
+
 namespace Starforge::Cli {
+
+namespace {
+
+// The translation context of this file's messages (lupdate reads it from the macro).
+struct Text
+{
+    Q_DECLARE_TR_FUNCTIONS(CliOutput)
+};
+
+} // namespace
 
 QString formatTable(const QStringList &header, const QList<QStringList> &rows)
 {
@@ -60,6 +73,14 @@ void printJsonLine(QTextStream &out, const QJsonObject &object)
     out.flush();
 }
 
+QString byteCount(qint64 bytes)
+{
+    // tr()'s count is an int: a larger size picks its plural form by its last six digits (all
+    // that plural rules look at) and prints in full through %1.
+    const int form = bytes <= std::numeric_limits<int>::max() ? int(bytes) : int(1000000 + bytes % 1000000);
+    return Text::tr("%1 byte(s)", "a size; the count decides the plural form", form).arg(bytes);
+}
+
 QString formatAge(qint64 seconds)
 {
     if (seconds < 0) {
@@ -106,7 +127,7 @@ Result<QJsonArray> listItems(const Kube::ApiResult &result, const QString &what)
     if (items.isArray() || items.isNull()) {
         return items.toArray();
     }
-    return Error::invalid(QStringLiteral("Could not %1: the server's answer is not a Kubernetes list. Is FORGE_K8S_API_SERVER the cluster's API server?").arg(what));
+    return Error::invalid(Text::tr("Could not %1: the server's answer is not a Kubernetes list. Is FORGE_K8S_API_SERVER the cluster's API server?").arg(what));
 }
 
 QJsonObject recordSummary(const Job::JobRecord &record)
@@ -126,18 +147,19 @@ QJsonObject recordSummary(const Job::JobRecord &record)
 QString ownerColumn(const Job::JobRecord &record, const Job::Viewer &viewer)
 {
     if (record.owner.isEmpty()) return QStringLiteral("-");
-    return record.owner == viewer.owner ? QStringLiteral("you") : record.owner;
+    return record.owner == viewer.owner ? Text::tr("you") : record.owner;
 }
 
 QStringList eventHeader()
 {
+    // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
     return {QStringLiteral("LAST SEEN"), QStringLiteral("TYPE"), QStringLiteral("REASON"), QStringLiteral("OBJECT"), QStringLiteral("MESSAGE")};
 }
 
 QStringList eventRow(const Kube::Event &e)
 {
     return {formatAge(ageOf(e.lastSeen)), e.type, e.reason, e.regardingKind + u'/' + e.regardingName,
-            oneLine(e.message, 160) + (e.count > 1 ? QStringLiteral(" (x%1)").arg(e.count) : QString())};
+            oneLine(e.message, 160) + (e.count > 1 ? Text::tr(" (x%1)").arg(e.count) : QString())};
 }
 
 } // namespace Starforge::Cli

@@ -22,6 +22,9 @@ void printJson(QTextStream &out, const QJsonValue &value);
 // One compact JSON document per line, for output that comes in steps (submit --wait).
 void printJsonLine(QTextStream &out, const QJsonObject &object);
 
+// "1 byte", "12345 bytes": a size in the language's plural form (the count may pass int's range).
+QString byteCount(qint64 bytes);
+
 // "3m12s", "2h05m", "4d03h" for a span in seconds; "-" when negative or unknown.
 QString formatAge(qint64 seconds);
 

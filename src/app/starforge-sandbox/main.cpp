@@ -11,7 +11,15 @@
 #include <QCoreApplication>
 #include <QTextStream>
 
+namespace {
 
+// The translation context of this file's messages (lupdate reads it from the macro).
+struct Text
+{
+    Q_DECLARE_TR_FUNCTIONS(SandboxApp)
+};
+
+} // namespace
 
 int main(int argc, char *argv[])
 {
@@ -24,56 +32,56 @@ int main(int argc, char *argv[])
     Logging::setDefaultFilterRules();
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("A local Kubernetes + KubeRay cluster for Starforge and its tests."));
+    parser.setApplicationDescription(Text::tr("A local Kubernetes + KubeRay cluster for Starforge and its tests."));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption listen(QStringLiteral("listen"), QStringLiteral("Loopback address and port (port 0: any free one)."),
-                                    QStringLiteral("host:port"), QStringLiteral("127.0.0.1:0"));
+    const QCommandLineOption listen(QStringLiteral("listen"), Text::tr("Loopback address and port (port 0: any free one)."),
+                                    QStringLiteral("host:port"), QStringLiteral("127.0.0.1:0"));   // untranslated: the option's value syntax
     const QCommandLineOption connection(QStringLiteral("connection-file"),
-                                        QStringLiteral("Where to write the connection details once ready (JSON)."), QStringLiteral("file"));
+                                        Text::tr("Where to write the connection details once ready (JSON)."), QStringLiteral("file"));
     const QCommandLineOption fleet(QStringLiteral("fleet"),
-                                   QStringLiteral("Nodes: SERIES:NODESxGPUS,... (e.g. h200:4x8,cpu:2x0) or scale:N."), QStringLiteral("spec"));
-    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Seed for the sandbox's random choices."), QStringLiteral("n"),
+                                   Text::tr("Nodes: SERIES:NODESxGPUS,... (e.g. h200:4x8,cpu:2x0) or scale:N."), QStringLiteral("spec"));
+    const QCommandLineOption seed(QStringLiteral("seed"), Text::tr("Seed for the sandbox's random choices."), QStringLiteral("n"),
                                   QStringLiteral("1"));
-    const QCommandLineOption rbac(QStringLiteral("rbac"), QStringLiteral("RBAC file adding users with fewer rights."), QStringLiteral("file"));
+    const QCommandLineOption rbac(QStringLiteral("rbac"), Text::tr("RBAC file adding users with fewer rights."), QStringLiteral("file"));
     const QCommandLineOption faults(QStringLiteral("faults"),
-                                    QStringLiteral("Faults from the start: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F,"
+                                    Text::tr("Faults from the start: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F,"
                                                    "next500Creates=N,holdS3Uploads=0|1 (docs/sandbox.md)."),
                                     QStringLiteral("spec"));
-    const QCommandLineOption ns(QStringLiteral("namespace"), QStringLiteral("The namespace for Starforge's objects."), QStringLiteral("name"),
+    const QCommandLineOption ns(QStringLiteral("namespace"), Text::tr("The namespace for Starforge's objects."), QStringLiteral("name"),
                                 QStringLiteral("starforge"));
     const QCommandLineOption images(QStringLiteral("images"),
-                                    QStringLiteral("Images present on the nodes, comma-separated (default: the FORGE_IMAGE_* defaults); "
+                                    Text::tr("Images present on the nodes, comma-separated (default: the FORGE_IMAGE_* defaults); "
                                                    "others fail to pull."),
                                     QStringLiteral("list"));
     const QCommandLineOption privateRegistry(QStringLiteral("private-registry"),
-                                             QStringLiteral("Image prefix of the private registry: its images need an imagePullSecrets Secret "
+                                             Text::tr("Image prefix of the private registry: its images need an imagePullSecrets Secret "
                                                             "(kubernetes.io/dockerconfigjson) with credentials for its host, else the pull "
                                                             "fails with 401 Unauthorized (default registry.sandbox.internal/private/; "
                                                             "empty: none)."),
                                              QStringLiteral("prefix"), QStringLiteral("registry.sandbox.internal/private/"));
     const QCommandLineOption kuberay(QStringLiteral("kuberay-version"),
-                                     QStringLiteral("The KubeRay release to be, 1.4 to 1.7: its RayJob CRD is served and admitted against "
+                                     Text::tr("The KubeRay release to be, 1.4 to 1.7: its RayJob CRD is served and admitted against "
                                                     "(1.5 and older prune preRunningDeadlineSeconds)."),
                                      QStringLiteral("version"), QStringLiteral("1.7"));
     const QCommandLineOption tokenTtl(QStringLiteral("token-ttl"),
-                                      QStringLiteral("Lifetime of the tokens starforge-sandbox-credential (the kubeconfig's "
+                                      Text::tr("Lifetime of the tokens starforge-sandbox-credential (the kubeconfig's "
                                                      "starforge-sandbox-exec context) mints (default 3600; 0: they never expire)."),
                                       QStringLiteral("seconds"), QStringLiteral("3600"));
     const QCommandLineOption deleteRayJob(QStringLiteral("delete-rayjob-after-job-finishes"),
-                                          QStringLiteral("Run the operator with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: "
+                                          Text::tr("Run the operator with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: "
                                                          "shutdownAfterJobFinishes deletes the RayJob itself at ttlSecondsAfterFinished."));
     const QCommandLineOption featureGates(QStringLiteral("feature-gates"),
-                                          QStringLiteral("The operator's feature gates: RayJobDeletionPolicy=true|false "
+                                          Text::tr("The operator's feature gates: RayJobDeletionPolicy=true|false "
                                                          "(spec.deletionStrategy; default on from --kuberay-version 1.6)."),
                                           QStringLiteral("gates"));
     const QCommandLineOption operatorEnv(QStringLiteral("operator-env"),
-                                         QStringLiteral("The operator's environment, comma-separated: ENABLE_INIT_CONTAINER_INJECTION, "
+                                         Text::tr("The operator's environment, comma-separated: ENABLE_INIT_CONTAINER_INJECTION, "
                                                         "ENABLE_PROBES_INJECTION (on unless false) and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES "
                                                         "(off unless true), e.g. ENABLE_PROBES_INJECTION=false."),
                                          QStringLiteral("vars"));
     const QCommandLineOption tokenRate(QStringLiteral("token-rate"),
-                                       QStringLiteral("Tokens per second the vLLM stand-in generates in playground pods (default 50)."),
+                                       Text::tr("Tokens per second the vLLM stand-in generates in playground pods (default 50)."),
                                        QStringLiteral("n"), QStringLiteral("50"));
     parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl, deleteRayJob, featureGates,
                        operatorEnv, tokenRate});
@@ -94,7 +102,7 @@ int main(int argc, char *argv[])
         host = host.mid(1, host.size() - 2);
     }
     if (!portOk || port > 65535 || !options.address.setAddress(host)) {
-        return fail(QStringLiteral("--listen takes HOST:PORT with a loopback address, e.g. 127.0.0.1:0, not '%1'").arg(hostPort));
+        return fail(Text::tr("--listen takes HOST:PORT with a loopback address, e.g. 127.0.0.1:0, not '%1'").arg(hostPort));
     }
     options.port = static_cast<quint16>(port);
     options.connectionFile = parser.value(connection);
@@ -102,7 +110,7 @@ int main(int argc, char *argv[])
     bool seedOk = false;
     options.seed = parser.value(seed).toUInt(&seedOk);
     if (!seedOk) {
-        return fail(QStringLiteral("--seed takes a non-negative integer"));
+        return fail(Text::tr("--seed takes a non-negative integer"));
     }
     options.rbacFile = parser.value(rbac);
     options.ns = parser.value(ns);
@@ -110,24 +118,24 @@ int main(int argc, char *argv[])
     options.privateRegistry = parser.value(privateRegistry);
     auto kuberayVersion = Sandbox::KubeRayCrds::parseVersion(parser.value(kuberay));
     if (!kuberayVersion) {
-        return fail(QStringLiteral("--kuberay-version: ") + kuberayVersion.error().message);
+        return fail(Text::tr("--kuberay-version: %1").arg(kuberayVersion.error().message));
     }
     options.kuberayVersion = *kuberayVersion;
     bool ttlOk = false;
     options.tokenTtlSeconds = parser.value(tokenTtl).toLongLong(&ttlOk);
     if (!ttlOk || options.tokenTtlSeconds < 0) {
-        return fail(QStringLiteral("--token-ttl takes a number of seconds (0: tokens never expire), not '%1'").arg(parser.value(tokenTtl)));
+        return fail(Text::tr("--token-ttl takes a number of seconds (0: tokens never expire), not '%1'").arg(parser.value(tokenTtl)));
     }
     options.deleteRayJobAfterJobFinishes = parser.isSet(deleteRayJob);
     bool rateOk = false;
     options.tokenRate = parser.value(tokenRate).toDouble(&rateOk);
     if (!rateOk || options.tokenRate <= 0) {
-        return fail(QStringLiteral("--token-rate takes a positive number of tokens per second, not '%1'").arg(parser.value(tokenRate)));
+        return fail(Text::tr("--token-rate takes a positive number of tokens per second, not '%1'").arg(parser.value(tokenRate)));
     }
     for (const QString &gate : parser.value(featureGates).split(u',', Qt::SkipEmptyParts)) {
         const QStringList kv = gate.trimmed().split(u'=');
         if (kv.size() != 2 || kv.at(0) != QLatin1String("RayJobDeletionPolicy") || (kv.at(1) != QLatin1String("true") && kv.at(1) != QLatin1String("false"))) {
-            return fail(QStringLiteral("--feature-gates takes RayJobDeletionPolicy=true or RayJobDeletionPolicy=false, not '%1'").arg(gate));
+            return fail(Text::tr("--feature-gates takes RayJobDeletionPolicy=true or RayJobDeletionPolicy=false, not '%1'").arg(gate));
         }
         options.rayJobDeletionPolicy = kv.at(1) == QLatin1String("true");
     }
@@ -138,7 +146,7 @@ int main(int argc, char *argv[])
         // the RayJob's own deletion on.
         const QString value = eq < 0 ? QString() : variable.mid(eq + 1).trimmed().toLower();
         if (eq < 0) {
-            return fail(QStringLiteral("--operator-env takes NAME=VALUE pairs, not '%1'").arg(variable));
+            return fail(Text::tr("--operator-env takes NAME=VALUE pairs, not '%1'").arg(variable));
         } else if (key == QLatin1String("ENABLE_INIT_CONTAINER_INJECTION")) {
             options.injectInitContainer = value != QLatin1String("false");
         } else if (key == QLatin1String("ENABLE_PROBES_INJECTION")) {
@@ -146,7 +154,7 @@ int main(int argc, char *argv[])
         } else if (key == QLatin1String("DELETE_RAYJOB_CR_AFTER_JOB_FINISHES")) {
             options.deleteRayJobAfterJobFinishes = value == QLatin1String("true");
         } else {
-            return fail(QStringLiteral("--operator-env knows ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION and "
+            return fail(Text::tr("--operator-env knows ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION and "
                                        "DELETE_RAYJOB_CR_AFTER_JOB_FINISHES, not '%1'").arg(key));
         }
     }
@@ -163,8 +171,9 @@ int main(int argc, char *argv[])
     if (auto started = sandbox.start(options); !started) {
         return fail(started.error().message);
     }
-    QTextStream(stdout) << "starforge-sandbox " << QCoreApplication::applicationVersion() << " serving "
-                        << sandbox.apiServerUrl().toString() << "; connection file " << options.connectionFile << Qt::endl;
+    QTextStream(stdout) << Text::tr("starforge-sandbox %1 serving %2; connection file %3")
+                               .arg(QCoreApplication::applicationVersion(), sandbox.apiServerUrl().toString(), options.connectionFile)
+                        << Qt::endl;
     const int code = app.exec();
     sandbox.stop();
     return code;

@@ -3,6 +3,7 @@
 #include "core/config/embeddedsandbox.h"
 #include "core/config/profilemanager.h"
 #include "core/config/profilestore.h"
+#include "core/i18n/translations.h"
 #include "core/logging/logging.h"
 #include "core/secrets/keychainsecretstore.h"
 #include "core/util/crashstack.h"
@@ -12,18 +13,23 @@
 #include "gui/userprompts.h"
 
 #include <QApplication>
+#include <QCoreApplication>
 #include <QFileInfo>
 #include <QCommandLineParser>
 #include <QMessageBox>
-#include <QLocale>
 #include <QTemporaryDir>
 #include <QTextStream>
 #include <QTimer>
-#include <QTranslator>
 
 #include <memory>
 
 namespace {
+
+// The translation context of this file's messages (lupdate reads it from the macro).
+struct Text
+{
+    Q_DECLARE_TR_FUNCTIONS(StarforgeApp)
+};
 
 // Logs "main window: first frame painted" (starforge.gui, info: off unless QT_LOGGING_RULES
 // turns it on) on the event-loop turn after the window's first paint, which has then been
@@ -39,7 +45,7 @@ protected:
         if (event->type() == QEvent::Paint) {
             watched->removeEventFilter(this);
             QTimer::singleShot(0, this, [this] {
-                qCInfo(Starforge::lcGui) << "main window: first frame painted";
+                qCInfo(Starforge::lcGui) << "main window: first frame painted";   // untranslated: a log line, which bench_start waits for
                 deleteLater();
             });
         }
@@ -47,28 +53,29 @@ protected:
     }
 };
 
+// Made once the catalogues are installed: the descriptions are translated when it is built.
 struct Options
 {
-    QCommandLineOption sandbox{QStringLiteral("sandbox"), QStringLiteral("Start a local sandbox cluster (starforge-sandbox) and connect to it.")};
-    QCommandLineOption config{QStringLiteral("config"), QStringLiteral("Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini)."),
-                              QStringLiteral("file")};
-    QCommandLineOption profiles{QStringLiteral("profiles"), QStringLiteral("Open the connection profiles dialog at start.")};
+    QCommandLineOption sandbox{QStringLiteral("sandbox"), Text::tr("Start a local sandbox cluster (starforge-sandbox) and connect to it.")};
+    QCommandLineOption config{QStringLiteral("config"), Text::tr("Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini)."),
+                              Text::tr("file")};
+    QCommandLineOption profiles{QStringLiteral("profiles"), Text::tr("Open the connection profiles dialog at start.")};
     QCommandLineOption colorScheme{QStringLiteral("color-scheme"),
-                                   QStringLiteral("Light or dark for this run: system (as the desktop says), light or dark. "
-                                                  "View › Appearance keeps a choice."),
-                                   QStringLiteral("scheme")};
+                                   Text::tr("Light or dark for this run: system (as the desktop says), light or dark. "
+                                            "View › Appearance keeps a choice."),
+                                   Text::tr("scheme")};
 
     void addTo(QCommandLineParser &parser) const
     {
-        parser.setApplicationDescription(QStringLiteral("Run NeMo-RL training on Kubernetes + KubeRay from the desktop."));
+        parser.setApplicationDescription(Text::tr("Run NeMo-RL training on Kubernetes + KubeRay from the desktop."));
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addOption(sandbox);
         parser.addOption(config);
         parser.addOption(profiles);
         parser.addOption(colorScheme);
-        parser.addPositionalArgument(QStringLiteral("job"), QStringLiteral("A JobSpec file or a code folder to open in the submission wizard."),
-                                     QStringLiteral("[JOBSPEC | FOLDER]"));
+        parser.addPositionalArgument(QStringLiteral("job"), Text::tr("A JobSpec file or a code folder to open in the submission wizard."),
+                                     Text::tr("[JOBSPEC | FOLDER]"));
     }
 };
 
@@ -96,10 +103,11 @@ int main(int argc, char *argv[])
 {
     Starforge::printStackOnCrash("starforge");
     using namespace Starforge;
-    const Options options;
     if (asksForTextOnly(argc, argv)) {
         QCoreApplication core(argc, argv);
         nameTheApplication();
+        I18n::installTranslators();
+        const Options options;
         QCommandLineParser parser;
         options.addTo(parser);
         parser.process(core);   // prints and exits
@@ -111,12 +119,10 @@ int main(int argc, char *argv[])
     QApplication::setDesktopFileName(QStringLiteral("starforge"));
     Logging::installRedactingMessageHandler();
     Logging::setDefaultFilterRules();
-    // Catalogues are embedded (translations/); a locale without one keeps the English strings.
-    QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("starforge"), QStringLiteral("_"), QStringLiteral(":/i18n"))) {
-        QApplication::installTranslator(&translator);
-    }
+    // Catalogues are embedded (translations/); a language without one keeps the English strings.
+    I18n::installTranslators();
 
+    const Options options;
     QCommandLineParser parser;
     options.addTo(parser);
     parser.process(app);
@@ -124,11 +130,11 @@ int main(int argc, char *argv[])
     const QCommandLineOption &config = options.config;
     const QCommandLineOption &profiles = options.profiles;
     if (const QString scheme = parser.value(options.colorScheme); parser.isSet(options.colorScheme) && scheme != u"system" && scheme != u"light" && scheme != u"dark") {
-        QTextStream(stderr) << "starforge: --color-scheme is system, light or dark, not " << scheme << Qt::endl;
+        QTextStream(stderr) << Text::tr("starforge: --color-scheme is system, light or dark, not %1").arg(scheme) << Qt::endl;
         return 2;
     }
     if (parser.positionalArguments().size() > 1) {
-        QTextStream(stderr) << "starforge: give one JobSpec or folder, not " << parser.positionalArguments().size() << Qt::endl;
+        QTextStream(stderr) << Text::tr("starforge: give one JobSpec or folder, not %1").arg(parser.positionalArguments().size()) << Qt::endl;
         return 2;
     }
     // Relative to where the app was started, before anything changes the current folder.
@@ -194,7 +200,7 @@ int main(int argc, char *argv[])
                     QApplication::exit(1);
                     return;
                 }
-                err << "starforge: sandbox ready; kubectl: KUBECONFIG=" << connection.kubeconfig << Qt::endl;
+                err << Text::tr("starforge: sandbox ready; kubectl: KUBECONFIG=%1").arg(connection.kubeconfig) << Qt::endl;
                 openWindow(environment);
             });
         });

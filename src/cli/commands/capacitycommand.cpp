@@ -16,13 +16,14 @@ namespace {
 
 class CapacityCommand final : public Command
 {
+    Q_OBJECT
 public:
     using Command::Command;
 
     void run() override
     {
         if (m_args.positionals.size() != 1) {
-            fail(Error::invalid(QStringLiteral("usage: starforge-cli capacity [--spec SPEC] [--json]")));
+            fail(Error::invalid(tr("usage: starforge-cli capacity [--spec SPEC] [--json]")));
             return;
         }
         // With a JobSpec: the fit verdict for its pools, from the same numbers.
@@ -68,14 +69,15 @@ public:
                     }
                     printJson(m_out, array);
                 } else if (all.isEmpty()) {
-                    m_out << "no GPU nodes: no node has the series label " << m_session->settings().gpuNodeLabel << " (FORGE_K8S_GPU_NODE_LABEL)" << Qt::endl;
+                    m_out << tr("no GPU nodes: no node has the series label %1 (FORGE_K8S_GPU_NODE_LABEL)").arg(m_session->settings().gpuNodeLabel) << Qt::endl;
                 } else {
                     QList<QStringList> rows;
                     for (const Cluster::SeriesSummary &s : all) {
                         rows.append({s.series, QString::number(s.nodes), QString::number(s.capacity), QString::number(s.used), QString::number(s.free),
-                                     QString::number(s.blocked) + (s.blockedNodes > 0 ? QStringLiteral(" (%1 nodes)").arg(s.blockedNodes) : QString()),
+                                     QString::number(s.blocked) + (s.blockedNodes > 0 ? tr(" (%n node(s))", nullptr, s.blockedNodes) : QString()),
                                      QString::number(s.largestFree)});
                     }
+                    // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
                     m_out << formatTable({QStringLiteral("SERIES"), QStringLiteral("NODES"), QStringLiteral("GPUS"), QStringLiteral("USED"), QStringLiteral("FREE"),
                                           QStringLiteral("BLOCKED"), QStringLiteral("LARGEST FREE NODE")},
                                          rows);
@@ -94,3 +96,5 @@ std::unique_ptr<Command> makeCapacityCommand(const CommandContext &context)
 }
 
 } // namespace Starforge::Cli
+
+#include "capacitycommand.moc"

@@ -35,6 +35,7 @@ Job::JobSpec minimalSpec(const QString &dir)
 
 class CapsuleBuildCommand final : public Command
 {
+    Q_OBJECT
 public:
     using Command::Command;
 
@@ -42,12 +43,12 @@ public:
     {
         const QStringList &p = m_args.positionals;
         if (p.size() != 3) {
-            fail(Error::invalid(QStringLiteral("usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]")));
+            fail(Error::invalid(tr("usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]")));
             return;
         }
         const QString dir = QFileInfo(p.at(2)).absoluteFilePath();
         if (!QFileInfo(dir).isDir()) {
-            fail(Error::invalid(QStringLiteral("%1 is not a folder; give the code folder to pack.").arg(p.at(2))));
+            fail(Error::invalid(tr("%1 is not a folder; give the code folder to pack.").arg(p.at(2))));
             return;
         }
         QString specPath = m_args.value(QStringLiteral("spec"));
@@ -80,12 +81,13 @@ public:
                                          {QStringLiteral("objectKey"), built->objectKey()},
                                          {QStringLiteral("jobSpec"), specPath.isEmpty() ? QStringLiteral("minimal") : QFileInfo(specPath).absoluteFilePath()}});
         } else {
+            // The labels stay English, as the JSON keys: scripts and docs/capsule.md read these lines.
             m_out << "capsule  " << built->zipPath << Qt::endl
                   << "sha256   " << built->sha256 << Qt::endl
-                  << "size     " << built->size << " bytes" << Qt::endl
+                  << "size     " << byteCount(built->size) << Qt::endl
                   << "files    " << built->fileCount << Qt::endl;
             if (specPath.isEmpty()) {
-                m_out << "jobspec  minimal (no --spec given), name " << spec.name << Qt::endl;
+                m_out << "jobspec  " << tr("minimal (no --spec given), name %1").arg(spec.name) << Qt::endl;
             }
         }
         finish(Ok);
@@ -100,3 +102,5 @@ std::unique_ptr<Command> makeCapsuleBuildCommand(const CommandContext &context)
 }
 
 } // namespace Starforge::Cli
+
+#include "capsulecommand.moc"

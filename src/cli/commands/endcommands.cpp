@@ -17,6 +17,7 @@ namespace {
 
 class StopCommand final : public JobCommand
 {
+    Q_OBJECT
 public:
     using JobCommand::JobCommand;
 
@@ -41,7 +42,7 @@ public:
             options.giveUpWhenSourceStops = true;
             openSession(
                 options, [this, id] { stop(id); },
-                [id](const Error &error) { return Error{error.code, QStringLiteral("lost the cluster while stopping job %1: %2").arg(id, error.message)}; });
+                [id](const Error &error) { return Error{error.code, tr("lost the cluster while stopping job %1: %2").arg(id, error.message)}; });
         });
     }
 
@@ -54,7 +55,7 @@ private:
                 fail(record.error());   // "neither on the cluster nor in the job history"
                 return;
             }
-            fail(Error::invalid(QStringLiteral("job %1 has already ended: it is %2 (see `starforge-cli status %1`); there is nothing to stop").arg(id, record->displayState())));
+            fail(Error::invalid(tr("job %1 has already ended: it is %2 (see `starforge-cli status %1`); there is nothing to stop").arg(id, record->displayState())));
         });
     }
 
@@ -73,7 +74,7 @@ private:
             if (json()) {
                 printJson(m_out, recordSummary(*stopped));
             } else {
-                m_out << "job " << stopped->id << " " << stopped->displayState() << "; its logs and events are in jobs/" << stopped->id << "/" << Qt::endl;
+                m_out << tr("job %1 %2; its logs and events are in jobs/%1/").arg(stopped->id, stopped->displayState()) << Qt::endl;
             }
             finish(Ok);
         });
@@ -82,6 +83,7 @@ private:
 
 class DeleteCommand final : public JobCommand
 {
+    Q_OBJECT
 public:
     using JobCommand::JobCommand;
 
@@ -100,10 +102,18 @@ public:
                                                  {QStringLiteral("rayJobDeleted"), deleted->rayJobDeleted},
                                                  {QStringLiteral("archiveObjectsDeleted"), deleted->archiveObjectsDeleted}});
                 } else {
-                    QStringList what;
-                    if (deleted->rayJobDeleted) what << QStringLiteral("its RayJob");
-                    if (deleted->archiveObjectsDeleted > 0) what << QStringLiteral("its archive (%1 objects)").arg(deleted->archiveObjectsDeleted);
-                    m_out << "deleted job " << deleted->id << ": " << what.join(QStringLiteral(" and ")) << Qt::endl;
+                    // One sentence per case: word order differs between languages.
+                    const int objects = deleted->archiveObjectsDeleted;
+                    if (deleted->rayJobDeleted && objects > 0) {
+                        m_out << tr("deleted job %1: its RayJob and its archive (%n object(s))", nullptr, objects).arg(deleted->id);
+                    } else if (deleted->rayJobDeleted) {
+                        m_out << tr("deleted job %1: its RayJob").arg(deleted->id);
+                    } else if (objects > 0) {
+                        m_out << tr("deleted job %1: its archive (%n object(s))", nullptr, objects).arg(deleted->id);
+                    } else {
+                        m_out << tr("deleted job %1: ").arg(deleted->id);
+                    }
+                    m_out << Qt::endl;
                 }
                 finish(Ok);
             });
@@ -124,3 +134,5 @@ std::unique_ptr<Command> makeDeleteCommand(const CommandContext &context)
 }
 
 } // namespace Starforge::Cli
+
+#include "endcommands.moc"

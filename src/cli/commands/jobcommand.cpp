@@ -11,12 +11,12 @@ void JobCommand::readArchived(const QString &jobId, QString (*keyOf)(const QStri
 {
     auto s3 = m_session->bucket();
     if (!s3) {
-        fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(jobId, s3.error().message)));
+        fail(Error::notFound(tr("job %1 is not on the cluster, and the archive cannot be read: %2").arg(jobId, s3.error().message)));
         return;
     }
     Job::readArchivedObject(*s3, keyOf(jobId), this, [this, jobId, then = std::move(then)](Result<QByteArray> data) {
         if (!data) {
-            fail(data.error().code == Error::Code::NotFound ? Error::notFound(QStringLiteral("job %1 is neither on the cluster nor in the job history").arg(jobId))
+            fail(data.error().code == Error::Code::NotFound ? Error::notFound(tr("job %1 is neither on the cluster nor in the job history").arg(jobId))
                                                             : data.error());
             return;
         }

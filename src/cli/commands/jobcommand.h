@@ -16,6 +16,7 @@ namespace Starforge::Cli {
 
 class JobCommand : public Command
 {
+    Q_OBJECT
 public:
     using Command::Command;
 

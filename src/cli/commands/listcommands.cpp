@@ -22,13 +22,14 @@ namespace {
 
 class JobsCommand final : public Command
 {
+    Q_OBJECT
 public:
     using Command::Command;
 
     void run() override
     {
         if (m_args.positionals.size() != 1) {
-            fail(Error::invalid(QStringLiteral("usage: starforge-cli jobs [--follow] [--json]")));
+            fail(Error::invalid(tr("usage: starforge-cli jobs [--follow] [--json]")));
             return;
         }
         if (m_args.flag(QStringLiteral("follow"))) {
@@ -39,7 +40,7 @@ public:
             Kube::ApiRequest list;
             list.path = Kube::ResourceKind::rayJobs().path(m_session->ns());
             list.query.addQueryItem(QStringLiteral("labelSelector"), QLatin1String(Job::Labels::ManagedBy) + u'=' + QLatin1String(Job::Labels::ManagedByValue));
-            list.what = QStringLiteral("list the jobs in namespace %1").arg(m_session->ns());
+            list.what = tr("list the jobs in namespace %1").arg(m_session->ns());
             m_session->kube()->send(list, this, [this, what = list.what](const Kube::ApiResult &result) {
                 const Result<QJsonArray> items = listItems(result, what);
                 if (!items) {
@@ -54,12 +55,13 @@ public:
                     for (const Job::JobRecord &r : std::as_const(records)) array.append(r.toJson());
                     printJson(m_out, array);
                 } else if (records.isEmpty()) {
-                    m_out << "no jobs on the cluster in namespace " << m_session->ns() << " (ended jobs: starforge-cli history)" << Qt::endl;
+                    m_out << tr("no jobs on the cluster in namespace %1 (ended jobs: starforge-cli history)").arg(m_session->ns()) << Qt::endl;
                 } else {
                     QList<QStringList> rows;
                     for (const Job::JobRecord &r : std::as_const(records)) {
                         rows.append({r.id, r.rayJobName, ownerColumn(r, m_session->viewer()), r.displayState(), formatAge(ageOf(r.created)), oneLine(r.message)});
                     }
+                    // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
                     m_out << formatTable({QStringLiteral("ID"), QStringLiteral("NAME"), QStringLiteral("OWNER"), QStringLiteral("STATE"), QStringLiteral("AGE"),
                                           QStringLiteral("MESSAGE")},
                                          rows);
@@ -78,7 +80,7 @@ public:
             return;
         }
         if (!isFinished()) {
-            if (!json()) note(QStringLiteral("stopped following; jobs that end from now on are archived by the app or the next `jobs --follow`"));
+            if (!json()) note(tr("stopped following; jobs that end from now on are archived by the app or the next `jobs --follow`"));
             finish(Ok);
         }
     }
@@ -95,11 +97,11 @@ private:
         openSession(options, [this] {
             if (!m_session->jobs()) {
                 const auto jobs = m_session->feature(QStringLiteral("jobs"));
-                fail(Error::unavailable(QStringLiteral("cannot follow jobs: %1").arg(jobs ? jobs->reason : QStringLiteral("the job tracker is off"))));
+                fail(Error::unavailable(jobs ? tr("cannot follow jobs: %1").arg(jobs->reason) : tr("cannot follow jobs: the job tracker is off")));
                 return;
             }
             if (!json()) {
-                note(QStringLiteral("following the jobs in namespace %1; each job that ends is archived to the bucket (Ctrl-C to stop)").arg(m_session->ns()));
+                note(tr("following the jobs in namespace %1; each job that ends is archived to the bucket (Ctrl-C to stop)").arg(m_session->ns()));
             }
         });
         // A rebuilt session (after the cluster came back) has a new tracker: follow that one.
@@ -116,9 +118,10 @@ private:
             if (json()) {
                 printJsonLine(m_out, recordSummary(record));
             } else {
-                m_out << "archived " << record.id << " " << record.rayJobName << " " << record.displayState()
-                      << (record.lost.isEmpty() ? QString() : QStringLiteral(" (%1 not archived)").arg(record.lost.size()))
-                      << (record.message.isEmpty() ? QString() : QStringLiteral(": ") + oneLine(record.message)) << Qt::endl;
+                const int lost = int(record.lost.size());
+                const QString line = lost == 0 ? tr("archived %1 %2 %3").arg(record.id, record.rayJobName, record.displayState())
+                                               : tr("archived %1 %2 %3 (%n not archived)", nullptr, lost).arg(record.id, record.rayJobName, record.displayState());
+                m_out << line << (record.message.isEmpty() ? QString() : QStringLiteral(": ") + oneLine(record.message)) << Qt::endl;
             }
         });
         connect(tracker, &Job::JobTracker::archiveFailed, this, [this](const QString &id, const QString &message) {
@@ -132,13 +135,14 @@ private:
 
 class HistoryCommand final : public Command
 {
+    Q_OBJECT
 public:
     using Command::Command;
 
     void run() override
     {
         if (m_args.positionals.size() != 1) {
-            fail(Error::invalid(QStringLiteral("usage: starforge-cli history [--json]")));
+            fail(Error::invalid(tr("usage: starforge-cli history [--json]")));
             return;
         }
         openSession(clientsOnly(), [this] {
@@ -152,7 +156,7 @@ public:
                     fail(history.error());
                     return;
                 }
-                for (const QString &bad : std::as_const(history->unreadable)) m_err << "starforge-cli: skipped " << bad << Qt::endl;
+                for (const QString &bad : std::as_const(history->unreadable)) m_err << tr("starforge-cli: skipped %1").arg(bad) << Qt::endl;
                 if (m_args.flag(QStringLiteral("json"))) {
                     QJsonArray array;
                     for (const Job::JobRecord &r : std::as_const(history->jobs)) {
@@ -162,7 +166,7 @@ public:
                     }
                     printJson(m_out, array);
                 } else if (history->jobs.isEmpty()) {
-                    m_out << "no archived jobs in the bucket yet" << Qt::endl;
+                    m_out << tr("no archived jobs in the bucket yet") << Qt::endl;
                 } else {
                     QList<QStringList> rows;
                     for (const Job::JobRecord &r : std::as_const(history->jobs)) {
@@ -170,6 +174,7 @@ public:
                         rows.append({r.id, r.rayJobName, Job::jobStateName(r.state), r.ended.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")),
                                      from.isValid() && r.ended.isValid() ? formatAge(from.secsTo(r.ended)) : QStringLiteral("-"), oneLine(r.message, 80)});
                     }
+                    // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
                     m_out << formatTable({QStringLiteral("ID"), QStringLiteral("NAME"), QStringLiteral("STATE"), QStringLiteral("ENDED"), QStringLiteral("RAN"),
                                           QStringLiteral("MESSAGE")},
                                          rows);
@@ -193,3 +198,5 @@ std::unique_ptr<Command> makeHistoryCommand(const CommandContext &context)
 }
 
 } // namespace Starforge::Cli
+
+#include "listcommands.moc"

@@ -31,6 +31,7 @@ namespace {
 
 class LogsCommand final : public JobCommand
 {
+    Q_OBJECT
 public:
     using JobCommand::JobCommand;
 
@@ -44,11 +45,11 @@ public:
                 return;
             }
             if (m_args.flag(QStringLiteral("count")) && m_args.flag(QStringLiteral("follow"))) {
-                fail(Error::invalid(QStringLiteral("--count needs the whole log: leave out -f, or --count")));
+                fail(Error::invalid(tr("--count needs the whole log: leave out -f, or --count")));
                 return;
             }
         } else if (m_args.flag(QStringLiteral("ignore-case")) || m_args.flag(QStringLiteral("extended-regexp")) || m_args.flag(QStringLiteral("count"))) {
-            fail(Error::invalid(QStringLiteral("-i, -E and --count go with --grep PATTERN")));
+            fail(Error::invalid(tr("-i, -E and --count go with --grep PATTERN")));
             return;
         }
         // Checked before anything is read: an archived log would otherwise take "abc" as 0 lines.
@@ -57,7 +58,7 @@ public:
             bool ok = false;
             tailLines = m_args.value(QStringLiteral("tail")).toInt(&ok);
             if (!ok || tailLines < 0) {
-                fail(Error::invalid(QStringLiteral("--tail takes a number of lines, e.g. --tail 100, not '%1'").arg(m_args.value(QStringLiteral("tail")))));
+                fail(Error::invalid(tr("--tail takes a number of lines, e.g. --tail 100, not '%1'").arg(m_args.value(QStringLiteral("tail")))));
                 return;
             }
         }
@@ -74,8 +75,8 @@ public:
                     return;
                 }
                 if (pod.isEmpty()) {
-                    fail(Error::notFound(available.isEmpty() ? QStringLiteral("job %1 has no pods yet (see `starforge-cli status %1`)").arg(job)
-                                                              : QStringLiteral("job %1 has no pod '%2'; its pods: %3").arg(job, want, available.join(QStringLiteral(", ")))));
+                    fail(Error::notFound(available.isEmpty() ? tr("job %1 has no pods yet (see `starforge-cli status %1`)").arg(job)
+                                                              : tr("job %1 has no pod '%2'; its pods: %3").arg(job, want, available.join(QStringLiteral(", ")))));
                     return;
                 }
                 Kube::LogStreamOptions options;
@@ -91,7 +92,7 @@ public:
                 if (grepping() && !options.follow) {
                     spool = std::make_shared<QTemporaryFile>(Job::temporaryLogTemplate());
                     if (!spool->open()) {
-                        fail(Error::io(QStringLiteral("cannot make a temporary file for the log: %1").arg(spool->errorString())));
+                        fail(Error::io(tr("cannot make a temporary file for the log: %1").arg(spool->errorString())));
                         return;
                     }
                 }
@@ -113,7 +114,7 @@ public:
                         // The stream gave up (the pod is gone, or reading its log is not allowed) and
                         // finishes next: an error, unless the pod went away after its log was shown.
                         if (error.kind == Kube::ApiError::Kind::NotFound && *gotLines) {
-                            m_err << "starforge-cli: pod " << pod << " is gone (the job ended?); its archived log: starforge-cli logs " << job << Qt::endl;
+                            m_err << tr("starforge-cli: pod %1 is gone (the job ended?); its archived log: starforge-cli logs %2").arg(pod, job) << Qt::endl;
                         } else {
                             fail(error.toError());
                         }
@@ -131,10 +132,10 @@ public:
                     if (!failingSince->isValid()) *failingSince = now;
                     if (!m_session->source().stoppedReason().isEmpty() || failingSince->secsTo(now) >= LostClusterSeconds) {
                         stream->stop();
-                        fail(Error{error.toError().code, QStringLiteral("%1 Gave up after %2 s.").arg(error.message).arg(failingSince->secsTo(now))});
+                        fail(Error{error.toError().code, tr("%1 Gave up after %2 s.").arg(error.message).arg(failingSince->secsTo(now))});
                         return;
                     }
-                    m_err << "starforge-cli: log interrupted (" << Logging::redact(error.message) << "); reconnecting" << Qt::endl;
+                    m_err << tr("starforge-cli: log interrupted (%1); reconnecting").arg(Logging::redact(error.message)) << Qt::endl;
                 });
                 connect(stream, &Kube::LogStream::finished, this, [this, spool] {
                     if (spool) {
@@ -204,12 +205,12 @@ private:
     {
         auto file = std::make_shared<QTemporaryFile>(Job::temporaryLogTemplate());
         if (!file->open()) {
-            fail(Error::io(QStringLiteral("cannot make a temporary file for the archived log: %1").arg(file->errorString())));
+            fail(Error::io(tr("cannot make a temporary file for the archived log: %1").arg(file->errorString())));
             return;
         }
         m_session->s3()->downloadObject(key, file->fileName(), this, [this, file, key](Result<qint64> written) {
             if (!written) {
-                fail(written.error().code == Error::Code::NotFound ? Error::notFound(QStringLiteral("%1 is not in the archive.").arg(key)) : written.error());
+                fail(written.error().code == Error::Code::NotFound ? Error::notFound(tr("%1 is not in the archive.").arg(key)) : written.error());
                 return;
             }
             if (grepping()) {
@@ -218,7 +219,7 @@ private:
             }
             QFile log(file->fileName());
             if (!log.open(QIODevice::ReadOnly)) {
-                fail(Error::io(QStringLiteral("cannot read the downloaded log %1: %2").arg(log.fileName(), log.errorString())));
+                fail(Error::io(tr("cannot read the downloaded log %1: %2").arg(log.fileName(), log.errorString())));
                 return;
             }
             qint64 from = 0;
@@ -259,7 +260,7 @@ private:
     {
         auto s3 = m_session->bucket();
         if (!s3) {
-            fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(jobId, s3.error().message)));
+            fail(Error::notFound(tr("job %1 is not on the cluster, and the archive cannot be read: %2").arg(jobId, s3.error().message)));
             return;
         }
         Job::readArchivedJob(*s3, jobId, this, [this, jobId](Result<Job::JobRecord> record) {
@@ -273,19 +274,20 @@ private:
         QStringList available;
         for (const Job::ArchivedLog &l : record->logs) available << l.pod + u'/' + l.container;
             if (!chosen) {
-                fail(Error::notFound(available.isEmpty() ? QStringLiteral("job %1 was archived without logs%2").arg(jobId, record->lost.isEmpty() ? QString() : QStringLiteral(": ") + record->lost.join(u' '))
-                                                         : QStringLiteral("the archive of job %1 has no log for '%2'; it has: %3").arg(jobId, want, available.join(QStringLiteral(", ")))));
+                fail(Error::notFound(available.isEmpty() ? (record->lost.isEmpty() ? tr("job %1 was archived without logs").arg(jobId)
+                                                                                   : tr("job %1 was archived without logs: %2").arg(jobId, record->lost.join(u' ')))
+                                                         : tr("the archive of job %1 has no log for '%2'; it has: %3").arg(jobId, want, available.join(QStringLiteral(", ")))));
                 return;
             }
             // A damaged or hand-made status.json must not make `logs` print some other object of the
             // bucket (an empty key reads the bucket's listing).
             if (!chosen->key.startsWith(Job::ArchiveKeys::prefix(jobId)) || chosen->key.size() == Job::ArchiveKeys::prefix(jobId).size()) {
-                fail(Error::invalid(QStringLiteral("the archive of job %1 is damaged: its log %2/%3 is kept under '%4', outside %5")
+                fail(Error::invalid(tr("the archive of job %1 is damaged: its log %2/%3 is kept under '%4', outside %5")
                                         .arg(jobId, chosen->pod, chosen->container, chosen->key, Job::ArchiveKeys::prefix(jobId))));
                 return;
             }
             if (m_args.flag(QStringLiteral("follow"))) {
-                m_err << "starforge-cli: job " << jobId << " has ended; showing its archived log" << Qt::endl;
+                m_err << tr("starforge-cli: job %1 has ended; showing its archived log").arg(jobId) << Qt::endl;
             }
             printArchivedObject(chosen->key);
         });
@@ -300,3 +302,5 @@ std::unique_ptr<Command> makeLogsCommand(const CommandContext &context)
 }
 
 } // namespace Starforge::Cli
+
+#include "logscommand.moc"

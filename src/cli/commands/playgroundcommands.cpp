@@ -57,6 +57,7 @@ QJsonObject toJson(const PlaygroundInstance &i, const QDateTime &now)
 
 class PlaygroundCommand : public Command
 {
+    Q_OBJECT
 public:
     using Command::Command;
 
@@ -66,12 +67,12 @@ protected:
     {
         openSession(clientsOnly(), [this, then = std::move(then)] {
             if (m_session->settings().owner.isEmpty()) {
-                fail(Error::invalid(QStringLiteral("the owner is unknown; set FORGE_OWNER (the playground acts only on your own pods)")));
+                fail(Error::invalid(tr("the owner is unknown; set FORGE_OWNER (the playground acts only on your own pods)")));
                 return;
             }
             m_playground = new PlaygroundClient(m_session->kube(), m_session->settings().ns, m_session->settings().owner, work());
             m_playground->reap(QDateTime::currentDateTimeUtc(), [this, then](Result<QStringList> reaped) {
-                if (reaped && !reaped->isEmpty() && !json()) note(QStringLiteral("reaped %1").arg(reaped->join(QStringLiteral(", "))));
+                if (reaped && !reaped->isEmpty() && !json()) note(tr("reaped %1").arg(reaped->join(QStringLiteral(", "))));
                 then();
             });
         });
@@ -82,14 +83,15 @@ protected:
 
 class LaunchCommand final : public PlaygroundCommand
 {
+    Q_OBJECT
 public:
     using PlaygroundCommand::PlaygroundCommand;
 
     void run() override
     {
-        const QString usage = QStringLiteral("usage: starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]");
+        const QString usage = tr("usage: starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]");
         if (m_args.value(QStringLiteral("model")).isEmpty() == m_args.value(QStringLiteral("job")).isEmpty()) {
-            fail(Error::invalid(QStringLiteral("give either --model or --job\n") + usage));
+            fail(Error::invalid(tr("give either --model or --job\n%1").arg(usage)));
             return;
         }
         m_request.model = m_args.value(QStringLiteral("model"));
@@ -98,13 +100,13 @@ public:
         bool ok = true;
         if (m_args.values.contains(QStringLiteral("gpus"))) m_request.gpus = m_args.value(QStringLiteral("gpus")).toInt(&ok);
         if (!ok) {
-            fail(Error::invalid(QStringLiteral("--gpus takes a number of GPUs (the tensor parallel size)")));
+            fail(Error::invalid(tr("--gpus takes a number of GPUs (the tensor parallel size)")));
             return;
         }
         if (m_args.values.contains(QStringLiteral("ttl"))) {
             const auto ttl = parseDuration(m_args.value(QStringLiteral("ttl")));
             if (!ttl) {
-                fail(Error::invalid(QStringLiteral("--ttl takes a duration such as 90m, 2h or 3600, not '%1'").arg(m_args.value(QStringLiteral("ttl")))));
+                fail(Error::invalid(tr("--ttl takes a duration such as 90m, 2h or 3600, not '%1'").arg(m_args.value(QStringLiteral("ttl")))));
                 return;
             }
             m_request.ttlSeconds = *ttl;
@@ -118,12 +120,13 @@ private:
     {
         Job::readArchivedJob(m_session->s3(), m_request.jobId, this, [this](Result<Job::JobRecord> record) {
             if (!record) {
-                fail(Error{record.error().code, record.error().message + QStringLiteral(" (a job's checkpoints are served once it has ended)")});
+                fail(Error{record.error().code, tr("%1 (a job's checkpoints are served once it has ended)").arg(record.error().message)});
                 return;
             }
             if (record->owner != m_session->settings().owner) {
-                fail(Error::invalid(QStringLiteral("job %1 belongs to %2; the playground serves only your own jobs' checkpoints")
-                                        .arg(m_request.jobId, record->owner.isEmpty() ? QStringLiteral("nobody recorded") : record->owner)));
+                fail(Error::invalid(record->owner.isEmpty()
+                                        ? tr("job %1 belongs to nobody recorded; the playground serves only your own jobs' checkpoints").arg(m_request.jobId)
+                                        : tr("job %1 belongs to %2; the playground serves only your own jobs' checkpoints").arg(m_request.jobId, record->owner)));
                 return;
             }
             if (m_request.series.isEmpty()) {
@@ -136,13 +139,20 @@ private:
                 for (const Job::ServableCheckpoint &c : progress ? progress->servableCheckpoints() : QList<Job::ServableCheckpoint>()) {
                     if (wanted > 0 && c.step != wanted) continue;
                     if (c.consolidated) chosen = c;
-                    else notReady = c.converter.isEmpty() ? QStringLiteral("its %1 checkpoints have no Hugging Face weights and no converter").arg(c.backend)
-                                                          : QStringLiteral("its %1 checkpoints need NeMo-RL's %2 first").arg(c.backend, c.converter);
+                    else notReady = c.converter.isEmpty() ? tr("its %1 checkpoints have no Hugging Face weights and no converter").arg(c.backend)
+                                                          : tr("its %1 checkpoints need NeMo-RL's %2 first").arg(c.backend, c.converter);
                 }
                 if (!chosen) {
-                    fail(Error::invalid(QStringLiteral("job %1 has no checkpoint%2 vLLM can serve%3")
-                                            .arg(m_request.jobId, wanted > 0 ? QStringLiteral(" at step %1").arg(wanted) : QString(),
-                                                 notReady.isEmpty() ? QString() : QStringLiteral(": ") + notReady)));
+                    // One sentence per case: word order differs between languages.
+                    QString why;
+                    if (wanted > 0) {
+                        why = notReady.isEmpty() ? tr("job %1 has no checkpoint at step %2 vLLM can serve").arg(m_request.jobId).arg(wanted)
+                                                 : tr("job %1 has no checkpoint at step %2 vLLM can serve: %3").arg(m_request.jobId).arg(wanted).arg(notReady);
+                    } else {
+                        why = notReady.isEmpty() ? tr("job %1 has no checkpoint vLLM can serve").arg(m_request.jobId)
+                                                 : tr("job %1 has no checkpoint vLLM can serve: %2").arg(m_request.jobId, notReady);
+                    }
+                    fail(Error::invalid(why));
                     return;
                 }
                 m_request.model = chosen->path;
@@ -167,7 +177,7 @@ private:
                 return;
             }
             m_name = launched->name;
-            if (!json()) m_out << m_name << " launched: " << launched->servedName << " on " << launched->series << Qt::endl;
+            if (!json()) m_out << tr("%1 launched: %2 on %3").arg(m_name, launched->servedName, launched->series) << Qt::endl;
             if (!m_args.flag(QStringLiteral("wait"))) {
                 if (json()) printJson(m_out, toJson(*launched, QDateTime::currentDateTimeUtc()));
                 finish(Ok);
@@ -182,14 +192,14 @@ private:
     {
         Kube::ApiRequest health;
         health.path = ChatStream::proxyPath(m_session->settings().ns, m_name, QStringLiteral("/health"));
-        health.what = QStringLiteral("ask %1 for its health").arg(m_name);
+        health.what = tr("ask %1 for its health").arg(m_name);
         m_session->kube()->send(health, this, [this](const Kube::ApiResult &result) {
             if (result.ok()) {
                 m_playground->list([this](Result<QList<PlaygroundInstance>> listed) {
                     for (const PlaygroundInstance &i : listed ? *listed : QList<PlaygroundInstance>()) {
                         if (i.name != m_name) continue;
                         if (json()) printJson(m_out, toJson(i, QDateTime::currentDateTimeUtc()));
-                        else m_out << m_name << " ready" << Qt::endl;
+                        else m_out << tr("%1 ready").arg(m_name) << Qt::endl;
                     }
                     finish(Ok);
                 });
@@ -198,7 +208,7 @@ private:
             m_playground->list([this](Result<QList<PlaygroundInstance>> listed) {
                 for (const PlaygroundInstance &i : listed ? *listed : QList<PlaygroundInstance>()) {
                     if (i.name == m_name && i.ended()) {
-                        fail(Error::unavailable(QStringLiteral("%1 ended before it was ready (%2); see `kubectl logs %1`").arg(m_name, i.stateText())));
+                        fail(Error::unavailable(tr("%1 ended before it was ready (%2); see `kubectl logs %1`").arg(m_name, i.stateText())));
                         return;
                     }
                 }
@@ -207,7 +217,7 @@ private:
                     m_playground->diagnose(m_name, nullptr, m_session->settings().gpuNodeLabel, [this](Result<Cluster::Diagnosis> why) {
                         if (why && why->cause != Cluster::Cause::Unknown && why->causeId() != m_lastCause) {
                             m_lastCause = why->causeId();
-                            note(QStringLiteral("%1 is waiting: %2: %3").arg(m_name, m_lastCause, why->message));
+                            note(tr("%1 is waiting: %2: %3").arg(m_name, m_lastCause, why->message));
                         }
                     });
                 }
@@ -224,6 +234,7 @@ private:
 
 class ListCommand final : public PlaygroundCommand
 {
+    Q_OBJECT
 public:
     using PlaygroundCommand::PlaygroundCommand;
 
@@ -246,6 +257,7 @@ public:
                         rows << QStringList{i.name, i.stateText(), i.servedName, i.series, QString::number(i.gpus),
                                             i.expiresAt.isValid() ? formatAge(std::max<qint64>(0, now.secsTo(i.expiresAt))) : QString()};
                     }
+                    // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
                     m_out << formatTable({QStringLiteral("NAME"), QStringLiteral("STATE"), QStringLiteral("MODEL"), QStringLiteral("SERIES"),
                                           QStringLiteral("GPUS"), QStringLiteral("TIME LEFT")}, rows);
                 }
@@ -257,13 +269,14 @@ public:
 
 class StopPlaygroundCommand final : public PlaygroundCommand
 {
+    Q_OBJECT
 public:
     using PlaygroundCommand::PlaygroundCommand;
 
     void run() override
     {
         if (m_args.positionals.size() != 3) {
-            fail(Error::invalid(QStringLiteral("usage: starforge-cli playground stop NAME")));
+            fail(Error::invalid(tr("usage: starforge-cli playground stop NAME")));
             return;
         }
         const QString name = m_args.positionals.at(2);
@@ -273,7 +286,7 @@ public:
                     fail(stopped.error());
                     return;
                 }
-                if (!json()) m_out << name << " stopped" << Qt::endl;
+                if (!json()) m_out << tr("%1 stopped").arg(name) << Qt::endl;
                 finish(Ok);
             });
         });
@@ -282,14 +295,15 @@ public:
 
 class ChatCommand final : public PlaygroundCommand
 {
+    Q_OBJECT
 public:
     using PlaygroundCommand::PlaygroundCommand;
 
     void run() override
     {
         if (m_args.positionals.size() < 3) {
-            fail(Error::invalid(QStringLiteral("usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] "
-                                               "[--max-tokens N] [--session FILE]")));
+            fail(Error::invalid(tr("usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] "
+                                   "[--max-tokens N] [--session FILE]")));
             return;
         }
         m_name = m_args.positionals.at(2);
@@ -299,7 +313,7 @@ public:
             if (in.open(stdin, QIODevice::ReadOnly)) prompt = QString::fromUtf8(in.readAll()).trimmed();
         }
         if (prompt.isEmpty()) {
-            fail(Error::invalid(QStringLiteral("no prompt: give it after NAME or on standard input")));
+            fail(Error::invalid(tr("no prompt: give it after NAME or on standard input")));
             return;
         }
         bool ok = true;
@@ -316,7 +330,7 @@ public:
         m_settings.topP = number("top-p", m_settings.topP);
         m_settings.maxTokens = int(number("max-tokens", m_settings.maxTokens));
         if (!ok) {
-            fail(Error::invalid(QStringLiteral("--temperature, --top-p and --max-tokens take numbers")));
+            fail(Error::invalid(tr("--temperature, --top-p and --max-tokens take numbers")));
             return;
         }
         m_sessionFile = m_args.value(QStringLiteral("session"));
@@ -324,8 +338,10 @@ public:
             QFile file(m_sessionFile);
             const QJsonObject saved = file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll()).object() : QJsonObject();
             if (saved.value(QStringLiteral("pod")).toString() != m_name) {
-                fail(Error::invalid(QStringLiteral("%1 is a conversation with %2, not %3; give another --session file")
-                                        .arg(m_sessionFile, saved.value(QStringLiteral("pod")).toString(QStringLiteral("nothing readable")), m_name)));
+                const QJsonValue pod = saved.value(QStringLiteral("pod"));
+                fail(Error::invalid(!pod.isString()
+                                        ? tr("%1 is a conversation with nothing readable, not %2; give another --session file").arg(m_sessionFile, m_name)
+                                        : tr("%1 is a conversation with %2, not %3; give another --session file").arg(m_sessionFile, pod.toString(), m_name)));
                 return;
             }
             for (const QJsonValue &m : saved.value(QStringLiteral("messages")).toArray()) {
@@ -341,7 +357,7 @@ public:
                 }
                 const auto it = std::find_if(listed->cbegin(), listed->cend(), [this](const PlaygroundInstance &i) { return i.name == m_name; });
                 if (it == listed->cend()) {
-                    fail(Error::notFound(QStringLiteral("no playground pod of yours named %1 (see `starforge-cli playground list`)").arg(m_name)));
+                    fail(Error::notFound(tr("no playground pod of yours named %1 (see `starforge-cli playground list`)").arg(m_name)));
                     return;
                 }
                 chat(it->servedName);
@@ -367,11 +383,12 @@ private:
                 fail(*reply.error);
                 return;
             }
-            m_err << QStringLiteral("%1 tokens, first after %2 ms, %3 tokens/s%4")
-                         .arg(reply.completionTokens)
-                         .arg(reply.firstTokenMs)
-                         .arg(reply.tokensPerSecond(), 0, 'f', 1)
-                         .arg(reply.finishReason == QLatin1String("stop") ? QString() : QStringLiteral(" (") + reply.finishReason + u')')
+            // The finish reason is vLLM's word ("length", "abort"), quoted as it comes.
+            const QString speed = QString::number(reply.tokensPerSecond(), 'f', 1);
+            m_err << (reply.finishReason == QLatin1String("stop")
+                          ? tr("%n token(s), first after %1 ms, %2 tokens/s", nullptr, reply.completionTokens).arg(reply.firstTokenMs).arg(speed)
+                          : tr("%n token(s), first after %1 ms, %2 tokens/s (%3)", nullptr, reply.completionTokens)
+                                .arg(QString::number(reply.firstTokenMs), speed, reply.finishReason))
                   << Qt::endl;
             m_messages.append({QStringLiteral("assistant"), reply.content});
             if (!m_sessionFile.isEmpty() && !save()) return;
@@ -385,12 +402,12 @@ private:
         for (const ChatMessage &m : m_messages) messages.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), m.content}});
         QSaveFile file(m_sessionFile);
         if (!file.open(QIODevice::WriteOnly)) {
-            fail(Error::io(QStringLiteral("cannot write %1: %2").arg(m_sessionFile, file.errorString())));
+            fail(Error::io(tr("cannot write %1: %2").arg(m_sessionFile, file.errorString())));
             return false;
         }
         file.write(QJsonDocument(QJsonObject{{QStringLiteral("pod"), m_name}, {QStringLiteral("messages"), messages}}).toJson());
         if (!file.commit()) {
-            fail(Error::io(QStringLiteral("cannot write %1: %2").arg(m_sessionFile, file.errorString())));
+            fail(Error::io(tr("cannot write %1: %2").arg(m_sessionFile, file.errorString())));
             return false;
         }
         return true;
@@ -411,3 +428,5 @@ std::unique_ptr<Command> makePlaygroundStopCommand(const CommandContext &context
 std::unique_ptr<Command> makePlaygroundChatCommand(const CommandContext &context) { return std::make_unique<ChatCommand>(context); }
 
 } // namespace Starforge::Cli
+
+#include "playgroundcommands.moc"

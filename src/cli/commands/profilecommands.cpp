@@ -39,6 +39,7 @@ QString readStandardInput()
 
 class ProfileCommand final : public Command
 {
+    Q_OBJECT
 public:
     using Verb = void (ProfileCommand::*)();
     ProfileCommand(const CommandContext &context, Verb verb)
@@ -60,8 +61,9 @@ public:
                 return;
             }
             if (!m_migration.secretsToMove.isEmpty()) {
-                m_err << "starforge-cli: note: moved " << m_migration.secretsToMove.size()
-                      << " secret(s) from the settings file into the keychain" << Qt::endl;
+                m_err << tr("starforge-cli: note: moved %n secret(s) from the settings file into the keychain", nullptr,
+                            int(m_migration.secretsToMove.size()))
+                      << Qt::endl;
             }
             (this->*m_verb)();
         });
@@ -102,10 +104,11 @@ void ProfileCommand::list()
     if (json) {
         printJson(m_out, array);
     } else if (rows.isEmpty()) {
-        m_out << "No profiles yet. Create one with `starforge-cli profile set NAME FORGE_K8S_API_SERVER=https://...` "
-                 "or `starforge-cli profile import-kubeconfig`."
+        m_out << tr("No profiles yet. Create one with `starforge-cli profile set NAME FORGE_K8S_API_SERVER=https://...` "
+                    "or `starforge-cli profile import-kubeconfig`.")
               << Qt::endl;
     } else {
+        // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
         m_out << formatTable({QStringLiteral("ACTIVE"), QStringLiteral("NAME"), QStringLiteral("SERVER"), QStringLiteral("NAMESPACE")}, rows);
     }
     finish(Ok);
@@ -121,7 +124,7 @@ void ProfileCommand::show()
     if (!name.isEmpty()) {
         profile = m_store->profile(name);
         if (!profile) {
-            fail(Error::notFound(QStringLiteral("there is no profile named '%1'; `starforge-cli profile list` shows them").arg(name)));
+            fail(Error::notFound(tr("there is no profile named '%1'; `starforge-cli profile list` shows them").arg(name)));
             return;
         }
     }
@@ -132,7 +135,7 @@ void ProfileCommand::show()
         QList<QStringList> rows;
         for (const Config::EffectiveValue &v : config.values()) {
             const bool secret = v.definition->isSecret();
-            QString shown = secret ? (v.value.isEmpty() ? QString() : QStringLiteral("(set)")) : v.value;
+            QString shown = secret ? (v.value.isEmpty() ? QString() : tr("(set)")) : v.value;
             QJsonObject object{{QStringLiteral("key"), v.key()},
                                {QStringLiteral("value"), secret ? QJsonValue(!v.value.isEmpty()) : QJsonValue(v.value)},
                                {QStringLiteral("source"), Config::sourceName(v.source)},
@@ -140,7 +143,7 @@ void ProfileCommand::show()
             QString source = Config::sourceName(v.source);
             if (v.problem) {
                 object.insert(QStringLiteral("error"), v.problem->message);
-                source += QStringLiteral(" (invalid: ") + v.problem->message + u')';
+                source += tr(" (invalid: %1)").arg(v.problem->message);
             }
             settings.append(object);
             rows.append({v.key(), shown.isEmpty() ? QStringLiteral("-") : shown, source});
@@ -154,12 +157,15 @@ void ProfileCommand::show()
             }
             printJson(m_out, object);
         } else {
-            m_out << "Profile: " << (profile ? profile->name : QStringLiteral("(none: defaults and environment only)"))
-                  << (profile && profile->name == m_store->activeProfile() ? QStringLiteral(" (active)") : QString()) << "\n\n";
+            m_out << (!profile                                         ? tr("Profile: (none: defaults and environment only)")
+                      : profile->name == m_store->activeProfile() ? tr("Profile: %1 (active)").arg(profile->name)
+                                                                  : tr("Profile: %1").arg(profile->name))
+                  << "\n\n";
+            // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
             m_out << formatTable({QStringLiteral("SETTING"), QStringLiteral("VALUE"), QStringLiteral("SOURCE")}, rows);
         }
         if (!keychainProblem.isEmpty()) {
-            m_err << "starforge-cli: warning: secrets not shown: " << keychainProblem << Qt::endl;
+            m_err << tr("starforge-cli: warning: secrets not shown: %1").arg(keychainProblem) << Qt::endl;
         }
         const auto problems = config.problems();
         for (const Error &e : problems) {
@@ -185,13 +191,13 @@ void ProfileCommand::set()
     const QString name = m_args.positionals.value(2);
     const QStringList items = m_args.positionals.mid(3);
     if (name.isEmpty() || items.isEmpty()) {
-        fail(Error::invalid(QStringLiteral("usage: starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env")));
+        fail(Error::invalid(tr("usage: starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env")));
         return;
     }
     const bool fromStdin = m_args.flag(QStringLiteral("stdin"));
     const bool fromEnv = m_args.flag(QStringLiteral("from-env"));
     if (fromStdin && fromEnv) {
-        fail(Error::invalid(QStringLiteral("use either --stdin or --from-env, not both")));
+        fail(Error::invalid(tr("use either --stdin or --from-env, not both")));
         return;
     }
 
@@ -199,7 +205,7 @@ void ProfileCommand::set()
     QList<std::pair<QString, QString>> assignments;
     if (fromStdin || fromEnv) {
         if (items.size() != 1 || items.first().contains(u'=')) {
-            fail(Error::invalid(QStringLiteral("with --stdin or --from-env give exactly one KEY, without '='")));
+            fail(Error::invalid(tr("with --stdin or --from-env give exactly one KEY, without '='")));
             return;
         }
         const QString key = items.first();
@@ -209,7 +215,7 @@ void ProfileCommand::set()
         } else {
             value = m_environment.value(key);
             if (value.isEmpty()) {
-                fail(Error::invalid(QStringLiteral("the environment variable %1 is not set").arg(key)));
+                fail(Error::invalid(tr("the environment variable %1 is not set").arg(key)));
                 return;
             }
         }
@@ -218,14 +224,14 @@ void ProfileCommand::set()
         for (const QString &item : items) {
             const qsizetype eq = item.indexOf(u'=');
             if (eq <= 0) {
-                fail(Error::invalid(QStringLiteral("'%1' is not KEY=VALUE; write e.g. FORGE_K8S_NAMESPACE=ml-team").arg(item)));
+                fail(Error::invalid(tr("'%1' is not KEY=VALUE; write e.g. FORGE_K8S_NAMESPACE=ml-team").arg(item)));
                 return;
             }
             const QString key = item.left(eq);
             const QString value = item.mid(eq + 1);
             if (isSecretKey(key) && !value.isEmpty()) {
-                fail(Error::invalid(QStringLiteral("%1 is a secret and is not taken on the command line, where shell history and "
-                                                   "process listings would keep it; use `profile set %2 %1 --stdin` or --from-env")
+                fail(Error::invalid(tr("%1 is a secret and is not taken on the command line, where shell history and "
+                                       "process listings would keep it; use `profile set %2 %1 --stdin` or --from-env")
                                         .arg(key, name)));
                 return;
             }
@@ -252,9 +258,12 @@ void ProfileCommand::set()
         if (m_args.flag(QStringLiteral("json"))) {
             printJson(m_out, QJsonObject{{QStringLiteral("profile"), name}, {QStringLiteral("created"), created}});
         } else {
-            m_out << (created ? "created profile " : "updated profile ") << name;
-            if (!secrets.isEmpty()) {
-                m_out << " (" << secrets.join(QStringLiteral(", ")) << " in the keychain)";
+            const QString inKeychain = secrets.join(QStringLiteral(", "));
+            if (secrets.isEmpty()) {
+                m_out << (created ? tr("created profile %1").arg(name) : tr("updated profile %1").arg(name));
+            } else {
+                m_out << (created ? tr("created profile %1 (%2 in the keychain)").arg(name, inKeychain)
+                                  : tr("updated profile %1 (%2 in the keychain)").arg(name, inKeychain));
             }
             m_out << Qt::endl;
         }
@@ -287,7 +296,7 @@ void ProfileCommand::importKubeconfig()
         name = Config::ProfileManager::profileNameFromContext(imported->contextName);
     }
     if (auto valid = Validation::profileName(name); !valid) {
-        fail(Error::invalid(valid.error().message + QStringLiteral("; choose a name with --name")));
+        fail(Error::invalid(tr("%1; choose a name with --name").arg(valid.error().message)));
         return;
     }
     const bool created = !m_store->contains(name);
@@ -307,13 +316,15 @@ void ProfileCommand::importKubeconfig()
                                          {QStringLiteral("taken"), QJsonArray::fromStringList(result.taken)},
                                          {QStringLiteral("notes"), QJsonArray::fromStringList(result.notes)}});
         } else {
-            m_out << (created ? "created profile " : "updated profile ") << name << " from context " << result.contextName << " ("
-                  << result.values.value(QStringLiteral("FORGE_K8S_API_SERVER")) << ")" << Qt::endl;
+            const QString server = result.values.value(QStringLiteral("FORGE_K8S_API_SERVER"));
+            m_out << (created ? tr("created profile %1 from context %2 (%3)").arg(name, result.contextName, server)
+                              : tr("updated profile %1 from context %2 (%3)").arg(name, result.contextName, server))
+                  << Qt::endl;
             for (const QString &field : result.taken) {
                 m_out << "  " << field << Qt::endl;
             }
             for (const QString &note : result.notes) {
-                m_out << "note: " << note << Qt::endl;
+                m_out << tr("note: %1").arg(note) << Qt::endl;
             }
         }
         finish(Ok);
@@ -324,7 +335,7 @@ void ProfileCommand::remove()
 {
     const QString name = m_args.positionals.value(2);
     if (name.isEmpty()) {
-        fail(Error::invalid(QStringLiteral("usage: starforge-cli profile delete NAME [--force]")));
+        fail(Error::invalid(tr("usage: starforge-cli profile delete NAME [--force]")));
         return;
     }
     auto warning = std::make_shared<QString>();
@@ -336,12 +347,12 @@ void ProfileCommand::remove()
                 return;
             }
             if (!warning->isEmpty()) {
-                m_err << "starforge-cli: warning: " << *warning << Qt::endl;
+                m_err << tr("starforge-cli: warning: %1").arg(*warning) << Qt::endl;
             }
             if (m_args.flag(QStringLiteral("json"))) {
                 printJson(m_out, QJsonObject{{QStringLiteral("deleted"), name}, {QStringLiteral("secretsRemoved"), warning->isEmpty()}});
             } else {
-                m_out << "deleted profile " << name << Qt::endl;
+                m_out << tr("deleted profile %1").arg(name) << Qt::endl;
             }
             finish(Ok);
         },
@@ -352,14 +363,14 @@ void ProfileCommand::use()
 {
     const QString name = m_args.positionals.value(2);
     if (name.isEmpty()) {
-        fail(Error::invalid(QStringLiteral("usage: starforge-cli profile use NAME")));
+        fail(Error::invalid(tr("usage: starforge-cli profile use NAME")));
         return;
     }
     if (auto set = m_profiles->setActiveProfile(name); !set) {
         fail(set.error());
         return;
     }
-    m_out << "active profile: " << name << Qt::endl;
+    m_out << tr("active profile: %1").arg(name) << Qt::endl;
     finish(Ok);
 }
 
@@ -368,7 +379,7 @@ void ProfileCommand::rename()
     const QString from = m_args.positionals.value(2);
     const QString to = m_args.positionals.value(3);
     if (from.isEmpty() || to.isEmpty()) {
-        fail(Error::invalid(QStringLiteral("usage: starforge-cli profile rename OLD NEW")));
+        fail(Error::invalid(tr("usage: starforge-cli profile rename OLD NEW")));
         return;
     }
     m_profiles->renameProfile(from, to, this, [this, from, to](Result<void> done) {
@@ -376,7 +387,7 @@ void ProfileCommand::rename()
             fail(done.error());
             return;
         }
-        m_out << "renamed profile " << from << " to " << to << Qt::endl;
+        m_out << tr("renamed profile %1 to %2").arg(from, to) << Qt::endl;
         finish(Ok);
     });
 }
@@ -386,7 +397,7 @@ void ProfileCommand::duplicate()
     const QString from = m_args.positionals.value(2);
     const QString to = m_args.positionals.value(3);
     if (from.isEmpty() || to.isEmpty()) {
-        fail(Error::invalid(QStringLiteral("usage: starforge-cli profile duplicate SOURCE NEW")));
+        fail(Error::invalid(tr("usage: starforge-cli profile duplicate SOURCE NEW")));
         return;
     }
     m_profiles->duplicateProfile(from, to, this, [this, from, to](Result<void> done) {
@@ -394,7 +405,7 @@ void ProfileCommand::duplicate()
             fail(done.error());
             return;
         }
-        m_out << "duplicated profile " << from << " as " << to << Qt::endl;
+        m_out << tr("duplicated profile %1 as %2").arg(from, to) << Qt::endl;
         finish(Ok);
     });
 }
@@ -409,3 +420,5 @@ std::unique_ptr<Command> makeProfileDuplicateCommand(const CommandContext &c) { 
 std::unique_ptr<Command> makeProfileDeleteCommand(const CommandContext &c) { return std::make_unique<ProfileCommand>(c, &ProfileCommand::remove); }
 
 } // namespace Starforge::Cli
+
+#include "profilecommands.moc"

@@ -43,6 +43,7 @@ public:
                     const auto it = std::find_if(groups.cbegin(), groups.cend(), [&group](const auto &g) { return g.name == group; });
                     m_out << "\n## " << group << "\n\n"
                           << (it != groups.cend() ? it->about + QStringLiteral("\n\n") : QString())
+                          // untranslated: docs/configuration.md is this output, and the docs stay English
                           << "| Setting | Environment variable | Type | Default | Meaning |\n"
                           << "|---|---|---|---|---|\n";
                 }
@@ -56,6 +57,7 @@ public:
             for (const auto &d : table) {
                 rows.append({d.key, Config::SettingsSchema::typeName(d.type), d.defaultValue.isEmpty() ? QStringLiteral("-") : d.defaultValue});
             }
+            // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
             m_out << formatTable({QStringLiteral("SETTING"), QStringLiteral("TYPE"), QStringLiteral("DEFAULT")}, rows);
         }
         finish(Ok);

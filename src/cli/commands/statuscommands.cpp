@@ -48,6 +48,7 @@ QJsonObject progressJson(const Job::JobProgress &p)
 
 class StatusCommand final : public JobCommand
 {
+    Q_OBJECT
 public:
     using JobCommand::JobCommand;
 
@@ -63,7 +64,7 @@ public:
                     // Not on the cluster: the archive, if there is one.
                     auto s3 = m_session->bucket();
                     if (!s3) {
-                        fail(Error::notFound(QStringLiteral("job %1 is not on the cluster, and the archive cannot be read: %2").arg(job, s3.error().message)));
+                        fail(Error::notFound(tr("job %1 is not on the cluster, and the archive cannot be read: %2").arg(job, s3.error().message)));
                         return;
                     }
                     Job::readArchivedJob(*s3, snapshot->jobId.isEmpty() ? job : snapshot->jobId, this, [this, json, s3 = *s3](Result<Job::JobRecord> record) {
@@ -93,6 +94,8 @@ private:
             if (!progressLine.isEmpty()) out.insert(QStringLiteral("progress"), progressJson(*progress));
             printJson(m_out, out);
         } else {
+            // The labels stay English, as kubectl describe's: scripts and the e2e loops read these
+            // lines by them (docs/e2e.md).
             m_out << "job       " << r.id << " (" << r.rayJobName << ")" << Qt::endl
                   << "state     " << r.displayState() << (r.reason.isEmpty() ? QString() : QStringLiteral(", ") + r.reason) << Qt::endl;
             if (!r.message.isEmpty()) m_out << "message   " << r.message << Qt::endl;
@@ -100,8 +103,8 @@ private:
             if (!progressLine.isEmpty()) m_out << "progress  " << progressLine << Qt::endl;
             m_out << "submitted " << r.created.toString(Qt::ISODate) << Qt::endl
                   << "ended     " << r.ended.toString(Qt::ISODate) << Qt::endl
-                  << "archived  " << r.archivedAt.toString(Qt::ISODate) << ", " << r.logs.size() << " logs" << Qt::endl;
-            for (const QString &lost : r.lost) m_out << "  not archived: " << lost << Qt::endl;
+                  << "archived  " << r.archivedAt.toString(Qt::ISODate) << ", " << tr("%n log(s)", nullptr, int(r.logs.size())) << Qt::endl;
+            for (const QString &lost : r.lost) m_out << tr("  not archived: %1").arg(lost) << Qt::endl;
         }
         finish(Ok);
     }
@@ -132,15 +135,17 @@ private:
             if (!progressLine.isEmpty()) out.insert(QStringLiteral("progress"), progressJson(progress));
             printJson(m_out, out);
         } else {
+            // The labels stay English, as above.
             m_out << "job       " << r.id << " (" << r.rayJobName << ")" << Qt::endl
                   << "state     " << r.displayState() << (r.reason.isEmpty() ? QString() : QStringLiteral(", ") + r.reason) << Qt::endl;
             if (!r.message.isEmpty()) m_out << "message   " << r.message << Qt::endl;
             if (!progressLine.isEmpty()) m_out << "progress  " << progressLine << Qt::endl;
-            m_out << "submitted " << r.created.toString(Qt::ISODate) << " (" << formatAge(ageOf(r.created)) << " ago)" << Qt::endl;
+            m_out << "submitted " << tr("%1 (%2 ago)").arg(r.created.toString(Qt::ISODate), formatAge(ageOf(r.created))) << Qt::endl;
             if (r.started.isValid()) m_out << "started   " << r.started.toString(Qt::ISODate) << Qt::endl;
             if (r.ended.isValid()) m_out << "ended     " << r.ended.toString(Qt::ISODate) << Qt::endl;
             if (diagnosis) m_out << "why       " << diagnosis->causeId() << ": " << diagnosis->message << Qt::endl;
             if (!podRows.isEmpty()) {
+                // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
                 m_out << Qt::endl << formatTable({QStringLiteral("POD"), QStringLiteral("ROLE"), QStringLiteral("PHASE"), QStringLiteral("NODE")}, podRows);
             }
         }
@@ -150,6 +155,7 @@ private:
 
 class EventsCommand final : public JobCommand
 {
+    Q_OBJECT
 public:
     using JobCommand::JobCommand;
 
@@ -158,7 +164,7 @@ public:
         const auto job = jobArgument(QStringLiteral("events JOB [--json | --timeline]"));
         if (!job) return;
         if (m_args.flag(QStringLiteral("json")) && m_args.flag(QStringLiteral("timeline"))) {
-            fail(Error::invalid(QStringLiteral("events: --json and --timeline are two different outputs; give one of them")));
+            fail(Error::invalid(tr("events: --json and --timeline are two different outputs; give one of them")));
             return;
         }
         if (m_args.flag(QStringLiteral("timeline"))) {
@@ -216,7 +222,7 @@ private:
                 if (auto journal = Events::EventJournal::open(journalFile)) {
                     Events::addFromJournal(**journal, m_session->ns(), input);
                 } else {
-                    note(QStringLiteral("the event journal %1 is not read: %2").arg(journalFile, journal.error().message));
+                    note(tr("the event journal %1 is not read: %2").arg(journalFile, journal.error().message));
                 }
             }
             m_out << Events::Timeline::build(input).toText(width, evidence);
@@ -247,6 +253,7 @@ private:
 
 class DiagnoseCommand final : public JobCommand
 {
+    Q_OBJECT
 public:
     using JobCommand::JobCommand;
 
@@ -306,3 +313,5 @@ std::unique_ptr<Command> makeDiagnoseCommand(const CommandContext &context)
 }
 
 } // namespace Starforge::Cli
+
+#include "statuscommands.moc"

@@ -18,23 +18,32 @@
 #include "core/job/tracker.h"
 #include "core/s3/s3client.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QPointer>
 #include <QTemporaryDir>
 #include <QTimer>
 
+#include <limits>
+
 namespace Starforge::Cli {
 
 namespace {
 
+// The translation context of the messages outside the commands (lupdate reads it from the macro).
+struct Text
+{
+    Q_DECLARE_TR_FUNCTIONS(SubmitCommand)
+};
+
 QString stageName(Job::Submitter::Stage stage)
 {
     switch (stage) {
-    case Job::Submitter::Stage::Building: return QStringLiteral("building the Capsule");
-    case Job::Submitter::Stage::Checking: return QStringLiteral("checking the bucket");
-    case Job::Submitter::Stage::Uploading: return QStringLiteral("uploading");
-    case Job::Submitter::Stage::Creating: return QStringLiteral("creating the RayJob");
+    case Job::Submitter::Stage::Building: return Text::tr("building the Capsule...");
+    case Job::Submitter::Stage::Checking: return Text::tr("checking the bucket...");
+    case Job::Submitter::Stage::Uploading: return Text::tr("uploading...");
+    case Job::Submitter::Stage::Creating: return Text::tr("creating the RayJob...");
     default: return {};
     }
 }
@@ -43,6 +52,7 @@ QString stageName(Job::Submitter::Stage stage)
 // session asks). Shared by manifest and submit.
 class BuildCommand : public Command
 {
+    Q_OBJECT
 public:
     using Command::Command;
 
@@ -60,7 +70,7 @@ protected:
         if (m_args.values.contains(QStringLiteral("kuberay-version"))) {
             const auto version = QVersionNumber::fromString(m_args.value(QStringLiteral("kuberay-version")));
             if (version.isNull() || version.majorVersion() < 1) {
-                fail(Error::invalid(QStringLiteral("--kuberay-version takes a KubeRay release, e.g. --kuberay-version 1.7")));
+                fail(Error::invalid(tr("--kuberay-version takes a KubeRay release, e.g. --kuberay-version 1.7")));
                 return;
             }
             options.operatorVersion = version;
@@ -79,6 +89,7 @@ protected:
 
 class ManifestCommand final : public BuildCommand
 {
+    Q_OBJECT
 public:
     using BuildCommand::BuildCommand;
 
@@ -126,15 +137,15 @@ public:
 // "3 days", "1 day", else the table's compact form ("12h00m").
 QString ttlInWords(qint64 seconds)
 {
-    if (seconds > 0 && seconds % 86400 == 0) {
-        const qint64 days = seconds / 86400;
-        return days == 1 ? QStringLiteral("1 day") : QStringLiteral("%1 days").arg(days);
+    if (seconds > 0 && seconds % 86400 == 0 && seconds / 86400 <= std::numeric_limits<int>::max()) {
+        return Text::tr("%n day(s)", nullptr, int(seconds / 86400));
     }
     return formatAge(seconds);
 }
 
 class SubmitCommand final : public BuildCommand
 {
+    Q_OBJECT
 public:
     using BuildCommand::BuildCommand;
 
@@ -152,17 +163,17 @@ public:
     {
         if (isFinished()) return;
         if (m_interrupted) {
-            note(QStringLiteral("interrupted again; quitting without cleaning up"));
+            note(tr("interrupted again; quitting without cleaning up"));
             finish(Interrupted);
             return;
         }
         m_interrupted = true;
         if (m_submitter && m_submitter->stage() != Job::Submitter::Stage::Done) {
-            note(QStringLiteral("cancelling the submission (Ctrl-C again to quit at once)..."));
+            note(tr("cancelling the submission (Ctrl-C again to quit at once)..."));
             m_submitter->cancel();   // its finished() reports Cancelled once the leftovers are removed
             return;
         }
-        if (m_waiting) note(QStringLiteral("stopped waiting; the job goes on (see starforge-cli status)"));
+        if (m_waiting) note(tr("stopped waiting; the job goes on (see starforge-cli status)"));
         finish(Interrupted);
     }
 
@@ -175,7 +186,7 @@ private:
         const Cluster::CapacityTracker *tracker = m_session->capacity();
         if (!tracker || !tracker->isSynced()) {
             const QString why = m_session->feature(QStringLiteral("capacity")).value_or(FeatureStatus{}).reason;
-            if (!json()) note(QStringLiteral("whether the job fits was not checked: %1").arg(why.isEmpty() ? QStringLiteral("the capacity is unknown") : why));
+            if (!json()) note(why.isEmpty() ? tr("whether the job fits was not checked: the capacity is unknown") : tr("whether the job fits was not checked: %1").arg(why));
             return true;
         }
         Cluster::FitRequest request;
@@ -184,18 +195,18 @@ private:
         QStringList never;
         QStringList waits;
         for (const Cluster::PoolVerdict &pool : verdict.pools) {
-            if (pool.fit == Cluster::Fit::NeverFits) never << QStringLiteral("pool %1: %2").arg(pool.request.name, pool.sentence);
-            if (pool.fit == Cluster::Fit::FitsWhenFree) waits << QStringLiteral("pool %1: %2").arg(pool.request.name, pool.sentence);
+            if (pool.fit == Cluster::Fit::NeverFits) never << tr("pool %1: %2").arg(pool.request.name, pool.sentence);
+            if (pool.fit == Cluster::Fit::FitsWhenFree) waits << tr("pool %1: %2").arg(pool.request.name, pool.sentence);
         }
         if (!never.isEmpty()) {
-            fail(Error::invalid(QStringLiteral("the job can never run on this cluster as it is, so nothing was built or uploaded:\n  %1\n"
-                                               "Change the pools (see starforge-cli capacity), or submit it anyway with --force: it then waits "
-                                               "as Pending until the cluster has the nodes.")
+            fail(Error::invalid(tr("the job can never run on this cluster as it is, so nothing was built or uploaded:\n  %1\n"
+                                   "Change the pools (see starforge-cli capacity), or submit it anyway with --force: it then waits "
+                                   "as Pending until the cluster has the nodes.")
                                     .arg(never.join(QStringLiteral("\n  ")))));
             return false;
         }
         if (!waits.isEmpty() && !json()) {
-            for (const QString &w : std::as_const(waits)) m_err << "warning: it waits for busy GPUs: " << w << Qt::endl;
+            for (const QString &w : std::as_const(waits)) m_err << tr("warning: it waits for busy GPUs: %1").arg(w) << Qt::endl;
         }
         return true;
     }
@@ -213,7 +224,7 @@ private:
         m_warnings = spec.warnings();
         if (const QString checkpoints = Job::CheckpointForecast::forSpec(spec).warning(); !checkpoints.isEmpty()) m_warnings << checkpoints;
         if (!json()) {
-            for (const QString &warning : std::as_const(m_warnings)) m_err << "warning: " << warning << Qt::endl;
+            for (const QString &warning : std::as_const(m_warnings)) m_err << tr("warning: %1").arg(warning) << Qt::endl;
         }
         Job::SubmitOptions options;
         options.spec = spec;
@@ -222,7 +233,7 @@ private:
         options.operatorVersion = version;
         m_submitter = new Job::Submitter(m_session->kube(), *s3, options, work());
         connect(m_submitter, &Job::Submitter::stageChanged, this, [this](Job::Submitter::Stage stage) {
-            if (!json() && !stageName(stage).isEmpty()) m_err << stageName(stage) << "..." << Qt::endl;
+            if (!json() && !stageName(stage).isEmpty()) m_err << stageName(stage) << Qt::endl;
         });
         connect(m_submitter, &Job::Submitter::finished, this, [this] { submitted(); });
         m_submitter->start();
@@ -250,9 +261,11 @@ private:
                                              {QStringLiteral("uploadedBytes"), static_cast<double>(s.uploadedBytes)},
                                              {QStringLiteral("warnings"), QJsonArray::fromStringList(m_warnings)}});
         } else {
-            m_out << "submitted job " << s.jobId << " (RayJob " << s.rayJobName << " in " << m_session->ns() << ")" << Qt::endl
-                  << "capsule  " << s.capsuleSha256 << ", " << s.capsuleSize << " bytes, "
-                  << (s.uploadedBytes == 0 ? QStringLiteral("already in the bucket") : QStringLiteral("%1 bytes uploaded").arg(s.uploadedBytes)) << Qt::endl;
+            m_out << tr("submitted job %1 (RayJob %2 in %3)").arg(s.jobId, s.rayJobName, m_session->ns()) << Qt::endl
+                  << "capsule  "   // the label stays English, as `capsule build`'s
+                  << (s.uploadedBytes == 0 ? tr("%1, %2, already in the bucket").arg(s.capsuleSha256, byteCount(s.capsuleSize))
+                                           : tr("%1, %2, %3 uploaded").arg(s.capsuleSha256, byteCount(s.capsuleSize), byteCount(s.uploadedBytes)))
+                  << Qt::endl;
         }
         if (m_args.flag(QStringLiteral("wait"))) {
             waitFor(s.jobId, m_session->operatorVersion());
@@ -260,9 +273,9 @@ private:
             // Nothing follows the job from here: say who archives its logs, and for how long
             // the cluster keeps them without that (docs/jobs.md, "Keeping logs while nobody watches").
             if (!json()) {
-                note(QStringLiteral("its logs are archived to the bucket while the Starforge app or `starforge-cli jobs --follow` runs; "
-                                    "without either, the cluster deletes the head and worker logs %1 after the job ends "
-                                    "(FORGE_KUBERAY_TTL_SECONDS)")
+                note(tr("its logs are archived to the bucket while the Starforge app or `starforge-cli jobs --follow` runs; "
+                        "without either, the cluster deletes the head and worker logs %1 after the job ends "
+                        "(FORGE_KUBERAY_TTL_SECONDS)")
                          .arg(ttlInWords(m_session->settings().ttlSeconds)));
             }
             finish(Ok);
@@ -284,7 +297,7 @@ private:
         openSession(
             options, [this, jobId] { checkStillThere(jobId); },
             [jobId](const Error &error) {
-                return Error{error.code, QStringLiteral("lost the cluster while waiting for job %1: %2 The job may still run; see `starforge-cli status %1` once the cluster answers.")
+                return Error{error.code, tr("lost the cluster while waiting for job %1: %2 The job may still run; see `starforge-cli status %1` once the cluster answers.")
                                              .arg(jobId, error.message)};
             });
         // A rebuilt session (after the cluster came back) has a new tracker: follow that one.
@@ -329,7 +342,7 @@ private:
                 line.remove(QStringLiteral("evidence"));   // `starforge-cli diagnose --json` has it
                 printJsonLine(m_out, QJsonObject{{QStringLiteral("id"), jobId}, {QStringLiteral("diagnosis"), line}});
             } else {
-                m_err << jobId << ": why " << d.causeId() << ": " << d.message << Qt::endl;
+                m_err << tr("%1: why %2: %3").arg(jobId, d.causeId(), d.message) << Qt::endl;
             }
         });
     }
@@ -361,7 +374,7 @@ private:
             printJsonLine(m_out, recordSummary(record));
         } else {
             m_out << record.id << " " << record.displayState() << (record.message.isEmpty() ? QString() : QStringLiteral(": ") + record.message) << Qt::endl;
-            for (const QString &lost : record.lost) m_out << "  not archived: " << lost << Qt::endl;
+            for (const QString &lost : record.lost) m_out << tr("  not archived: %1").arg(lost) << Qt::endl;
         }
         finish(record.state == Job::JobState::Succeeded ? Ok : JobFailed);
     }
@@ -378,7 +391,7 @@ private:
             } else if (record.error().code != Error::Code::NotFound) {
                 fail(record.error());
             } else if (!isFinished()) {
-                const QString message = QStringLiteral("job %1 was deleted before it ended (starforge-cli delete); nothing was archived").arg(jobId);
+                const QString message = tr("job %1 was deleted before it ended (starforge-cli delete); nothing was archived").arg(jobId);
                 if (json()) {
                     printJson(m_err, QJsonObject{{QStringLiteral("error"), message}});
                 } else {
@@ -412,3 +425,5 @@ std::unique_ptr<Command> makeSubmitCommand(const CommandContext &context)
 }
 
 } // namespace Starforge::Cli
+
+#include "submitcommand.moc"

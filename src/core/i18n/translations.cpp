@@ -1,0 +1,54 @@
+#include "core/i18n/translations.h"
+
+#include "core/logging/logging.h"
+
+#include <QCoreApplication>
+#include <QTranslator>
+
+namespace Starforge::I18n {
+
+QString environmentLanguage()
+{
+    return qEnvironmentVariable("STARFORGE_LANGUAGE").trimmed();
+}
+
+QLocale localeFor(const QString &language)
+{
+    return language.isEmpty() ? QLocale::system() : QLocale(language);
+}
+
+QLocale installTranslators(const QString &language)
+{
+    const QString chosen = language.isEmpty() ? environmentLanguage() : language;
+    const QLocale locale = localeFor(chosen);
+    QLocale::setDefault(locale);
+    QCoreApplication *app = QCoreApplication::instance();
+    if (!app) {
+        return locale;
+    }
+    // Where translations/CMakeLists.txt embeds the compiled catalogues.
+    const QString folder = QStringLiteral(":/i18n");
+    const QString name = QStringLiteral("starforge");
+    // Installed first, so consulted last: the English plural forms under every language, for
+    // the %n messages a language's catalogue does not translate yet.
+    auto *english = new QTranslator(app);
+    if (english->load(name + QStringLiteral("_en"), folder)) {
+        QCoreApplication::installTranslator(english);
+    } else {
+        delete english;
+    }
+    // English needs nothing more; any other language (its country variant, else the language
+    // alone: zh_CN, else zh) comes on top.
+    if (locale.language() != QLocale::English) {
+        auto *translator = new QTranslator(app);
+        if (translator->load(locale, name, QStringLiteral("_"), folder)) {
+            QCoreApplication::installTranslator(translator);
+        } else {
+            qCDebug(lcConfig) << "no catalogue for" << locale.name() << "; its messages stay in English";
+            delete translator;
+        }
+    }
+    return locale;
+}
+
+} // namespace Starforge::I18n
