@@ -17,6 +17,7 @@ IRREGULAR = {
     ", %n more is cordoned, not ready or tainted": (", %n more is cordoned, not ready or tainted",
                                                     ", %n more are cordoned, not ready or tainted"),
     "%n node has": ("%n node has", "%n nodes have"),
+    "archived %1 %2 %3 (%n not archived)": ("archived %1 %2 %3 (%n not archived)",) * 2,
     ", seen %n times from %1 to %2": (", seen %n time from %1 to %2", ", seen %n times from %1 to %2"),
     "Scrolls the log. %n search match(es) are marked along it; F3 and Shift+F3 go to them.": (
         "Scrolls the log. %n search match is marked along it; F3 and Shift+F3 go to them.",

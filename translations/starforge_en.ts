@@ -30,6 +30,15 @@
     </message>
 </context>
 <context>
+    <name>CliOutput</name>
+    <message numerus="yes">
+        <source>%1 byte(s)</source>
+        <comment>a size; the count decides the plural form</comment>
+        <translation>
+            <numerusform>%1 byte</numerusform><numerusform>%1 bytes</numerusform></translation>
+    </message>
+</context>
+<context>
     <name>Diagnosis</name>
     <message numerus="yes">
         <source>%n attempt(s)</source>
@@ -75,6 +84,64 @@
         <source>%n failed pod(s)</source>
         <translation>
             <numerusform>%n failed pod</numerusform><numerusform>%n failed pods</numerusform></translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::CapacityCommand</name>
+    <message numerus="yes">
+        <source> (%n node(s))</source>
+        <translation>
+            <numerusform> (%n node)</numerusform><numerusform> (%n nodes)</numerusform></translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::ChatCommand</name>
+    <message numerus="yes">
+        <source>%n token(s), first after %1 ms, %2 tokens/s</source>
+        <translation>
+            <numerusform>%n token, first after %1 ms, %2 tokens/s</numerusform><numerusform>%n tokens, first after %1 ms, %2 tokens/s</numerusform></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n token(s), first after %1 ms, %2 tokens/s (%3)</source>
+        <translation>
+            <numerusform>%n token, first after %1 ms, %2 tokens/s (%3)</numerusform><numerusform>%n tokens, first after %1 ms, %2 tokens/s (%3)</numerusform></translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::DeleteCommand</name>
+    <message numerus="yes">
+        <source>deleted job %1: its RayJob and its archive (%n object(s))</source>
+        <translation>
+            <numerusform>deleted job %1: its RayJob and its archive (%n object)</numerusform><numerusform>deleted job %1: its RayJob and its archive (%n objects)</numerusform></translation>
+    </message>
+    <message numerus="yes">
+        <source>deleted job %1: its archive (%n object(s))</source>
+        <translation>
+            <numerusform>deleted job %1: its archive (%n object)</numerusform><numerusform>deleted job %1: its archive (%n objects)</numerusform></translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::JobsCommand</name>
+    <message numerus="yes">
+        <source>archived %1 %2 %3 (%n not archived)</source>
+        <translation>
+            <numerusform>archived %1 %2 %3 (%n not archived)</numerusform><numerusform>archived %1 %2 %3 (%n not archived)</numerusform></translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::ProfileCommand</name>
+    <message numerus="yes">
+        <source>starforge-cli: note: moved %n secret(s) from the settings file into the keychain</source>
+        <translation>
+            <numerusform>starforge-cli: note: moved %n secret from the settings file into the keychain</numerusform><numerusform>starforge-cli: note: moved %n secrets from the settings file into the keychain</numerusform></translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::StatusCommand</name>
+    <message numerus="yes">
+        <source>%n log(s)</source>
+        <translation>
+            <numerusform>%n log</numerusform><numerusform>%n logs</numerusform></translation>
     </message>
 </context>
 <context>
@@ -201,6 +268,14 @@
         <source> · %n token(s)</source>
         <translation>
             <numerusform> · %n token</numerusform><numerusform> · %n tokens</numerusform></translation>
+    </message>
+</context>
+<context>
+    <name>SubmitCommand</name>
+    <message numerus="yes">
+        <source>%n day(s)</source>
+        <translation>
+            <numerusform>%n day</numerusform><numerusform>%n days</numerusform></translation>
     </message>
 </context>
 </TS>

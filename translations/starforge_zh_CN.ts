@@ -2,6 +2,25 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>Arguments</name>
+    <message>
+        <source>unknown option %1; see starforge-cli --help</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--%1 needs a value, e.g. --%1 NAME</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--%1 takes no value</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>unknown option --%1; see starforge-cli --help</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
     <name>Backoff</name>
     <message>
         <source>ddd, dd MMM yyyy HH:mm:ss 'GMT'</source>
@@ -32,7 +51,9 @@
     </message>
     <message numerus="yes">
         <source>%n node(s)</source>
-        <translation><numerusform>%n 个节点</numerusform></translation>
+        <translation>
+            <numerusform>%n 个节点</numerusform>
+        </translation>
     </message>
     <message>
         <source>%1 can never fit: %2, and no node has the series "%3" (known series: %4)</source>
@@ -56,15 +77,21 @@
     </message>
     <message numerus="yes">
         <source>%1 %2: %3; %n has %4 free now</source>
-        <translation><numerusform>%1%2：%3；当前有 %n 个节点各有 %4 个空闲 GPU</numerusform></translation>
+        <translation>
+            <numerusform>%1%2：%3；当前有 %n 个节点各有 %4 个空闲 GPU</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <source>, %n more is busy</source>
-        <translation><numerusform>，另有 %n 个节点繁忙</numerusform></translation>
+        <translation>
+            <numerusform>，另有 %n 个节点繁忙</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <source>, %n more is cordoned, not ready or tainted</source>
-        <translation><numerusform>，另有 %n 个节点已封锁、未就绪或有污点</numerusform></translation>
+        <translation>
+            <numerusform>，另有 %n 个节点已封锁、未就绪或有污点</numerusform>
+        </translation>
     </message>
     <message>
         <source>, %1 taken by the job's other pools</source>
@@ -76,7 +103,9 @@
     </message>
     <message numerus="yes">
         <source>%n schedulable node(s)</source>
-        <translation><numerusform>%n 个可调度节点</numerusform></translation>
+        <translation>
+            <numerusform>%n 个可调度节点</numerusform>
+        </translation>
     </message>
     <message>
         <source>; largest free node has %1</source>
@@ -207,6 +236,28 @@
     <message>
         <source>checkpoints: checkpointing.model_save_format is %1, and NeMo-RL consolidates only safetensors checkpoints, so this job's checkpoints will not be chat-ready.</source>
         <translation>检查点：checkpointing.model_save_format 为 %1，而 NeMo-RL 只整合 safetensors 检查点，因此此作业的检查点无法直接用于聊天。</translation>
+    </message>
+</context>
+<context>
+    <name>CliOutput</name>
+    <message numerus="yes">
+        <source>%1 byte(s)</source>
+        <comment>a size; the count decides the plural form</comment>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+    <message>
+        <source>Could not %1: the server's answer is not a Kubernetes list. Is FORGE_K8S_API_SERVER the cluster's API server?</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>you</source>
+        <translation>您</translation>
+    </message>
+    <message>
+        <source> (x%1)</source>
+        <translation type="unfinished" />
     </message>
 </context>
 <context>
@@ -1744,6 +1795,109 @@
     </message>
 </context>
 <context>
+    <name>SandboxApp</name>
+    <message>
+        <source>A local Kubernetes + KubeRay cluster for Starforge and its tests.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Loopback address and port (port 0: any free one).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Where to write the connection details once ready (JSON).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Nodes: SERIES:NODESxGPUS,... (e.g. h200:4x8,cpu:2x0) or scale:N.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Seed for the sandbox's random choices.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>RBAC file adding users with fewer rights.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Faults from the start: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F,next500Creates=N,holdS3Uploads=0|1 (docs/sandbox.md).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The namespace for Starforge's objects.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Images present on the nodes, comma-separated (default: the FORGE_IMAGE_* defaults); others fail to pull.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Image prefix of the private registry: its images need an imagePullSecrets Secret (kubernetes.io/dockerconfigjson) with credentials for its host, else the pull fails with 401 Unauthorized (default registry.sandbox.internal/private/; empty: none).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The KubeRay release to be, 1.4 to 1.7: its RayJob CRD is served and admitted against (1.5 and older prune preRunningDeadlineSeconds).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Lifetime of the tokens starforge-sandbox-credential (the kubeconfig's starforge-sandbox-exec context) mints (default 3600; 0: they never expire).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Run the operator with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: shutdownAfterJobFinishes deletes the RayJob itself at ttlSecondsAfterFinished.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The operator's feature gates: RayJobDeletionPolicy=true|false (spec.deletionStrategy; default on from --kuberay-version 1.6).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The operator's environment, comma-separated: ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION (on unless false) and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES (off unless true), e.g. ENABLE_PROBES_INJECTION=false.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Tokens per second the vLLM stand-in generates in playground pods (default 50).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--listen takes HOST:PORT with a loopback address, e.g. 127.0.0.1:0, not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--seed takes a non-negative integer</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--kuberay-version: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--token-ttl takes a number of seconds (0: tokens never expire), not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--token-rate takes a positive number of tokens per second, not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--feature-gates takes RayJobDeletionPolicy=true or RayJobDeletionPolicy=false, not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--operator-env takes NAME=VALUE pairs, not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--operator-env knows ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES, not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge-sandbox %1 serving %2; connection file %3</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
     <name>Selfsubjectreview</name>
     <message>
         <source>the SelfSubjectReview has no status.userInfo.username</source>
@@ -1774,10 +1928,719 @@
     </message>
 </context>
 <context>
+    <name>Starforge::Cli::BuildCommand</name>
+    <message>
+        <source>--kuberay-version takes a KubeRay release, e.g. --kuberay-version 1.7</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::CapacityCommand</name>
+    <message>
+        <source>usage: starforge-cli capacity [--spec SPEC] [--json]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>no GPU nodes: no node has the series label %1 (FORGE_K8S_GPU_NODE_LABEL)</source>
+        <translation type="unfinished" />
+    </message>
+    <message numerus="yes">
+        <source> (%n node(s))</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::CapsuleBuildCommand</name>
+    <message>
+        <source>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a folder; give the code folder to pack.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>minimal (no --spec given), name %1</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::ChatCommand</name>
+    <message>
+        <source>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>no prompt: give it after NAME or on standard input</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--temperature, --top-p and --max-tokens take numbers</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is a conversation with nothing readable, not %2; give another --session file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is a conversation with %2, not %3; give another --session file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>no playground pod of yours named %1 (see `starforge-cli playground list`)</source>
+        <translation type="unfinished" />
+    </message>
+    <message numerus="yes">
+        <source>%n token(s), first after %1 ms, %2 tokens/s</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n token(s), first after %1 ms, %2 tokens/s (%3)</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::CliApplication</name>
+    <message>
+        <source>%1 needs a subcommand: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>unknown subcommand '%1 %2'; use %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>unknown command '%1'; commands: %2 (see --help)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>usage: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...
+</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Commands:
+  profile list                         the profiles, the active one marked
+  profile show [NAME]                  effective settings and where each comes from
+  profile set NAME KEY=VALUE...        set settings (creates NAME); KEY= resets to the default
+  profile set NAME KEY --stdin         read the value (e.g. a secret) from standard input
+  profile set NAME KEY --from-env      save the value of environment variable KEY (e.g. a secret)
+  profile import-kubeconfig [FILE] [--context C] [--name NAME]
+                                       create or update a profile from a kubeconfig context
+  profile use NAME                     make NAME the active profile
+  profile rename OLD NEW | duplicate SOURCE NEW | delete NAME [--force]
+  capsule build DIR [--spec SPEC] [--out FILE]
+                                       pack DIR as a Capsule (default ./capsule.zip) with SPEC,
+                                       else DIR/jobspec.json, else a minimal JobSpec; prints
+                                       its SHA-256, size and file count
+  settings [--markdown]                every setting: type, default, meaning
+  check                                test the connection: API server, sign-in, KubeRay, what the
+                                       token may do per feature, the bucket (exit 1 if a part fails)
+</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;
+JOB is a job id or its RayJob name):
+  manifest SPEC [--kuberay-version V]  the RayJob SPEC would make, as JSON; nothing is submitted
+  submit SPEC [--wait] [--force]       build, upload and create the job; --wait follows it until it
+                                       is archived (exit 0 Succeeded, 3 Failed or Stopped); a job
+                                       that can never fit the cluster is refused unless --force
+  jobs [--follow]                      the jobs on the cluster and their states; --follow keeps
+                                       archiving each job that ends, one line each, until Ctrl-C
+  status JOB                           state, times, pods, and why it is not running yet
+  events JOB [--timeline]              the job's Kubernetes events, oldest first; --timeline draws
+                                       them on lanes per object over the job's phases
+  diagnose JOB                         the cause of a job that is not running, with evidence
+  logs JOB [-f] [--pod P] [--container C] [--tail N] [--grep PATTERN [-i] [-E] [--count]]
+                                       the driver's log (P: a pod, submitter, head or worker);
+                                       from the archive once the job has ended
+  capacity [--spec SPEC]               GPUs per series: total, used, free, blocked, largest free node;
+                                       with SPEC, whether its pools fit now, once busy nodes free up, or never
+  stop JOB                             stop a job; its logs and events are archived first
+  delete JOB                           remove a job and its archive (the Capsule stays)
+  history                              archived jobs, newest first
+</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Playground (vLLM pods of your own, reached through the API server's pod proxy):
+  playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]
+                                       serve a model, or a finished job's newest chat-ready checkpoint
+  playground list                      your playground pods: state, model, series, GPUs, time left
+  playground stop NAME                 delete one of them (expired and ended ones are reaped anyway)
+  playground chat NAME [PROMPT] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]
+                                       stream a reply (PROMPT or stdin); --session keeps the conversation
+</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only
+and are never taken as KEY=VALUE arguments. Environment variables FORGE_* override profile values.
+The profile is --profile, else $STARFORGE_PROFILE, else the active one. Exit codes: 0 ok,
+1 user error, 2 internal error, 3 the job followed by submit --wait ended Failed or Stopped,
+130 interrupted (Ctrl-C cancels a submission in progress and removes what it made).
+Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else the system's;
+--json output stays English.
+</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
     <name>Starforge::Cli::Command</name>
     <message>
         <source>warning: TLS verification is off (FORGE_K8S_INSECURE_SKIP_TLS_VERIFY): anyone on the network path to %1 can read and change what is sent, the token included. Use it only with throw-away clusters.</source>
         <translation>警告：TLS 验证已关闭（FORGE_K8S_INSECURE_SKIP_TLS_VERIFY）：到 %1 的网络路径上的任何人都能读取和篡改发送的内容，包括令牌。仅可用于临时集群。</translation>
+    </message>
+    <message>
+        <source>note: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>give --profile or --connection-file, not both</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), or make one with `starforge-cli profile import-kubeconfig`</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>there is no profile '%1' (see `starforge-cli profile list`)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>usage: starforge-cli %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>'%1' is not a job id or a RayJob name (see `starforge-cli jobs` and `starforge-cli history`)</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::DeleteCommand</name>
+    <message numerus="yes">
+        <source>deleted job %1: its RayJob and its archive (%n object(s))</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+    <message>
+        <source>deleted job %1: its RayJob</source>
+        <translation type="unfinished" />
+    </message>
+    <message numerus="yes">
+        <source>deleted job %1: its archive (%n object(s))</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+    <message>
+        <source>deleted job %1: </source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::EventsCommand</name>
+    <message>
+        <source>events: --json and --timeline are two different outputs; give one of them</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the event journal %1 is not read: %2</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::HistoryCommand</name>
+    <message>
+        <source>usage: starforge-cli history [--json]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge-cli: skipped %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>no archived jobs in the bucket yet</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::JobCommand</name>
+    <message>
+        <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 is neither on the cluster nor in the job history</source>
+        <translation>作业 %1 既不在集群上，也不在作业历史中</translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::JobsCommand</name>
+    <message>
+        <source>usage: starforge-cli jobs [--follow] [--json]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>list the jobs in namespace %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>no jobs on the cluster in namespace %1 (ended jobs: starforge-cli history)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>stopped following; jobs that end from now on are archived by the app or the next `jobs --follow`</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot follow jobs: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot follow jobs: the job tracker is off</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>following the jobs in namespace %1; each job that ends is archived to the bucket (Ctrl-C to stop)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>archived %1 %2 %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message numerus="yes">
+        <source>archived %1 %2 %3 (%n not archived)</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::LaunchCommand</name>
+    <message>
+        <source>usage: starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>give either --model or --job
+%1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--gpus takes a number of GPUs (the tensor parallel size)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--ttl takes a duration such as 90m, 2h or 3600, not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 (a job's checkpoints are served once it has ended)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 belongs to nobody recorded; the playground serves only your own jobs' checkpoints</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 belongs to %2; the playground serves only your own jobs' checkpoints</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>its %1 checkpoints have no Hugging Face weights and no converter</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>its %1 checkpoints need NeMo-RL's %2 first</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 has no checkpoint at step %2 vLLM can serve</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 has no checkpoint at step %2 vLLM can serve: %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 has no checkpoint vLLM can serve</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 has no checkpoint vLLM can serve: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 launched: %2 on %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>ask %1 for its health</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 ready</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 ended before it was ready (%2); see `kubectl logs %1`</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is waiting: %2: %3</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::LogsCommand</name>
+    <message>
+        <source>--count needs the whole log: leave out -f, or --count</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>-i, -E and --count go with --grep PATTERN</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--tail takes a number of lines, e.g. --tail 100, not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 has no pods yet (see `starforge-cli status %1`)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 has no pod '%2'; its pods: %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot make a temporary file for the log: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge-cli: pod %1 is gone (the job ended?); its archived log: starforge-cli logs %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 Gave up after %2 s.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge-cli: log interrupted (%1); reconnecting</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot make a temporary file for the archived log: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not in the archive.</source>
+        <translation>%1 不在归档中。</translation>
+    </message>
+    <message>
+        <source>cannot read the downloaded log %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 was archived without logs</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 was archived without logs: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the archive of job %1 has no log for '%2'; it has: %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the archive of job %1 is damaged: its log %2/%3 is kept under '%4', outside %5</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge-cli: job %1 has ended; showing its archived log</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::PlaygroundCommand</name>
+    <message>
+        <source>the owner is unknown; set FORGE_OWNER (the playground acts only on your own pods)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>reaped %1</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::ProfileCommand</name>
+    <message numerus="yes">
+        <source>starforge-cli: note: moved %n secret(s) from the settings file into the keychain</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+    <message>
+        <source>No profiles yet. Create one with `starforge-cli profile set NAME FORGE_K8S_API_SERVER=https://...` or `starforge-cli profile import-kubeconfig`.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>there is no profile named '%1'; `starforge-cli profile list` shows them</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>(set)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source> (invalid: %1)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Profile: (none: defaults and environment only)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Profile: %1 (active)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Profile: %1</source>
+        <translation>配置文件：%1</translation>
+    </message>
+    <message>
+        <source>starforge-cli: warning: secrets not shown: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>usage: starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>use either --stdin or --from-env, not both</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>with --stdin or --from-env give exactly one KEY, without '='</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the environment variable %1 is not set</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>'%1' is not KEY=VALUE; write e.g. FORGE_K8S_NAMESPACE=ml-team</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is a secret and is not taken on the command line, where shell history and process listings would keep it; use `profile set %2 %1 --stdin` or --from-env</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>created profile %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>updated profile %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>created profile %1 (%2 in the keychain)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>updated profile %1 (%2 in the keychain)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1; choose a name with --name</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>created profile %1 from context %2 (%3)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>updated profile %1 from context %2 (%3)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>note: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>usage: starforge-cli profile delete NAME [--force]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge-cli: warning: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>deleted profile %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>usage: starforge-cli profile use NAME</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>active profile: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>usage: starforge-cli profile rename OLD NEW</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>renamed profile %1 to %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>usage: starforge-cli profile duplicate SOURCE NEW</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>duplicated profile %1 as %2</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::StatusCommand</name>
+    <message>
+        <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message numerus="yes">
+        <source>%n log(s)</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
+    </message>
+    <message>
+        <source>  not archived: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 (%2 ago)</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::StopCommand</name>
+    <message>
+        <source>lost the cluster while stopping job %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 has already ended: it is %2 (see `starforge-cli status %1`); there is nothing to stop</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 %2; its logs and events are in jobs/%1/</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::StopPlaygroundCommand</name>
+    <message>
+        <source>usage: starforge-cli playground stop NAME</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 stopped</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::SubmitCommand</name>
+    <message>
+        <source>interrupted again; quitting without cleaning up</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cancelling the submission (Ctrl-C again to quit at once)...</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>stopped waiting; the job goes on (see starforge-cli status)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>whether the job fits was not checked: the capacity is unknown</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>whether the job fits was not checked: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>pool %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the job can never run on this cluster as it is, so nothing was built or uploaded:
+  %1
+Change the pools (see starforge-cli capacity), or submit it anyway with --force: it then waits as Pending until the cluster has the nodes.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>warning: it waits for busy GPUs: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>warning: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>submitted job %1 (RayJob %2 in %3)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1, %2, already in the bucket</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1, %2, %3 uploaded</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>its logs are archived to the bucket while the Starforge app or `starforge-cli jobs --follow` runs; without either, the cluster deletes the head and worker logs %1 after the job ends (FORGE_KUBERAY_TTL_SECONDS)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>lost the cluster while waiting for job %1: %2 The job may still run; see `starforge-cli status %1` once the cluster answers.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1: why %2: %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>  not archived: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>job %1 was deleted before it ended (starforge-cli delete); nothing was archived</source>
+        <translation type="unfinished" />
     </message>
 </context>
 <context>
@@ -2338,7 +3201,9 @@
     </message>
     <message numerus="yes">
         <source>Compare %n run(s)</source>
-        <translation><numerusform>比较 %n 次运行</numerusform></translation>
+        <translation>
+            <numerusform>比较 %n 次运行</numerusform>
+        </translation>
     </message>
     <message>
         <source>Metric</source>
@@ -2414,7 +3279,9 @@
     </message>
     <message numerus="yes">
         <source>Reading %n archived driver log(s)…</source>
-        <translation><numerusform>正在读取 %n 个已归档的 driver 日志…</numerusform></translation>
+        <translation>
+            <numerusform>正在读取 %n 个已归档的 driver 日志…</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -2555,7 +3422,9 @@
     </message>
     <message numerus="yes">
         <source>%1 — %2, %n event(s)</source>
-        <translation><numerusform>%1 — %2，%n 个事件</numerusform></translation>
+        <translation>
+            <numerusform>%1 — %2，%n 个事件</numerusform>
+        </translation>
     </message>
     <message>
         <source>Why it is pending — %1: %2</source>
@@ -2571,7 +3440,9 @@
     </message>
     <message numerus="yes">
         <source>Show the evidence (%n event(s))</source>
-        <translation><numerusform>显示依据（%n 个事件）</numerusform></translation>
+        <translation>
+            <numerusform>显示依据（%n 个事件）</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -3112,7 +3983,9 @@ Its RayJob, if it still runs, is deleted without an archive, and its logs, event
     </message>
     <message numerus="yes">
         <source>Job %1 deleted: %n archived object(s) removed.</source>
-        <translation><numerusform>作业 %1 已删除：已移除 %n 个归档对象。</numerusform></translation>
+        <translation>
+            <numerusform>作业 %1 已删除：已移除 %n 个归档对象。</numerusform>
+        </translation>
     </message>
     <message>
         <source>The RayJob of job %1 is on the clipboard.</source>
@@ -3135,7 +4008,9 @@ Its RayJob, if it still runs, is deleted without an archive, and its logs, event
     </message>
     <message numerus="yes">
         <source>Starforge: %n active job(s)</source>
-        <translation><numerusform>Starforge：%n 个活动作业</numerusform></translation>
+        <translation>
+            <numerusform>Starforge：%n 个活动作业</numerusform>
+        </translation>
     </message>
     <message>
         <source>No active jobs</source>
@@ -3373,11 +4248,15 @@ Its RayJob, if it still runs, is deleted without an archive, and its logs, event
     </message>
     <message numerus="yes">
         <source>Copied the first %n line(s) of the selection; Save… writes the whole log.</source>
-        <translation><numerusform>已复制所选内容的前 %n 行；“保存…”会写出完整日志。</numerusform></translation>
+        <translation>
+            <numerusform>已复制所选内容的前 %n 行；“保存…”会写出完整日志。</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <source>Copied %n line(s).</source>
-        <translation><numerusform>已复制 %n 行。</numerusform></translation>
+        <translation>
+            <numerusform>已复制 %n 行。</numerusform>
+        </translation>
     </message>
     <message>
         <source>%1: %2/%3 (archived, %4)</source>
@@ -3425,7 +4304,9 @@ Its RayJob, if it still runs, is deleted without an archive, and its logs, event
     </message>
     <message numerus="yes">
         <source>%n line(s)</source>
-        <translation><numerusform>%n 行</numerusform></translation>
+        <translation>
+            <numerusform>%n 行</numerusform>
+        </translation>
     </message>
     <message>
         <source>Searching…</source>
@@ -3433,7 +4314,9 @@ Its RayJob, if it still runs, is deleted without an archive, and its logs, event
     </message>
     <message numerus="yes">
         <source>%n matching line(s)</source>
-        <translation><numerusform>%n 个匹配行</numerusform></translation>
+        <translation>
+            <numerusform>%n 个匹配行</numerusform>
+        </translation>
     </message>
     <message>
         <source>Searching… %1 %</source>
@@ -3707,7 +4590,9 @@ Qt %2。</translation>
     </message>
     <message numerus="yes">
         <source>Scrolls the log. %n search match(es) are marked along it; F3 and Shift+F3 go to them.</source>
-        <translation><numerusform>滚动日志。其上标记了 %n 个搜索匹配；按 F3 和 Shift+F3 可跳转到这些匹配。</numerusform></translation>
+        <translation>
+            <numerusform>滚动日志。其上标记了 %n 个搜索匹配；按 F3 和 Shift+F3 可跳转到这些匹配。</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -4259,7 +5144,9 @@ Delete the profile anyway and leave its secrets in the keychain?</source>
     </message>
     <message numerus="yes">
         <source>Saved %n change(s) to profile %1.</source>
-        <translation><numerusform>已将 %n 项更改保存到配置文件 %1。</numerusform></translation>
+        <translation>
+            <numerusform>已将 %n 项更改保存到配置文件 %1。</numerusform>
+        </translation>
     </message>
     <message>
         <source>Testing the saved settings of %1; apply your edits to test them.</source>
@@ -4282,11 +5169,15 @@ Delete the profile anyway and leave its secrets in the keychain?</source>
     </message>
     <message numerus="yes">
         <source>%1 over %n step(s): %2 at step %3, %4 at step %5.</source>
-        <translation><numerusform>%1 共 %n 步：第 %3 步为 %2，第 %5 步为 %4。</numerusform></translation>
+        <translation>
+            <numerusform>%1 共 %n 步：第 %3 步为 %2，第 %5 步为 %4。</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <source>%n step(s) reported nan.</source>
-        <translation><numerusform>有 %n 步报告了 nan。</numerusform></translation>
+        <translation>
+            <numerusform>有 %n 步报告了 nan。</numerusform>
+        </translation>
     </message>
     <message>
         <source>Cursor: step %1, %2 %3.</source>
@@ -5759,7 +6650,9 @@ Nothing of it was left on the cluster. Fix the cause, then press Try again (the 
     </message>
     <message numerus="yes">
         <source>%1: %n GPU(s) in all (nodes × GPUs per node, series)</source>
-        <translation><numerusform>%1：共 %n 个 GPU（节点数 × 每节点 GPU 数，系列）</numerusform></translation>
+        <translation>
+            <numerusform>%1：共 %n 个 GPU（节点数 × 每节点 GPU 数，系列）</numerusform>
+        </translation>
     </message>
     <message>
         <source>Ray started it %1</source>
@@ -5902,7 +6795,9 @@ Nothing of it was left on the cluster. Fix the cause, then press Try again (the 
     </message>
     <message numerus="yes">
         <source>start: %n file(s) in the Capsule</source>
-        <translation><numerusform>开始：Capsule 中有 %n 个文件</numerusform></translation>
+        <translation>
+            <numerusform>开始：Capsule 中有 %n 个文件</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -6061,7 +6956,9 @@ Nothing of it was left on the cluster. Fix the cause, then press Try again (the 
     </message>
     <message numerus="yes">
         <source>, seen %n times from %1 to %2</source>
-        <translation><numerusform>，在 %1 至 %2 期间出现 %n 次</numerusform></translation>
+        <translation>
+            <numerusform>，在 %1 至 %2 期间出现 %n 次</numerusform>
+        </translation>
     </message>
     <message>
         <source>, at %1</source>
@@ -6108,7 +7005,9 @@ Nothing of it was left on the cluster. Fix the cause, then press Try again (the 
     </message>
     <message numerus="yes">
         <source> · %n token(s)</source>
-        <translation><numerusform> · %n 个 token</numerusform></translation>
+        <translation>
+            <numerusform> · %n 个 token</numerusform>
+        </translation>
     </message>
     <message>
         <source> · cut at max tokens</source>
@@ -6355,6 +7254,82 @@ Nothing of it was left on the cluster. Fix the cause, then press Try again (the 
     <message>
         <source>Could not abort the unfinished upload of %1: %2</source>
         <translation>无法中止 %1 未完成的上传：%2</translation>
+    </message>
+</context>
+<context>
+    <name>StarforgeApp</name>
+    <message>
+        <source>Start a local sandbox cluster (starforge-sandbox) and connect to it.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Open the connection profiles dialog at start.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Light or dark for this run: system (as the desktop says), light or dark. View › Appearance keeps a choice.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>scheme</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Run NeMo-RL training on Kubernetes + KubeRay from the desktop.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>A JobSpec file or a code folder to open in the submission wizard.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>[JOBSPEC | FOLDER]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge: --color-scheme is system, light or dark, not %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge: give one JobSpec or folder, not %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge: sandbox ready; kubectl: KUBECONFIG=%1</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>SubmitCommand</name>
+    <message>
+        <source>building the Capsule...</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>checking the bucket...</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>uploading...</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>creating the RayJob...</source>
+        <translation type="unfinished" />
+    </message>
+    <message numerus="yes">
+        <source>%n day(s)</source>
+        <translation type="unfinished">
+            <numerusform />
+        </translation>
     </message>
 </context>
 <context>

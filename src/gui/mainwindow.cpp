@@ -3,6 +3,7 @@
 #include "core/config/effectiveconfig.h"
 #include "core/config/embeddedsandbox.h"
 #include "core/config/profilemanager.h"
+#include "core/i18n/translations.h"
 #include "core/job/tracker.h"
 #include "core/session/session.h"
 #include "core/kube/execcredentialprovider.h"
@@ -195,7 +196,7 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
     QMenu *languages = m_ui->viewMenu->addMenu(tr("&Language"));
     languages->setObjectName(QStringLiteral("languageMenu"));
     auto *languageGroup = new QActionGroup(this);
-    const QString savedLanguage = QSettings(windowStateFile(), QSettings::IniFormat).value(QStringLiteral("preferences/language")).toString();
+    const QString savedLanguage = I18n::savedLanguage();
     const QList<std::pair<QString, QString>> choices = {
         {QString(), tr("As the &System Says")},
         // untranslated: each language by its own name, so a person who cannot read the current one finds theirs
@@ -209,7 +210,7 @@ MainWindow::MainWindow(Config::ProfileManager *manager, UserPrompts *prompts, QP
         action->setChecked(code == savedLanguage);
         languageGroup->addAction(action);
         connect(action, &QAction::triggered, this, [this, code = code] {
-            QSettings(windowStateFile(), QSettings::IniFormat).setValue(QStringLiteral("preferences/language"), code);
+            I18n::saveLanguage(code);
             statusBar()->showMessage(tr("Starforge speaks the new language from its next start."), 10000);
         });
     }

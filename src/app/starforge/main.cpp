@@ -106,7 +106,7 @@ int main(int argc, char *argv[])
     if (asksForTextOnly(argc, argv)) {
         QCoreApplication core(argc, argv);
         nameTheApplication();
-        I18n::installTranslators();
+        I18n::installTranslators(I18n::startLanguage());
         const Options options;
         QCommandLineParser parser;
         options.addTo(parser);
@@ -120,7 +120,8 @@ int main(int argc, char *argv[])
     Logging::installRedactingMessageHandler();
     Logging::setDefaultFilterRules();
     // Catalogues are embedded (translations/); a language without one keeps the English strings.
-    I18n::installTranslators();
+    // View › Language's choice, unless $STARFORGE_LANGUAGE sets one for this run.
+    I18n::installTranslators(I18n::startLanguage());
 
     const Options options;
     QCommandLineParser parser;

@@ -1,8 +1,12 @@
 #include "core/i18n/translations.h"
 
+#include "core/config/profilestore.h"
 #include "core/logging/logging.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QSettings>
 #include <QTranslator>
 
 namespace Starforge::I18n {
@@ -49,6 +53,33 @@ QLocale installTranslators(const QString &language)
         }
     }
     return locale;
+}
+
+namespace {
+
+QString preferencesFile()
+{
+    return QFileInfo(Config::ProfileStore::defaultFilePath()).dir().filePath(QStringLiteral("window.ini"));
+}
+
+const QString LanguageKey = QStringLiteral("preferences/language");
+
+} // namespace
+
+QString savedLanguage()
+{
+    return QSettings(preferencesFile(), QSettings::IniFormat).value(LanguageKey).toString();
+}
+
+void saveLanguage(const QString &language)
+{
+    QSettings(preferencesFile(), QSettings::IniFormat).setValue(LanguageKey, language);
+}
+
+QString startLanguage()
+{
+    const QString once = environmentLanguage();
+    return once.isEmpty() ? savedLanguage() : once;
 }
 
 } // namespace Starforge::I18n

@@ -27,4 +27,13 @@ QLocale localeFor(const QString &language);
 // system locale. The translators belong to the application; call this once, after it exists.
 QLocale installTranslators(const QString &language = QString());
 
+// The language the person chose in the app (View › Language): "" follows the system. Kept in
+// window.ini beside the default profiles file (ProfileStore::defaultFilePath()), so every
+// session of the app, the sandbox's included, starts in it.
+QString savedLanguage();
+void saveLanguage(const QString &language);
+
+// The language for the app's start: $STARFORGE_LANGUAGE for one run beats the saved choice.
+QString startLanguage();
+
 } // namespace Starforge::I18n
