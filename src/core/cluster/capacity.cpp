@@ -604,7 +604,7 @@ FitVerdict CapacityModel::fit(const FitRequest &request) const
         QString sentence;
         if (summary.nodes == 0) {
             sentence = Text::tr("%1 can never fit: %2, and no node has the series \"%3\" (known series: %4)")
-                           .arg(who, needs, pool.series, known.isEmpty() ? QStringLiteral("none") : known.join(QStringLiteral(", ")));
+                           .arg(who, needs, pool.series, known.isEmpty() ? Text::tr("none") : known.join(QStringLiteral(", ")));
         } else if (v.fit == Fit::NeverFits && need > summary.largestAllocatable && v.blocked == 0) {
             sentence = Text::tr("%1 can never fit: %2, and the largest %3 node has %4 GPUs")
                            .arg(who, needs, pool.series).arg(summary.largestAllocatable);

@@ -81,7 +81,12 @@ bool fieldNames(const Kube::Event &e, const QString &container)
 QString describePod(const PodInfo &p)
 {
     const QString role = p.role();
-    return role == QLatin1String("pod") ? QStringLiteral("pod %1").arg(p.view.name) : QStringLiteral("the %1 pod %2").arg(role, p.view.name);
+    // One sentence per role, so a language can put the name where it belongs.
+    if (role == QLatin1String("head")) return Text::tr("the head pod %1").arg(p.view.name);
+    if (role.startsWith(QLatin1String("worker "))) return Text::tr("the worker %1 pod %2").arg(role.mid(7), p.view.name);   // its group
+    if (role == QLatin1String("submitter")) return Text::tr("the submitter pod %1").arg(p.view.name);
+    if (role == QLatin1String("pod")) return Text::tr("pod %1").arg(p.view.name);
+    return Text::tr("the %1 pod %2").arg(role, p.view.name);
 }
 
 // ---- image pulls ----------------------------------------------------------------------------
@@ -193,7 +198,7 @@ std::optional<Candidate> imagePull(const Context &c)
                           .arg(quoted(f.image.isEmpty() ? QStringLiteral("?") : f.image), f.container.isEmpty() ? QStringLiteral("?") : f.container, f.podText, why);
     if (f.attempts > 0) message += QStringLiteral(" (%1)").arg(Text::tr("%n attempt(s)", nullptr, f.attempts));
     if (pods.size() > 1) message += Text::tr("; %1 pods of the job cannot pull their images").arg(pods.size());
-    if (!f.detail.isEmpty()) message += QStringLiteral(". Kubelet: ") + f.detail;
+    if (!f.detail.isEmpty()) message += Text::tr(". Kubelet: %1").arg(f.detail);
     QList<Kube::Event> evidence;
     for (const Failure &x : std::as_const(failures)) {
         if (x.cause == f.cause) evidence += x.evidence;
@@ -398,7 +403,7 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
     const int asked = u.info ? u.info->view.gpuRequests : -1;
     const CapacityModel *cap = c.in.capacity;
     const QString others = pendingPods > 1 ? Text::tr(" (%1 of the job's pods cannot be scheduled)").arg(pendingPods) : QString();
-    const QString where = series.isEmpty() ? QStringLiteral("a node") : QStringLiteral("one %1 node").arg(series);
+    const QString where = series.isEmpty() ? Text::tr("a node") : Text::tr("one %1 node").arg(series);
     const QString askedText = asked >= 0 ? Text::tr("asks for %1 on %2").arg(Text::tr("%n GPU(s)", nullptr, asked), where) : Text::tr("could not be placed");
     QString s;
     switch (cause) {
@@ -468,7 +473,7 @@ QString schedulingSentence(Cause cause, const Unschedulable &u, const Scheduling
         s = Text::tr("No known cause: %1 cannot be scheduled for a reason outside the GPU checks").arg(who);
         break;
     }
-    return s + others + QStringLiteral(". Scheduler: ") + u.text;
+    return s + others + Text::tr(". Scheduler: %1").arg(u.text);
 }
 
 std::optional<Candidate> scheduling(const Context &c, Candidate *unknown)
@@ -789,7 +794,7 @@ Diagnosis diagnose(const DiagnosisInput &input)
     if (input.rayJob && input.rayJob->reason == QLatin1String("PreRunningDeadlineExceeded")) {
         const Kube::RayJob &j = *input.rayJob;
         QString message = Text::tr("Job %1 did not reach Running within its pre-running deadline").arg(j.name);
-        if (j.preRunningDeadlineSeconds) message += QStringLiteral(" of %1 s").arg(*j.preRunningDeadlineSeconds);
+        if (j.preRunningDeadlineSeconds) message += Text::tr(" of %1 s").arg(*j.preRunningDeadlineSeconds);
         message += Text::tr(" and was failed");
         message += Text::tr(". Before that: ") + below.message;
         QList<Kube::Event> evidence = below.evidence;

@@ -249,8 +249,8 @@ Result<void> scanDir(ScanState &state, const QByteArray &relDir)
             }
         }
         if (!S_ISREG(st.st_mode)) {
-            const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
-            state.skipped.append(Text::tr("%1: %2, not packed").arg(display(rel), QLatin1String(kind)));
+            const QString kind = S_ISFIFO(st.st_mode) ? Text::tr("a FIFO") : S_ISSOCK(st.st_mode) ? Text::tr("a socket") : Text::tr("a device");
+            state.skipped.append(Text::tr("%1: %2, not packed").arg(display(rel), kind));
             continue;
         }
         if (state.listing) state.listing->append({QString::fromUtf8(rel), false, qint64(st.st_size), QString()});
