@@ -30,6 +30,7 @@ constexpr CommandEntry Commands[] = {
     {"capsule build", makeCapsuleBuildCommand},
     {"settings", makeSettingsCommand},
     {"check", makeCheckCommand},
+    {"cluster-setup", makeClusterSetupCommand},
     {"manifest", makeManifestCommand},
     {"submit", makeSubmitCommand},
     {"jobs", makeJobsCommand},
@@ -191,6 +192,11 @@ void CliApplication::printUsage()
         "  settings [--markdown]                every setting: type, default, meaning\n"
         "  check                                test the connection: API server, sign-in, KubeRay, what the\n"
         "                                       token may do per feature, the bucket (exit 1 if a part fails)\n"
+        "  cluster-setup [--namespace NS] [--user NAME]\n"
+        "                                       the YAML a cluster administrator applies (kubectl apply -f -):\n"
+        "                                       Namespace, ServiceAccount NAME (default starforge-user) and its\n"
+        "                                       token Secret, the Role and ClusterRole every feature needs, bound\n"
+        "                                       to it; NS defaults to the profile's FORGE_K8S_NAMESPACE\n"
         "\n"
         "Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;\n"
         "JOB is a job id or its RayJob name):\n"
