@@ -36,7 +36,7 @@ struct Feature
     QString title;          // for people
     QList<Permission> needs;
 
-    // The features of the app and what each needs (docs/kubernetes.md shows them as a Role).
+    // The features of the app and what each needs (docs/kubernetes.md, "Permissions").
     // Every request the app sends is covered by one of these, so a token the check passes can
     // do what the feature does (`starforge-cli cluster-setup` grants exactly these).
     static QList<Feature> all();
