@@ -19,6 +19,8 @@ const QSet<QString> &valueOptions()
                                        QStringLiteral("spec"), QStringLiteral("out"), QStringLiteral("connection-file"),
                                        QStringLiteral("pod"), QStringLiteral("container"), QStringLiteral("tail"),
                                        QStringLiteral("kuberay-version"), QStringLiteral("grep"),
+                                       // cluster-setup
+                                       QStringLiteral("namespace"), QStringLiteral("user"),
                                        // playground
                                        QStringLiteral("model"), QStringLiteral("job"), QStringLiteral("step"), QStringLiteral("series"),
                                        QStringLiteral("gpus"), QStringLiteral("ttl"), QStringLiteral("system"), QStringLiteral("temperature"),

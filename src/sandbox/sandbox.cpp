@@ -2,6 +2,7 @@
 
 #include "core/config/settingsschema.h"
 #include "sandbox/api/authorizer.h"
+#include "sandbox/controllers/serviceaccounttokens.h"
 #include "sandbox/api/status.h"
 #include "sandbox/api/structuralschema.h"
 #include "sandbox/cluster/eventrecorder.h"
@@ -153,6 +154,15 @@ std::optional<QJsonObject> admitSecret(QJsonObject &object)
         object.insert(QStringLiteral("type"), QStringLiteral("Opaque"));
     }
     const QString name = object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("name")).toString();
+    // The API server's validation of a token Secret: it must name its ServiceAccount.
+    if (type == QLatin1String(ServiceAccountTokenController::TokenType)
+        && object.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("annotations")).toObject().value(
+               QLatin1String(ServiceAccountTokenController::NameAnnotation)).toString().isEmpty()) {
+        return Status::invalid(QStringLiteral("Secret"), QString(), name,
+                               QJsonArray{Status::cause(QStringLiteral("FieldValueRequired"),
+                                                        QStringLiteral("metadata.annotations[kubernetes.io/service-account.name]"),
+                                                        QStringLiteral("Required value"))});
+    }
     for (const auto &[secretType, key] : {std::pair{"kubernetes.io/dockerconfigjson", ".dockerconfigjson"}, std::pair{"kubernetes.io/dockercfg", ".dockercfg"}}) {
         if (type == QLatin1String(secretType) && !data.contains(QLatin1String(key))) {
             return Status::invalid(QStringLiteral("Secret"), QString(), name,
@@ -229,6 +239,11 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     }
     m_tls = *tls;
     m_caPem = tls->caCertificatePem;
+    // ServiceAccount tokens, signed with a key of this start's own, and RBAC objects count.
+    QByteArray serviceAccountKey(32, Qt::Uninitialized);
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(serviceAccountKey.data()), serviceAccountKey.size() / 4);
+    m_authorizer->useObjectStore(m_store.get(), serviceAccountKey);
+    m_serviceAccountTokens = std::make_unique<ServiceAccountTokenController>(m_store.get(), serviceAccountKey, m_caPem);
     m_server = std::make_unique<Http::Server>([this](const Http::Request &request, Http::Responder *responder) {
         m_api->handle(request, responder);
     });
@@ -534,6 +549,7 @@ void Sandbox::stop()
     }
     // Stops every container process; their files go with the state directory.
     m_quotas.reset();
+    m_serviceAccountTokens.reset();
     m_rayJobs.reset();
     m_rayClusters.reset();
     m_jobs.reset();

@@ -34,6 +34,7 @@ class JobController;
 class RayClusterController;
 class RayJobController;
 class QuotaController;
+class ServiceAccountTokenController;
 class S3Server;
 namespace Http {
 class Server;
@@ -141,6 +142,7 @@ private:
     std::unique_ptr<RayClusterController> m_rayClusters;
     std::unique_ptr<RayJobController> m_rayJobs;
     std::unique_ptr<QuotaController> m_quotas;
+    std::unique_ptr<ServiceAccountTokenController> m_serviceAccountTokens;
     std::unique_ptr<Http::Server> m_server;
     std::unique_ptr<S3Server> m_s3;
     std::unique_ptr<Http::Server> m_s3Server;

@@ -26,6 +26,8 @@ std::unique_ptr<Command> makeProfileDeleteCommand(const CommandContext &context)
 
 // check: the connection tested part by part (server, sign-in, KubeRay, permissions, bucket)
 std::unique_ptr<Command> makeCheckCommand(const CommandContext &context);
+// cluster-setup: the administrator's YAML (Namespace, ServiceAccount, token, Role, ClusterRole)
+std::unique_ptr<Command> makeClusterSetupCommand(const CommandContext &context);
 std::unique_ptr<Command> makeManifestCommand(const CommandContext &context);
 std::unique_ptr<Command> makeSubmitCommand(const CommandContext &context);
 std::unique_ptr<Command> makeJobsCommand(const CommandContext &context);

@@ -1,29 +1,18 @@
 #include "core/kube/permissions.h"
 
+#include "core/kube/clustersetup.h"
 #include "core/kube/kubeclient.h"
 
-#include <QCoreApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
 
-#include <algorithm>
-
 namespace Starforge::Kube {
-
-namespace {
-
-// The translation context of this file's messages: lupdate reads it from the macro, where a free
-// tr() would be filed under the namespace and never be found at run time.
-struct Text {
-    Q_DECLARE_TR_FUNCTIONS(Permissions)
-};
-
-} // namespace
 
 QString Permission::describe(const QString &ns) const
 {
     const QString what = subresource.isEmpty() ? resource : resource + QLatin1Char('/') + subresource;
-    const QString qualified = group.isEmpty() ? what : what + QStringLiteral(" (") + group + QLatin1Char(')');
+    QString qualified = group.isEmpty() ? what : what + QStringLiteral(" (") + group + QLatin1Char(')');
+    if (!resourceName.isEmpty()) qualified += QLatin1Char(' ') + resourceName;
     return clusterWide ? PermissionCheck::tr("%1 %2 at the cluster scope").arg(verb, qualified)
                        : PermissionCheck::tr("%1 %2 in namespace %3").arg(verb, qualified, ns);
 }
@@ -31,55 +20,45 @@ QString Permission::describe(const QString &ns) const
 QList<Feature> Feature::all()
 {
     const auto p = [](const char *verb, const char *group, const char *resource, const char *sub = "", bool cluster = false) {
-        return Permission{QLatin1String(verb), QLatin1String(group), QLatin1String(resource), QLatin1String(sub), cluster};
+        return Permission{QLatin1String(verb), QLatin1String(group), QLatin1String(resource), QLatin1String(sub), cluster, QString()};
     };
+    // Each verb is one the feature's code sends: jobs gets a RayJob (submit's dedup, a job's
+    // snapshot) and patches it (the delete mark, core/job/jobactions.cpp); logs and the
+    // playground get a pod (is the container still running, is it a playground pod).
     return {
         {QStringLiteral("jobs"), PermissionCheck::tr("Submitting and tracking jobs"),
-         {p("create", "ray.io", "rayjobs"), p("list", "ray.io", "rayjobs"), p("watch", "ray.io", "rayjobs"),
-          p("delete", "ray.io", "rayjobs"), p("list", "ray.io", "rayclusters"), p("watch", "ray.io", "rayclusters"),
-          p("list", "", "pods"), p("watch", "", "pods")}},
+         {p("create", "ray.io", "rayjobs"), p("get", "ray.io", "rayjobs"), p("list", "ray.io", "rayjobs"), p("watch", "ray.io", "rayjobs"),
+          p("patch", "ray.io", "rayjobs"), p("delete", "ray.io", "rayjobs"), p("get", "ray.io", "rayclusters"),
+          p("list", "ray.io", "rayclusters"), p("watch", "ray.io", "rayclusters"), p("list", "", "pods"), p("watch", "", "pods")}},
         {QStringLiteral("events"), PermissionCheck::tr("Event timeline and diagnosis"),
          {p("list", "", "events"), p("watch", "", "events")}},
-        {QStringLiteral("logs"), PermissionCheck::tr("Live logs"), {p("get", "", "pods", "log")}},
+        {QStringLiteral("logs"), PermissionCheck::tr("Live logs"), {p("get", "", "pods"), p("get", "", "pods", "log")}},
         {QStringLiteral("capacity"), PermissionCheck::tr("Capacity heatmap and fit verdicts"),
          {p("list", "", "nodes", "", true), p("watch", "", "nodes", "", true), p("list", "", "pods", "", true),
           p("watch", "", "pods", "", true)}},
         {QStringLiteral("playground"), PermissionCheck::tr("Playground chat"),
-         {p("create", "", "pods"), p("delete", "", "pods"), p("get", "", "pods", "proxy"), p("create", "", "pods", "proxy")}},
+         {p("create", "", "pods"), p("get", "", "pods"), p("list", "", "pods"), p("delete", "", "pods"), p("get", "", "pods", "proxy"),
+          p("create", "", "pods", "proxy")}},
     };
 }
 
-// The Role (or ClusterRole) rules that grant everything a feature needs, as YAML a cluster
-// administrator can paste under `rules:`.
+Permission operatorProbePermission()
+{
+    return Permission{QStringLiteral("get"), QStringLiteral("apiextensions.k8s.io"), QStringLiteral("customresourcedefinitions"), {}, true,
+                      QStringLiteral("rayjobs.ray.io")};
+}
+
 QString roleRules(const Feature &feature)
 {
-    struct Rule
-    {
-        QString group;
-        QString resource;
-        bool clusterWide = false;
-        QStringList verbs;
-    };
-    QList<Rule> rules;
-    for (const Permission &p : feature.needs) {
-        const QString resource = p.subresource.isEmpty() ? p.resource : p.resource + u'/' + p.subresource;
-        auto it = std::find_if(rules.begin(), rules.end(), [&](const Rule &r) {
-            return r.group == p.group && r.resource == resource && r.clusterWide == p.clusterWide;
-        });
-        if (it == rules.end()) {
-            rules.append(Rule{p.group, resource, p.clusterWide, {}});
-            it = rules.end() - 1;
-        }
-        if (!it->verbs.contains(p.verb)) it->verbs.append(p.verb);
+    // The same merge the administrator's setup uses (clustersetup.h), so both read alike.
+    QStringList blocks;
+    for (const AccessRule &rule : accessRules({feature}, false)) {
+        QString block = rulesYaml({rule});
+        // untranslated: a comment in the YAML an administrator pastes
+        if (rule.clusterWide) block.replace(0, block.indexOf(u'\n'), block.left(block.indexOf(u'\n')) + QStringLiteral(" (in a ClusterRole)"));
+        blocks << block;
     }
-    QStringList lines;
-    for (const Rule &r : std::as_const(rules)) {
-        QStringList verbs;
-        for (const QString &v : r.verbs) verbs << u'"' + v + u'"';
-        lines << Text::tr("- apiGroups: [\"%1\"]%2").arg(r.group, r.clusterWide ? Text::tr("   # in a ClusterRole") : QString())
-              << QStringLiteral("  resources: [\"%1\"]").arg(r.resource) << QStringLiteral("  verbs: [%1]").arg(verbs.join(QStringLiteral(", ")));
-    }
-    return lines.join(u'\n');
+    return blocks.join(u'\n');
 }
 
 QList<FeatureAccess> PermissionReport::unavailable() const
@@ -140,6 +119,9 @@ void PermissionCheck::start()
                                {QStringLiteral("resource"), permission.resource}};
         if (!permission.subresource.isEmpty()) {
             attributes.insert(QStringLiteral("subresource"), permission.subresource);
+        }
+        if (!permission.resourceName.isEmpty()) {
+            attributes.insert(QStringLiteral("name"), permission.resourceName);
         }
         if (!permission.clusterWide) {
             attributes.insert(QStringLiteral("namespace"), m_report.ns);

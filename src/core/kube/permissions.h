@@ -24,6 +24,7 @@ struct Permission
     QString resource;       // "pods"
     QString subresource;    // "log", "proxy" or empty
     bool clusterWide = false; // all namespaces (or a cluster-scoped resource)
+    QString resourceName;   // one object only ("rayjobs.ray.io"); empty: every object
 
     // "list nodes at the cluster scope", "get pods/log in namespace ml"
     QString describe(const QString &ns) const;
@@ -35,9 +36,15 @@ struct Feature
     QString title;          // for people
     QList<Permission> needs;
 
-    // The features of the app and what each needs (docs/kubernetes.md shows them as a Role).
+    // The features of the app and what each needs (docs/kubernetes.md, "Permissions").
+    // Every request the app sends is covered by one of these, so a token the check passes can
+    // do what the feature does (`starforge-cli cluster-setup` grants exactly these).
     static QList<Feature> all();
 };
+
+// What the operator probe reads (operatorprobe.h): the rayjobs.ray.io CRD. Not a feature: a
+// token without it still works and the app assumes the oldest KubeRay release.
+Permission operatorProbePermission();
 
 // The Role (or ClusterRole) rules that grant everything a feature needs, as YAML a cluster
 // administrator can paste under `rules:`.

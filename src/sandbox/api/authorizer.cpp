@@ -1,11 +1,13 @@
 #include "sandbox/api/authorizer.h"
 
 #include "sandbox/credential/exectoken.h"
+#include "sandbox/store/objectstore.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMessageAuthenticationCode>
 
 namespace Starforge::Sandbox {
 
@@ -60,6 +62,45 @@ QList<RbacRule> parseRules(const QJsonValue &rules)
 }
 
 const QString Authenticated = QStringLiteral("system:authenticated");
+const QString ServiceAccountPrefix = QStringLiteral("system:serviceaccount:");
+const QString ServiceAccountsGroup = QStringLiteral("system:serviceaccounts");
+const QString RbacGroup = QStringLiteral("rbac.authorization.k8s.io");
+
+QByteArray base64Url(const QByteArray &data)
+{
+    return data.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
+}
+
+QByteArray sign(const QByteArray &key, const QByteArray &signingInput)
+{
+    return base64Url(QMessageAuthenticationCode::hash(signingInput, key, QCryptographicHash::Sha256));
+}
+
+bool sameBytes(const QByteArray &a, const QByteArray &b)
+{
+    if (a.size() != b.size()) return false;
+    char diff = 0;
+    for (qsizetype i = 0; i < a.size(); ++i) diff |= static_cast<char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+// Whether one of a binding's subjects is this user (RBAC's appliesTo).
+bool appliesTo(const QJsonArray &subjects, const User &user, const QString &bindingNs)
+{
+    for (const QJsonValue &v : subjects) {
+        const QJsonObject subject = v.toObject();
+        const QString kind = subject.value(QStringLiteral("kind")).toString();
+        const QString name = subject.value(QStringLiteral("name")).toString();
+        if (kind == QLatin1String("User") && name == user.name) return true;
+        if (kind == QLatin1String("Group") && user.groups.contains(name)) return true;
+        if (kind == QLatin1String("ServiceAccount")) {
+            const QString ns = subject.value(QStringLiteral("namespace")).toString();
+            if (user.name == ServiceAccountPrefix + (ns.isEmpty() ? bindingNs : ns) + u':' + name) return true;
+        }
+    }
+    return false;
+}
+
 const QString AdminName = QStringLiteral("sandbox-admin");
 
 } // namespace
@@ -76,6 +117,90 @@ Authorizer::Authorizer(const QByteArray &adminToken)
 void Authorizer::acceptExecTokens(const QByteArray &secret)
 {
     m_execSecret = secret;
+}
+
+void Authorizer::useObjectStore(const ObjectStore *store, const QByteArray &serviceAccountKey)
+{
+    m_store = store;
+    m_serviceAccountKey = serviceAccountKey;
+}
+
+QByteArray Authorizer::serviceAccountToken(const QByteArray &key, const QString &ns, const QString &account, const QString &accountUid,
+                                           const QString &secretName)
+{
+    // The claims of a legacy ServiceAccount token, as the token controller's generator writes them.
+    const QJsonObject claims{{QStringLiteral("iss"), QStringLiteral("kubernetes/serviceaccount")},
+                             {QStringLiteral("kubernetes.io/serviceaccount/namespace"), ns},
+                             {QStringLiteral("kubernetes.io/serviceaccount/secret.name"), secretName},
+                             {QStringLiteral("kubernetes.io/serviceaccount/service-account.name"), account},
+                             {QStringLiteral("kubernetes.io/serviceaccount/service-account.uid"), accountUid},
+                             {QStringLiteral("sub"), QString(ServiceAccountPrefix + ns + u':' + account)}};
+    const QByteArray input = base64Url(R"({"alg":"HS256","typ":"JWT"})") + '.' + base64Url(QJsonDocument(claims).toJson(QJsonDocument::Compact));
+    return input + '.' + sign(key, input);
+}
+
+std::optional<User> Authorizer::fromServiceAccountToken(const QByteArray &token) const
+{
+    const QList<QByteArray> parts = token.split('.');
+    if (!m_store || m_serviceAccountKey.isEmpty() || parts.size() != 3) {
+        return std::nullopt;
+    }
+    if (!sameBytes(sign(m_serviceAccountKey, parts[0] + '.' + parts[1]), parts[2])) {
+        return std::nullopt;
+    }
+    const QJsonObject claims =
+        QJsonDocument::fromJson(QByteArray::fromBase64(parts[1], QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals)).object();
+    const QString ns = claims.value(QStringLiteral("kubernetes.io/serviceaccount/namespace")).toString();
+    const QString account = claims.value(QStringLiteral("kubernetes.io/serviceaccount/service-account.name")).toString();
+    const QString uid = claims.value(QStringLiteral("kubernetes.io/serviceaccount/service-account.uid")).toString();
+    const QString secretName = claims.value(QStringLiteral("kubernetes.io/serviceaccount/secret.name")).toString();
+    // A deleted Secret or ServiceAccount (or one made again, with a new uid) revokes the token.
+    const ObjectPtr secret = m_store->get(QStringLiteral("secrets"), ns, secretName);
+    const ObjectPtr serviceAccount = m_store->get(QStringLiteral("serviceaccounts"), ns, account);
+    if (!secret || !serviceAccount || serviceAccount->uid != uid) {
+        return std::nullopt;
+    }
+    const QString stored = secret->object.value(QStringLiteral("data")).toObject().value(QStringLiteral("token")).toString();
+    if (!sameBytes(QByteArray::fromBase64(stored.toLatin1()), token)) {
+        return std::nullopt;
+    }
+    return resolve(ServiceAccountPrefix + ns + u':' + account, {ServiceAccountsGroup, ServiceAccountsGroup + u':' + ns});
+}
+
+QList<RbacRule> Authorizer::boundRules(const User &user, const QString &ns) const
+{
+    QList<RbacRule> out;
+    if (!m_store) {
+        return out;
+    }
+    const auto roleRules = [this](const QJsonObject &roleRef, const QString &bindingNs) {
+        const QString kind = roleRef.value(QStringLiteral("kind")).toString();
+        const QString name = roleRef.value(QStringLiteral("name")).toString();
+        ObjectPtr role;
+        if (kind == QLatin1String("ClusterRole")) {
+            role = m_store->get(QStringLiteral("clusterroles.") + RbacGroup, QString(), name);
+        } else if (kind == QLatin1String("Role") && !bindingNs.isEmpty()) {
+            role = m_store->get(QStringLiteral("roles.") + RbacGroup, bindingNs, name);
+        }
+        return role ? parseRules(role->object.value(QStringLiteral("rules"))) : QList<RbacRule>();
+    };
+    for (const ObjectPtr &binding : m_store->list(QStringLiteral("clusterrolebindings.") + RbacGroup)) {
+        if (appliesTo(binding->object.value(QStringLiteral("subjects")).toArray(), user, QString())) {
+            out += roleRules(binding->object.value(QStringLiteral("roleRef")).toObject(), QString());
+        }
+    }
+    if (!ns.isEmpty()) {
+        for (const ObjectPtr &binding : m_store->list(QStringLiteral("rolebindings.") + RbacGroup, ns)) {
+            if (!appliesTo(binding->object.value(QStringLiteral("subjects")).toArray(), user, ns)) continue;
+            for (RbacRule rule : roleRules(binding->object.value(QStringLiteral("roleRef")).toObject(), ns)) {
+                // A RoleBinding grants in its namespace only, whatever the role says.
+                rule.namespaces = {ns};
+                rule.nonResourceURLs.clear();
+                out << rule;
+            }
+        }
+    }
+    return out;
 }
 
 QList<RbacRule> Authorizer::defaultRules()
@@ -185,7 +310,7 @@ std::optional<User> Authorizer::fromToken(const QByteArray &authorizationHeader,
             return resolve(u.name, u.groups);
         }
     }
-    return std::nullopt;
+    return fromServiceAccountToken(token);
 }
 
 User Authorizer::resolve(const QString &name, QStringList groups) const
@@ -218,13 +343,18 @@ bool Authorizer::allowed(const User &user, const Attributes &a) const
         return r.namespaces.isEmpty() || (!a.ns.isEmpty() && matchesAny(r.namespaces, a.ns));
     };
     const QList<RbacRule> defaults = defaultRules();
-    return std::any_of(user.rules.cbegin(), user.rules.cend(), check) || std::any_of(defaults.cbegin(), defaults.cend(), check);
+    if (std::any_of(user.rules.cbegin(), user.rules.cend(), check) || std::any_of(defaults.cbegin(), defaults.cend(), check)) {
+        return true;
+    }
+    // Read at each request, so a Role changed a moment ago is what decides.
+    const QList<RbacRule> bound = boundRules(user, a.ns);
+    return std::any_of(bound.cbegin(), bound.cend(), check);
 }
 
 QList<RbacRule> Authorizer::rulesIn(const User &user, const QString &ns) const
 {
     QList<RbacRule> out;
-    for (const RbacRule &r : user.rules + defaultRules()) {
+    for (const RbacRule &r : user.rules + defaultRules() + boundRules(user, ns)) {
         if (r.namespaces.isEmpty() || matchesAny(r.namespaces, ns)) {
             out << r;
         }

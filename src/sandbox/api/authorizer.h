@@ -25,6 +25,17 @@
 // CN); "groups" are the groups the token's user is in. A group's rules apply to everyone in it,
 // whichever way they authenticated. Every authenticated user may also create self-subject
 // reviews and read discovery, as the system:basic-user and system:discovery roles allow.
+//
+// With an object store (useObjectStore), RBAC objects grant rules as kube-apiserver's RBAC
+// authorizer does: a ClusterRoleBinding its ClusterRole's rules everywhere, a RoleBinding its Role's
+// (or ClusterRole's) rules in its own namespace only; subjects are users, groups and
+// ServiceAccounts (a ServiceAccount subject without a namespace is in the binding's). And a
+// ServiceAccount's token Secret authenticates (controllers/serviceaccounttokens.h): the token is
+// a JWT signed with the sandbox's key (HS256 here; kube-apiserver signs with its service account
+// key), accepted while its Secret still holds it and the ServiceAccount with that uid exists, as
+// the legacy token authenticator checks. Its user is system:serviceaccount:<namespace>:<name>,
+// in groups system:serviceaccounts and system:serviceaccounts:<namespace>. Changes apply to the
+// next request: nothing is cached.
 
 #include "core/util/result.h"
 #include "sandbox/http/httpserver.h"
@@ -39,6 +50,8 @@
 #include <optional>
 
 namespace Starforge::Sandbox {
+
+class ObjectStore;
 
 struct RbacRule
 {
@@ -84,6 +97,11 @@ public:
     // it offered credentials and none holds (401).
     std::optional<User> authenticate(const QByteArray &authorizationHeader, const Http::ClientCertificate &certificate = {},
                                      const QDateTime &now = QDateTime::currentDateTimeUtc()) const;
+    // RBAC objects and ServiceAccount tokens in this store count from now on; key signs the tokens.
+    void useObjectStore(const ObjectStore *store, const QByteArray &serviceAccountKey);
+    // A ServiceAccount token as the token controller writes it into a token Secret.
+    static QByteArray serviceAccountToken(const QByteArray &key, const QString &ns, const QString &account, const QString &accountUid,
+                                          const QString &secretName);
     bool allowed(const User &user, const Attributes &a) const;
     // The rules that apply in a namespace, for SelfSubjectRulesReview.
     QList<RbacRule> rulesIn(const User &user, const QString &ns) const;
@@ -103,12 +121,18 @@ private:
     // The user with system:authenticated added and its rules gathered.
     User resolve(const QString &name, QStringList groups) const;
     static QList<RbacRule> defaultRules();
+    std::optional<User> fromServiceAccountToken(const QByteArray &token) const;
+    // The rules the store's bindings give the user: ClusterRoleBindings' everywhere, and the
+    // RoleBindings' of namespace ns (when not empty) limited to it.
+    QList<RbacRule> boundRules(const User &user, const QString &ns) const;
 
     QList<TokenUser> m_tokens;
     QHash<QString, QList<RbacRule>> m_userRules;
     QHash<QString, QStringList> m_userGroups;
     QHash<QString, QList<RbacRule>> m_groupRules;
     QByteArray m_execSecret;
+    const ObjectStore *m_store = nullptr;
+    QByteArray m_serviceAccountKey;
 };
 
 } // namespace Starforge::Sandbox

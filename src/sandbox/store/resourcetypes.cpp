@@ -3,6 +3,8 @@
 #include <QJsonArray>
 #include <QJsonValue>
 
+#include <tuple>
+
 namespace Starforge::Sandbox {
 
 namespace {
@@ -57,6 +59,17 @@ QList<ResourceType> buildTypes()
     // admission merges stringData into data and checks the docker config types' key).
     types << make({}, QStringLiteral("v1"), QStringLiteral("secrets"), QStringLiteral("secret"), QStringLiteral("Secret"), true,
                   {}, {QStringLiteral("type")});
+    // ServiceAccounts and their token Secrets (filled by sandbox/controllers/serviceaccounttokens.h),
+    // and RBAC's Roles, ClusterRoles and bindings, which the authorizer reads (api/authorizer.h).
+    types << make({}, QStringLiteral("v1"), QStringLiteral("serviceaccounts"), QStringLiteral("serviceaccount"),
+                  QStringLiteral("ServiceAccount"), true, {QStringLiteral("sa")});
+    for (const auto &[plural, singular, kind, namespaced] :
+         {std::tuple{"roles", "role", "Role", true}, std::tuple{"rolebindings", "rolebinding", "RoleBinding", true},
+          std::tuple{"clusterroles", "clusterrole", "ClusterRole", false},
+          std::tuple{"clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false}}) {
+        types << make(QStringLiteral("rbac.authorization.k8s.io"), QStringLiteral("v1"), QLatin1String(plural), QLatin1String(singular),
+                      QLatin1String(kind), namespaced);
+    }
     types << make({}, QStringLiteral("v1"), QStringLiteral("events"), QStringLiteral("event"), QStringLiteral("Event"), true,
                   {QStringLiteral("ev")},
                   {QStringLiteral("involvedObject.kind"), QStringLiteral("involvedObject.namespace"),
