@@ -15,10 +15,13 @@ STARFORGE_RUN_PACKAGES="qt6-qpa-plugins libqt6sql6-sqlite gnome-keyring libsecre
 # for tst_capsule and bench_capsule, and for atspi_tree (what a screen reader sees of the app on
 # the real AT-SPI bus): the bus launcher and registry (at-spi2-core) and pyatspi with its
 # introspection data, in the system python3; dunst (a notification daemon) and trayer (a system
-# tray) for tst_desktop_real.
+# tray) for tst_desktop_real; for deb_package (docs/packaging.md), dpkg-shlibdeps (dpkg-dev)
+# that cpack runs for the .deb's Depends, and the validators of its desktop entry, AppStream
+# metainfo and MIME type.
 STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils xdotool curl procps clang libclang-rt-14-dev
     radosgw ceph-mon ceph-osd ceph-common python3-boto3 zip unzip
-    at-spi2-core gir1.2-atspi-2.0 python3-pyatspi dunst trayer"
+    at-spi2-core gir1.2-atspi-2.0 python3-pyatspi dunst trayer
+    dpkg-dev desktop-file-utils appstream shared-mime-info"
 
 # install_packages PKG...: installs the packages that are not installed yet.
 install_packages() {
