@@ -43,7 +43,7 @@ public:
                     const auto it = std::find_if(groups.cbegin(), groups.cend(), [&group](const auto &g) { return g.name == group; });
                     m_out << "\n## " << group << "\n\n"
                           << (it != groups.cend() ? it->about + QStringLiteral("\n\n") : QString())
-                          << "| Setting | Environment variable | Type | Default | Meaning |\n"
+                          << "| Setting | Environment variable | Type | Default | Meaning |\n" // untranslated: docs/configuration.md stays English
                           << "|---|---|---|---|---|\n";
                 }
                 QString help = d.help;
