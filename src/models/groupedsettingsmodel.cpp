@@ -142,13 +142,13 @@ QVariant GroupedSettingsModel::data(const QModelIndex &index, int role) const
         case GroupRole:
             return true;
         case AboutRole:
-            return group.about;
+            return group.translatedAbout();
         case Qt::DisplayRole:
         case Qt::AccessibleTextRole:
-            return index.column() == 0 ? group.name : QVariant();
+            return index.column() == 0 ? group.translatedName() : QVariant();
         case Qt::ToolTipRole:
         case Qt::AccessibleDescriptionRole:
-            return index.column() == 0 ? group.about : QVariant();
+            return index.column() == 0 ? group.translatedAbout() : QVariant();
         case Qt::FontRole:
             if (index.column() == 0) {
                 QFont bold;
@@ -166,18 +166,18 @@ QVariant GroupedSettingsModel::data(const QModelIndex &index, int role) const
     case GroupRole:
         return false;
     case Qt::DisplayRole:
-        if (index.column() == ProfileSettingsModel::KeyColumn) return d.label;
+        if (index.column() == ProfileSettingsModel::KeyColumn) return d.translatedLabel();
         break;
     case Qt::AccessibleTextRole:
-        if (index.column() == ProfileSettingsModel::KeyColumn) return d.label;
+        if (index.column() == ProfileSettingsModel::KeyColumn) return d.translatedLabel();
         break;
     case Qt::AccessibleDescriptionRole:
         // A screen reader hears the variable too, which the eye reads under the label.
-        if (index.column() == ProfileSettingsModel::KeyColumn) return tr("%1. %2").arg(d.key, d.help);
+        if (index.column() == ProfileSettingsModel::KeyColumn) return tr("%1. %2").arg(d.key, d.translatedHelp());
         break;
     case Qt::ToolTipRole:
         if (index.column() == ProfileSettingsModel::KeyColumn) {
-            return tr("<b>%1</b> (environment variable <code>%2</code>)<br>%3").arg(d.label.toHtmlEscaped(), d.key, d.help.toHtmlEscaped());
+            return tr("<b>%1</b> (environment variable <code>%2</code>)<br>%3").arg(d.translatedLabel().toHtmlEscaped(), d.key, d.translatedHelp().toHtmlEscaped());
         }
         break;
     case Qt::FontRole:

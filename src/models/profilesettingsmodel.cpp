@@ -152,7 +152,7 @@ QVariant ProfileSettingsModel::data(const QModelIndex &index, int role) const
     case SecretRole:
         return d.isSecret();
     case HelpRole:
-        return d.help;
+        return d.translatedHelp();
     case DefinitionRole:
         return QVariant::fromValue(reinterpret_cast<quintptr>(&d));
     case Qt::ToolTipRole:
@@ -165,7 +165,7 @@ QVariant ProfileSettingsModel::data(const QModelIndex &index, int role) const
         if (index.column() == SourceColumn && effective && effective->source == ValueSource::Environment) {
             return tr("The environment variable %1 is set and overrides the profile while it is.").arg(d.key);
         }
-        return d.help;
+        return d.translatedHelp();
     case Qt::ForegroundRole:
         if (!error.isEmpty()) {
             return QBrush(Tones::text(Tones::Tone::Error));
@@ -238,12 +238,12 @@ QVariant ProfileSettingsModel::data(const QModelIndex &index, int role) const
             return QString();
         }
         if (d.isSecret() && effective->source != ValueSource::Environment) {
-            return m_secretsPresent.value(d.key) ? Config::sourceName(ValueSource::Keychain) : QString();
+            return m_secretsPresent.value(d.key) ? Config::sourceDisplayName(ValueSource::Keychain) : QString();
         }
         if (effective->source == ValueSource::Environment && !profileValue.isEmpty()) {
             return tr("environment (profile: %1)").arg(profileValue);
         }
-        return effective->source == ValueSource::Unset ? QString() : Config::sourceName(effective->source);
+        return effective->source == ValueSource::Unset ? QString() : Config::sourceDisplayName(effective->source);
     }
     default:
         return {};

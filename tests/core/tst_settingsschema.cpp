@@ -1,15 +1,36 @@
 // The settings table itself: every setting the design names is there, defaults validate, keys are
-// unique, and validate() prefixes messages with the key.
+// unique, validate() prefixes messages with the key, and the table's texts are translated where
+// people read them while the English source stays for the docs and --json.
 
+#include "core/config/effectiveconfig.h"
 #include "core/config/settingsschema.h"
 #include "support/testutil.h"
 
+#include <QCoreApplication>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTest>
+#include <QTranslator>
 
 using namespace Starforge;
 using namespace Starforge::Config;
+
+namespace {
+
+// A catalogue that "translates" every text of the config contexts by marking it, so a test sees
+// which texts went through translation and under which context (a wrong context stays English).
+class MarkingTranslator final : public QTranslator
+{
+public:
+    QString translate(const char *context, const char *sourceText, const char *, int) const override
+    {
+        static const QSet<QByteArray> contexts{"SettingsSchema", "Validation", "EffectiveConfig"};
+        return contexts.contains(context) ? QStringLiteral("[de] ") + QString::fromUtf8(sourceText) : QString();
+    }
+    bool isEmpty() const override { return false; }
+};
+
+} // namespace
 
 class TestSettingsSchema : public QObject
 {
@@ -99,6 +120,36 @@ private Q_SLOTS:
         const auto choice = SettingsSchema::validate(QStringLiteral("FORGE_DEFAULT_FLEET_KIND"), QStringLiteral("slurm"));
         QVERIFY(!choice.ok());
         QVERIFY2(choice.error().message.contains(QStringLiteral("kuberay")), qPrintable(choice.error().message));
+    }
+
+    void textsAreTranslatedWhereShownAndEnglishInTheTable()
+    {
+        MarkingTranslator translator;
+        QVERIFY(QCoreApplication::installTranslator(&translator));
+        const SettingDefinition *server = SettingsSchema::find(QStringLiteral("FORGE_K8S_API_SERVER"));
+        QVERIFY(server);
+        // The table keeps the English source (docs/configuration.md, --json, group identity) ...
+        QCOMPARE(server->label, QStringLiteral("API server"));
+        QCOMPARE(server->group, QStringLiteral("Cluster"));
+        QCOMPARE(SettingsSchema::typeName(server->type), QStringLiteral("URL"));
+        QCOMPARE(sourceName(ValueSource::Profile), QStringLiteral("profile"));
+        QCOMPARE(SettingsSchema::groups().constFirst().name, QStringLiteral("Cluster"));
+        // ... and hands it translated to whoever shows it.
+        QCOMPARE(server->translatedLabel(), QStringLiteral("[de] API server"));
+        QCOMPARE(server->translatedGroup(), QStringLiteral("[de] Cluster"));
+        QCOMPARE(server->translatedHelp(), QStringLiteral("[de] ") + server->help);
+        QCOMPARE(SettingsSchema::typeDisplayName(server->type), QStringLiteral("[de] URL"));
+        QCOMPARE(sourceDisplayName(ValueSource::Profile), QStringLiteral("[de] profile"));
+        const SettingGroup &cluster = SettingsSchema::groups().constFirst();
+        QCOMPARE(cluster.translatedName(), QStringLiteral("[de] Cluster"));
+        QCOMPARE(cluster.translatedAbout(), QStringLiteral("[de] ") + cluster.about);
+        // Messages are translated too: the key's prefix (SettingsSchema) and the problem (Validation).
+        const auto bad = SettingsSchema::validate(QStringLiteral("FORGE_K8S_SHM_SIZE"), QStringLiteral("64GB"));
+        QVERIFY(!bad.ok());
+        QVERIFY2(bad.error().message.startsWith(QStringLiteral("[de] FORGE_K8S_SHM_SIZE: [de] '64GB' is not a Kubernetes quantity")),
+                 qPrintable(bad.error().message));
+        QVERIFY(QCoreApplication::removeTranslator(&translator));
+        QCOMPARE(server->translatedLabel(), QStringLiteral("API server"));
     }
 
     void unknownKeySuggestsTheClosest()

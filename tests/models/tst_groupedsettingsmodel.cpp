@@ -10,14 +10,31 @@
 #include "support/memorysecretstore.h"
 
 #include <QAbstractItemModelTester>
+#include <QCoreApplication>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTranslator>
 
 using namespace Starforge;
 using Models::GroupedSettingsModel;
 using Models::ProfileSettingsModel;
+
+namespace {
+
+// Marks every text of the settings table's context as "translated", to see which ones the dialog shows translated.
+class MarkingTranslator final : public QTranslator
+{
+public:
+    QString translate(const char *context, const char *sourceText, const char *, int) const override
+    {
+        return qstrcmp(context, "SettingsSchema") == 0 ? QStringLiteral("[de] ") + QString::fromUtf8(sourceText) : QString();
+    }
+    bool isEmpty() const override { return false; }
+};
+
+} // namespace
 
 class TestGroupedSettingsModel : public QObject
 {
@@ -121,6 +138,26 @@ private Q_SLOTS:
                  qPrintable(QStringList(parents.values()).join(u',')));
         QCOMPARE(grouped.indexOfKey(QStringLiteral("FORGE_K8S_TOKEN"), ProfileSettingsModel::ValueColumn).data().toString(),
                  QStringLiteral("set in the keychain"));
+    }
+
+    void showsTheTableTranslated()
+    {
+        // The dialog reads headings, sentences, labels and help in the user's language.
+        MarkingTranslator translator;
+        QVERIFY(QCoreApplication::installTranslator(&translator));
+        ProfileSettingsModel settings(m_manager.get(), QProcessEnvironment());
+        GroupedSettingsModel grouped;
+        grouped.setSourceModel(&settings);
+        settings.setProfile(QStringLiteral("lab"));
+        const Config::SettingGroup &first = Config::SettingsSchema::groups().constFirst();
+        const QModelIndex heading = grouped.index(0, 0);
+        QCOMPARE(heading.data().toString(), QStringLiteral("[de] ") + first.name);
+        QCOMPARE(heading.data(GroupedSettingsModel::AboutRole).toString(), QStringLiteral("[de] ") + first.about);
+        const QModelIndex server = grouped.indexOfKey(QStringLiteral("FORGE_K8S_API_SERVER"), ProfileSettingsModel::KeyColumn);
+        QCOMPARE(server.data().toString(), QStringLiteral("[de] API server"));
+        const QString help = Config::SettingsSchema::find(QStringLiteral("FORGE_K8S_API_SERVER"))->help;
+        QCOMPARE(server.data(ProfileSettingsModel::HelpRole).toString(), QStringLiteral("[de] ") + help);
+        QVERIFY(QCoreApplication::removeTranslator(&translator));
     }
 };
 

@@ -55,7 +55,8 @@ public:
         } else {
             QList<QStringList> rows;
             for (const auto &d : table) {
-                rows.append({d.key, Config::SettingsSchema::typeName(d.type), d.defaultValue.isEmpty() ? QStringLiteral("-") : d.defaultValue});
+                // The human table in the user's language; --json and --markdown (the docs) stay English.
+                rows.append({d.key, Config::SettingsSchema::typeDisplayName(d.type), d.defaultValue.isEmpty() ? QStringLiteral("-") : d.defaultValue});
             }
             // untranslated: column keys, as kubectl's; scripts pick columns of the table by them
             m_out << formatTable({QStringLiteral("SETTING"), QStringLiteral("TYPE"), QStringLiteral("DEFAULT")}, rows);

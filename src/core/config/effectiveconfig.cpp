@@ -3,18 +3,39 @@
 #include "core/config/validation.h"
 #include "core/logging/logging.h"
 
+#include <QCoreApplication>
+
 namespace Starforge::Config {
+
+namespace {
+
+// The translation context of this file's messages (lupdate reads it from the macro).
+struct Text { Q_DECLARE_TR_FUNCTIONS(EffectiveConfig) };
+
+// The English names of the sources, marked for lupdate: sourceName() gives them as they are
+// (machine output), sourceDisplayName() translated.
+const char *sourceText(ValueSource source)
+{
+    switch (source) {
+    case ValueSource::Unset: return QT_TRANSLATE_NOOP("EffectiveConfig", "unset");
+    case ValueSource::Default: return QT_TRANSLATE_NOOP("EffectiveConfig", "default");
+    case ValueSource::Profile: return QT_TRANSLATE_NOOP("EffectiveConfig", "profile");
+    case ValueSource::Environment: return QT_TRANSLATE_NOOP("EffectiveConfig", "environment");
+    case ValueSource::Keychain: return QT_TRANSLATE_NOOP("EffectiveConfig", "keychain");
+    }
+    return "";
+}
+
+} // namespace
 
 QString sourceName(ValueSource source)
 {
-    switch (source) {
-    case ValueSource::Unset: return QStringLiteral("unset");
-    case ValueSource::Default: return QStringLiteral("default");
-    case ValueSource::Profile: return QStringLiteral("profile");
-    case ValueSource::Environment: return QStringLiteral("environment");
-    case ValueSource::Keychain: return QStringLiteral("keychain");
-    }
-    return QString();
+    return QString::fromUtf8(sourceText(source));
+}
+
+QString sourceDisplayName(ValueSource source)
+{
+    return QCoreApplication::translate("EffectiveConfig", sourceText(source));
 }
 
 EffectiveConfig EffectiveConfig::resolve(const std::optional<Profile> &profile, const QProcessEnvironment &environment,
@@ -105,7 +126,8 @@ QList<Error> EffectiveConfig::problems() const
     QList<Error> list;
     for (const EffectiveValue &v : m_values) {
         if (v.problem) {
-            list.append(Error::invalid(QStringLiteral("environment variable ") + v.problem->message));
+            //: %1: the problem, starting with the variable's name ("FORGE_K8S_SHM_SIZE: ...")
+            list.append(Error::invalid(Text::tr("environment variable %1").arg(v.problem->message)));
         }
     }
     return list;

@@ -19,7 +19,10 @@ namespace Starforge::Config {
 
 enum class ValueSource { Unset, Default, Profile, Environment, Keychain };
 
+// "default", "profile", ...: sourceName() in English for machine output (the CLI's --json),
+// sourceDisplayName() in the user's language for tables and the dialog.
 QString sourceName(ValueSource source);
+QString sourceDisplayName(ValueSource source);
 
 struct EffectiveValue
 {

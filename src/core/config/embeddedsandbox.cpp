@@ -20,12 +20,12 @@ Result<SandboxConnection> SandboxConnection::read(const QString &connectionFile)
 {
     QFile file(connectionFile);
     if (!file.open(QIODevice::ReadOnly)) {
-        return Error::io(QStringLiteral("cannot read the sandbox connection file %1: %2").arg(connectionFile, file.errorString()));
+        return Error::io(EmbeddedSandbox::tr("cannot read the sandbox connection file %1: %2").arg(connectionFile, file.errorString()));
     }
     const QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
     const QJsonObject forge = root.value(QStringLiteral("forge")).toObject();
     if (forge.isEmpty()) {
-        return Error::invalid(QStringLiteral("%1 is not a starforge-sandbox connection file (no \"forge\" values)").arg(connectionFile));
+        return Error::invalid(EmbeddedSandbox::tr("%1 is not a starforge-sandbox connection file (no \"forge\" values)").arg(connectionFile));
     }
     SandboxConnection out;
     for (auto it = forge.begin(); it != forge.end(); ++it) {
@@ -50,14 +50,14 @@ EmbeddedSandbox::EmbeddedSandbox(QObject *parent) : QObject(parent)
     connect(&m_process, &QProcess::finished, this, [this](int code) {
         if (m_poll.isActive()) {
             m_poll.stop();
-            Q_EMIT failed(QStringLiteral("starforge-sandbox stopped (exit code %1) before it was ready: %2")
+            Q_EMIT failed(tr("starforge-sandbox stopped (exit code %1) before it was ready: %2")
                               .arg(code).arg(QString::fromUtf8(m_stderr).trimmed()));
         }
     });
     connect(&m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart) {
             m_poll.stop();
-            Q_EMIT failed(QStringLiteral("cannot start %1: %2 (build it with scripts/run.sh)").arg(m_process.program(), m_process.errorString()));
+            Q_EMIT failed(tr("cannot start %1: %2 (build it with scripts/run.sh)").arg(m_process.program(), m_process.errorString()));
         }
     });
 }
@@ -107,7 +107,7 @@ void EmbeddedSandbox::poll()
     if (m_waitedMs > StartTimeoutMs) {
         m_poll.stop();
         m_process.kill();
-        Q_EMIT failed(QStringLiteral("starforge-sandbox did not become ready within %1 s").arg(StartTimeoutMs / 1000));
+        Q_EMIT failed(tr("starforge-sandbox did not become ready within %1 s").arg(StartTimeoutMs / 1000));
     }
 }
 

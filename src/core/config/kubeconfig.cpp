@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -19,6 +20,18 @@
 namespace Starforge::Config {
 
 namespace {
+
+// The translation context of this file's messages (lupdate reads it from the macro).
+struct Text { Q_DECLARE_TR_FUNCTIONS(Kubeconfig) };
+
+// "A" or "A and B": what a user signs in with that Starforge does not support (at most the two).
+QString joinedWithAnd(const QStringList &items)
+{
+    if (items.size() == 2) {
+        return Text::tr("%1 and %2").arg(items.at(0), items.at(1));
+    }
+    return items.join(QStringLiteral(", "));
+}
 
 QString text(const YAML::Node &node, const char *key)
 {
@@ -93,12 +106,12 @@ Result<Kubeconfig> Kubeconfig::load(const QStringList &paths)
         if (!file.exists()) {
             // kubectl skips missing entries of a KUBECONFIG list; only a single named file must exist.
             if (paths.size() == 1) {
-                return Error::notFound(QStringLiteral("the kubeconfig %1 does not exist; give its path, e.g. ~/.kube/config").arg(path));
+                return Error::notFound(Text::tr("the kubeconfig %1 does not exist; give its path, e.g. ~/.kube/config").arg(path));
             }
             continue;
         }
         if (!file.open(QIODevice::ReadOnly)) {
-            return Error::io(QStringLiteral("cannot read the kubeconfig %1: %2").arg(path, file.errorString()));
+            return Error::io(Text::tr("cannot read the kubeconfig %1: %2").arg(path, file.errorString()));
         }
         if (auto merged = config.merge(file.readAll(), path, QFileInfo(path).absolutePath()); !merged) {
             return merged.error();
@@ -106,7 +119,7 @@ Result<Kubeconfig> Kubeconfig::load(const QStringList &paths)
         any = true;
     }
     if (!any) {
-        return Error::notFound(QStringLiteral("none of the kubeconfig files exist: %1").arg(paths.join(QStringLiteral(", "))));
+        return Error::notFound(Text::tr("none of the kubeconfig files exist: %1").arg(paths.join(QStringLiteral(", "))));
     }
     return config;
 }
@@ -114,7 +127,7 @@ Result<Kubeconfig> Kubeconfig::load(const QStringList &paths)
 Result<Kubeconfig> Kubeconfig::fromYaml(const QByteArray &yaml, const QString &directory)
 {
     Kubeconfig config;
-    if (auto merged = config.merge(yaml, QStringLiteral("the kubeconfig"), directory); !merged) {
+    if (auto merged = config.merge(yaml, Text::tr("the kubeconfig"), directory); !merged) {
         return merged.error();
     }
     return config;
@@ -129,7 +142,7 @@ Result<void> Kubeconfig::merge(const QByteArray &yaml, const QString &source, co
             return {}; // an empty file contributes nothing, as with kubectl
         }
         if (!root.IsMap()) {
-            return Error::invalid(QStringLiteral("%1 is not a kubeconfig: its top level is not a mapping").arg(source));
+            return Error::invalid(Text::tr("%1 is not a kubeconfig: its top level is not a mapping").arg(source));
         }
         if (m_currentContext.isEmpty()) {
             m_currentContext = text(root, "current-context");
@@ -177,10 +190,10 @@ Result<void> Kubeconfig::merge(const QByteArray &yaml, const QString &source, co
                         user.execJson = QString::fromUtf8(QJsonDocument(exec).toJson(QJsonDocument::Compact));
                     }
                     if (u["auth-provider"]) {
-                        user.unsupported.append(QStringLiteral("the auth provider '%1'").arg(text(u["auth-provider"], "name")));
+                        user.unsupported.append(Text::tr("the auth provider '%1'").arg(text(u["auth-provider"], "name")));
                     }
                     if (u["username"] || u["password"]) {
-                        user.unsupported.append(QStringLiteral("basic authentication (username and password)"));
+                        user.unsupported.append(Text::tr("basic authentication (username and password)"));
                     }
                 }
                 m_users.insert(name, user);
@@ -203,7 +216,7 @@ Result<void> Kubeconfig::merge(const QByteArray &yaml, const QString &source, co
             }
         }
     } catch (const YAML::Exception &e) {
-        return Error::invalid(QStringLiteral("%1 is not valid YAML: %2").arg(source, QString::fromStdString(e.what())));
+        return Error::invalid(Text::tr("%1 is not valid YAML: %2").arg(source, QString::fromStdString(e.what())));
     }
     return {};
 }
@@ -221,21 +234,21 @@ Result<KubeconfigImport> Kubeconfig::importContext(const QString &requested) con
 {
     const QString name = requested.isEmpty() ? m_currentContext : requested;
     if (name.isEmpty()) {
-        return Error::invalid(QStringLiteral("the kubeconfig has no current-context; choose one of: %1")
+        return Error::invalid(Text::tr("the kubeconfig has no current-context; choose one of: %1")
                                   .arg(contextNames().join(QStringLiteral(", "))));
     }
     const auto it = std::find_if(m_contexts.cbegin(), m_contexts.cend(), [&name](const KubeconfigContext &c) { return c.name == name; });
     if (it == m_contexts.cend()) {
-        return Error::notFound(QStringLiteral("the kubeconfig has no context '%1'; it has: %2")
-                                   .arg(name, contextNames().isEmpty() ? QStringLiteral("none") : contextNames().join(QStringLiteral(", "))));
+        return Error::notFound(Text::tr("the kubeconfig has no context '%1'; it has: %2")
+                                   .arg(name, contextNames().isEmpty() ? Text::tr("none") : contextNames().join(QStringLiteral(", "))));
     }
     if (!m_clusters.contains(it->cluster)) {
-        return Error::invalid(QStringLiteral("context '%1' names the cluster '%2', which the kubeconfig does not define").arg(name, it->cluster));
+        return Error::invalid(Text::tr("context '%1' names the cluster '%2', which the kubeconfig does not define").arg(name, it->cluster));
     }
     const Cluster cluster = m_clusters.value(it->cluster);
     const User user = m_users.value(it->user);
     if (!it->user.isEmpty() && !m_users.contains(it->user)) {
-        return Error::invalid(QStringLiteral("context '%1' names the user '%2', which the kubeconfig does not define").arg(name, it->user));
+        return Error::invalid(Text::tr("context '%1' names the user '%2', which the kubeconfig does not define").arg(name, it->user));
     }
 
     KubeconfigImport result;
@@ -245,31 +258,34 @@ Result<KubeconfigImport> Kubeconfig::importContext(const QString &requested) con
     const bool hasToken = !user.token.isEmpty() || !user.tokenFile.isEmpty();
     if (!hasToken && !hasCertificate && user.execJson.isEmpty()) {
         if (!user.unsupported.isEmpty()) {
-            return Error::unsupported(QStringLiteral("context '%1' signs in with %2, which Starforge does not support. Use a token, "
-                                                     "a client certificate or an exec credential plugin (what kubectl supports today).")
-                                          .arg(name, user.unsupported.join(QStringLiteral(" and "))));
+            return Error::unsupported(Text::tr("context '%1' signs in with %2, which Starforge does not support. Use a token, "
+                                               "a client certificate or an exec credential plugin (what kubectl supports today).")
+                                          .arg(name, joinedWithAnd(user.unsupported)));
         }
-        return Error::invalid(QStringLiteral("context '%1' gives user '%2' no token, client certificate or exec plugin; add one to the "
-                                             "kubeconfig, or set FORGE_K8S_TOKEN after import")
+        return Error::invalid(Text::tr("context '%1' gives user '%2' no token, client certificate or exec plugin; add one to the "
+                                       "kubeconfig, or set FORGE_K8S_TOKEN after import")
                                   .arg(name, it->user));
     }
     if (hasCertificate != hasKey) {
-        return Error::invalid(QStringLiteral("context '%1': user '%2' has a client %3 but no client %4; kubectl needs both as well")
-                                  .arg(name, it->user, hasCertificate ? QStringLiteral("certificate") : QStringLiteral("key"),
-                                       hasCertificate ? QStringLiteral("key") : QStringLiteral("certificate")));
+        return Error::invalid(hasCertificate
+                                  ? Text::tr("context '%1': user '%2' has a client certificate but no client key; kubectl needs both as well")
+                                        .arg(name, it->user)
+                                  : Text::tr("context '%1': user '%2' has a client key but no client certificate; kubectl needs both as well")
+                                        .arg(name, it->user));
     }
     if (!user.unsupported.isEmpty()) {
-        result.notes.append(QStringLiteral("the user also has %1, which Starforge ignores").arg(user.unsupported.join(QStringLiteral(" and "))));
+        result.notes.append(Text::tr("the user also has %1, which Starforge ignores").arg(joinedWithAnd(user.unsupported)));
     }
 
     auto put = [&result, &name](const QString &key, const QString &value, const QString &field) -> Result<void> {
         const auto checked = SettingsSchema::validate(key, value);
         if (!checked) {
-            return Error::invalid(QStringLiteral("context '%1', %2: %3").arg(name, field, checked.error().message));
+            //: %2: the kubeconfig field ("cluster 'c' server"), %3: what is wrong with its value
+            return Error::invalid(Text::tr("context '%1', %2: %3").arg(name, field, checked.error().message));
         }
         if (!checked->isEmpty()) {
             result.values.insert(key, *checked);
-            result.taken.append(QStringLiteral("%1 → %2").arg(field, key));
+            result.taken.append(Text::tr("%1 → %2").arg(field, key));
         }
         return {};
     };
@@ -277,64 +293,72 @@ Result<KubeconfigImport> Kubeconfig::importContext(const QString &requested) con
         result.secrets.insert(key, value);
         if (!value.isEmpty()) {
             Logging::addSecret(value);
-            result.taken.append(QStringLiteral("%1 → %2 (in the keychain)").arg(field, key));
+            result.taken.append(Text::tr("%1 → %2 (in the keychain)").arg(field, key));
         }
     };
     if (cluster.server.isEmpty()) {
-        return Error::invalid(QStringLiteral("cluster '%1' of context '%2' has no server URL").arg(it->cluster, name));
+        return Error::invalid(Text::tr("cluster '%1' of context '%2' has no server URL").arg(it->cluster, name));
     }
-    const QString clusterField = QStringLiteral("cluster '%1' ").arg(it->cluster);
-    if (auto ok = put(QStringLiteral("FORGE_K8S_API_SERVER"), cluster.server, clusterField + QStringLiteral("server")); !ok) return ok.error();
+    // A field of the kubeconfig as the user finds it there; the field's name is the kubeconfig's own.
+    const auto clusterField = [&it](const QString &field) {
+        //: %2: a kubeconfig field name (server, certificate-authority-data, ...), as written in the file
+        return Text::tr("cluster '%1' %2").arg(it->cluster, field);
+    };
+    if (auto ok = put(QStringLiteral("FORGE_K8S_API_SERVER"), cluster.server, clusterField(QStringLiteral("server"))); !ok) return ok.error();
     if (!cluster.caData.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_CA_DATA"), QString::fromLatin1(cluster.caData), clusterField + QStringLiteral("certificate-authority-data")); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CA_DATA"), QString::fromLatin1(cluster.caData), clusterField(QStringLiteral("certificate-authority-data"))); !ok) {
             return ok.error();
         }
     } else if (!cluster.caFile.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_CA_FILE"), cluster.caFile, clusterField + QStringLiteral("certificate-authority")); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CA_FILE"), cluster.caFile, clusterField(QStringLiteral("certificate-authority"))); !ok) {
             return ok.error();
         }
     }
     if (!cluster.tlsServerName.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_TLS_SERVER_NAME"), cluster.tlsServerName, clusterField + QStringLiteral("tls-server-name")); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_TLS_SERVER_NAME"), cluster.tlsServerName, clusterField(QStringLiteral("tls-server-name"))); !ok) {
             return ok.error();
         }
     }
     if (!cluster.proxyUrl.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_PROXY_URL"), cluster.proxyUrl, clusterField + QStringLiteral("proxy-url")); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_PROXY_URL"), cluster.proxyUrl, clusterField(QStringLiteral("proxy-url"))); !ok) {
             return ok.error();
         }
     }
     if (cluster.insecure) {
         result.values.insert(QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"), QStringLiteral("true"));
-        result.taken.append(clusterField + QStringLiteral("insecure-skip-tls-verify → FORGE_K8S_INSECURE_SKIP_TLS_VERIFY"));
-        result.notes.append(QStringLiteral("the cluster skips TLS verification (insecure-skip-tls-verify); the window will show a warning"));
+        result.taken.append(Text::tr("%1 → %2").arg(clusterField(QStringLiteral("insecure-skip-tls-verify")),
+                                                     QStringLiteral("FORGE_K8S_INSECURE_SKIP_TLS_VERIFY")));
+        result.notes.append(Text::tr("the cluster skips TLS verification (insecure-skip-tls-verify); the window will show a warning"));
     }
     if (!it->namespaceName.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_NAMESPACE"), it->namespaceName, QStringLiteral("context '%1' namespace").arg(name)); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_NAMESPACE"), it->namespaceName, Text::tr("context '%1' namespace").arg(name)); !ok) {
             return ok.error();
         }
     }
-    const QString userField = QStringLiteral("user '%1' ").arg(it->user);
-    putSecret(QStringLiteral("FORGE_K8S_TOKEN"), user.token, userField + QStringLiteral("token"));
+    const auto userField = [&it](const QString &field) {
+        //: %2: a kubeconfig field name (token, client-key-data, ...), as written in the file
+        return Text::tr("user '%1' %2").arg(it->user, field);
+    };
+    putSecret(QStringLiteral("FORGE_K8S_TOKEN"), user.token, userField(QStringLiteral("token")));
     if (user.token.isEmpty() && !user.tokenFile.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_TOKEN_FILE"), user.tokenFile, userField + QStringLiteral("tokenFile")); !ok) return ok.error();
+        if (auto ok = put(QStringLiteral("FORGE_K8S_TOKEN_FILE"), user.tokenFile, userField(QStringLiteral("tokenFile"))); !ok) return ok.error();
     }
     if (!user.clientCertificateData.isEmpty()) {
         if (auto ok = put(QStringLiteral("FORGE_K8S_CLIENT_CERT_DATA"), QString::fromLatin1(user.clientCertificateData),
-                          userField + QStringLiteral("client-certificate-data"));
+                          userField(QStringLiteral("client-certificate-data")));
             !ok) {
             return ok.error();
         }
     } else if (!user.clientCertificate.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_CLIENT_CERT_FILE"), user.clientCertificate, userField + QStringLiteral("client-certificate")); !ok) {
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CLIENT_CERT_FILE"), user.clientCertificate, userField(QStringLiteral("client-certificate"))); !ok) {
             return ok.error();
         }
     }
     // An inline key is a secret: it goes to the keychain, never into the settings file. A key
     // file stays a path.
-    putSecret(QStringLiteral("FORGE_K8S_CLIENT_KEY_DATA"), QString::fromLatin1(user.clientKeyData), userField + QStringLiteral("client-key-data"));
+    putSecret(QStringLiteral("FORGE_K8S_CLIENT_KEY_DATA"), QString::fromLatin1(user.clientKeyData), userField(QStringLiteral("client-key-data")));
     if (user.clientKeyData.isEmpty() && !user.clientKey.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_CLIENT_KEY_FILE"), user.clientKey, userField + QStringLiteral("client-key")); !ok) return ok.error();
+        if (auto ok = put(QStringLiteral("FORGE_K8S_CLIENT_KEY_FILE"), user.clientKey, userField(QStringLiteral("client-key"))); !ok) return ok.error();
     }
     if (hasCertificate) {
         // Said now rather than at the first connection: an expired certificate, a wrong key.
@@ -346,24 +370,24 @@ Result<KubeconfigImport> Kubeconfig::importContext(const QString &requested) con
         };
         if (certificate.isEmpty()) certificate = readFile(user.clientCertificate);
         if (key.isEmpty()) key = readFile(user.clientKey);
-        const auto identity = Net::ClientIdentity::fromPem(certificate, userField + QStringLiteral("client certificate"), key,
-                                                           userField + QStringLiteral("client key"));
+        const auto identity = Net::ClientIdentity::fromPem(certificate, Text::tr("user '%1' client certificate").arg(it->user), key,
+                                                           Text::tr("user '%1' client key").arg(it->user));
         if (!identity) {
-            result.notes.append(QStringLiteral("connecting will fail until this is fixed: %1").arg(identity.error().message));
+            result.notes.append(Text::tr("connecting will fail until this is fixed: %1").arg(identity.error().message));
         } else {
-            result.notes.append(QStringLiteral("signs in with the client certificate %1, valid until %2")
+            result.notes.append(Text::tr("signs in with the client certificate %1, valid until %2")
                                     .arg(identity->subject(), identity->certificate.expiryDate().toUTC().toString(QStringLiteral("yyyy-MM-dd"))));
         }
     }
     if (!user.execJson.isEmpty()) {
-        if (auto ok = put(QStringLiteral("FORGE_K8S_EXEC"), user.execJson, userField + QStringLiteral("exec")); !ok) return ok.error();
+        if (auto ok = put(QStringLiteral("FORGE_K8S_EXEC"), user.execJson, userField(QStringLiteral("exec"))); !ok) return ok.error();
         const auto plugin = ExecPlugin::parse(user.execJson);
-        result.notes.append(QStringLiteral("signs in by running %1 when connecting and before its credential expires").arg(plugin->command));
+        result.notes.append(Text::tr("signs in by running %1 when connecting and before its credential expires").arg(plugin->command));
         if (hasToken || hasCertificate) {
-            result.notes.append(QStringLiteral("the exec plugin's credential is used instead of the user's token"));
+            result.notes.append(Text::tr("the exec plugin's credential is used instead of the user's token"));
         }
     }
-    qCInfo(lcKubeconfig) << "imported context" << name << "server" << cluster.server;
+    qCInfo(lcKubeconfig) << "imported context" << name << "server" << cluster.server; // untranslated: a log line
     return result;
 }
 

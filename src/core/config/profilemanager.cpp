@@ -75,14 +75,14 @@ void ProfileManager::setValues(const QString &profile, const QMap<QString, QStri
                                QObject *context, Done done)
 {
     if (auto ok = checkValues(values); !ok) {
-        done(Error::invalid(ok.error().message + QStringLiteral("\nNothing was changed.")));
+        done(Error::invalid(tr("%1\nNothing was changed.").arg(ok.error().message)));
         return;
     }
     ProfileStore updated = *m_store;
     const bool created = !updated.contains(profile);
     if (created) {
         if (!createIfMissing) {
-            done(Error::notFound(QStringLiteral("there is no profile named '%1'").arg(profile)));
+            done(Error::notFound(tr("there is no profile named '%1'").arg(profile)));
             return;
         }
         if (auto added = updated.addProfile(profile); !added) {
@@ -120,7 +120,7 @@ void ProfileManager::setValues(const QString &profile, const QMap<QString, QStri
     m_secrets->apply(profile, secretChanges, this, [finishWith, guard, done](Result<void> applied) {
         if (!applied) {
             if (guard) {
-                done(Error::unavailable(applied.error().message + QStringLiteral(" Nothing was changed.")));
+                done(Error::unavailable(tr("%1 Nothing was changed.").arg(applied.error().message)));
             }
             return;
         }
@@ -156,7 +156,7 @@ void ProfileManager::importKubeconfig(const KubeconfigImport &imported, const QS
     m_secrets->apply(profile, imported.secrets, this, [this, updated, profile, created, guard, done](Result<void> applied) {
         if (!applied) {
             if (guard) {
-                done(Error::unavailable(applied.error().message + QStringLiteral(" The profile was not imported.")));
+                done(Error::unavailable(tr("%1 The profile was not imported.").arg(applied.error().message)));
             }
             return;
         }
@@ -195,7 +195,7 @@ void ProfileManager::duplicateProfile(const QString &source, const QString &newN
     }
     QPointer<QObject> guard(context);
     m_secrets->copyAll(source, newName, false, this, [this, updated, guard, done](Result<void> copied) {
-        Result<void> result = copied ? commit(updated) : Result<void>(Error::unavailable(copied.error().message + QStringLiteral(" The profile was not duplicated.")));
+        Result<void> result = copied ? commit(updated) : Result<void>(Error::unavailable(tr("%1 The profile was not duplicated.").arg(copied.error().message)));
         if (result) {
             Q_EMIT profilesChanged();
         }
@@ -222,7 +222,7 @@ void ProfileManager::renameProfile(const QString &oldName, const QString &newNam
     m_secrets->copyAll(oldName, newName, false, this, [this, updated, oldName, guard, done](Result<void> copied) {
         if (!copied) {
             if (guard) {
-                done(Error::unavailable(copied.error().message + QStringLiteral(" The profile was not renamed.")));
+                done(Error::unavailable(tr("%1 The profile was not renamed.").arg(copied.error().message)));
             }
             return;
         }
@@ -245,16 +245,16 @@ void ProfileManager::renameProfile(const QString &oldName, const QString &newNam
 void ProfileManager::removeProfile(const QString &name, bool force, QObject *context, Done done, std::function<void(QString)> warning)
 {
     if (!m_store->contains(name)) {
-        done(Error::notFound(QStringLiteral("there is no profile named '%1'").arg(name)));
+        done(Error::notFound(tr("there is no profile named '%1'").arg(name)));
         return;
     }
     QPointer<QObject> guard(context);
     m_secrets->removeAll(name, this, [this, name, force, guard, done, warning](Result<void> removed) {
         if (!removed && !force) {
             if (guard) {
-                done(Error::unavailable(removed.error().message
-                                        + QStringLiteral(" The profile was kept so that its secrets are not orphaned; delete it "
-                                                         "with --force to leave them in the keychain.")));
+                done(Error::unavailable(tr("%1 The profile was kept so that its secrets are not orphaned; delete it "
+                                           "with --force to leave them in the keychain.")
+                                            .arg(removed.error().message)));
             }
             return;
         }
@@ -264,9 +264,9 @@ void ProfileManager::removeProfile(const QString &name, bool force, QObject *con
         if (committed) {
             Q_EMIT profilesChanged();
             if (!removed && warning) {
-                warning(QStringLiteral("the secrets of profile '%1' may remain in the keychain (service starforge); remove "
-                                       "them with: secret-tool clear server starforge user %1/FORGE_K8S_TOKEN, and likewise "
-                                       "for FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY")
+                warning(tr("the secrets of profile '%1' may remain in the keychain (service starforge); remove "
+                           "them with: secret-tool clear server starforge user %1/FORGE_K8S_TOKEN, and likewise "
+                           "for FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY")
                             .arg(name));
             }
         }
@@ -322,9 +322,9 @@ void ProfileManager::moveMigratedSecrets(const MigrationReport &report, QObject 
         m_secrets->apply(profile, byProfile.value(profile), this, [step, guard, done](Result<void> applied) {
             if (!applied) {
                 if (guard) {
-                    done(Error::unavailable(applied.error().message
-                                            + QStringLiteral(" The settings file still holds secrets; they move into the "
-                                                             "keychain the next time it answers.")));
+                    done(Error::unavailable(tr("%1 The settings file still holds secrets; they move into the "
+                                               "keychain the next time it answers.")
+                                                .arg(applied.error().message)));
                 }
                 *step = nullptr;
                 return;

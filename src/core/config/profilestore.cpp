@@ -4,6 +4,7 @@
 #include "core/config/validation.h"
 #include "core/logging/logging.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -19,6 +20,9 @@
 namespace Starforge::Config {
 
 namespace {
+
+// The translation context of this file's messages (lupdate reads it from the macro).
+struct Text { Q_DECLARE_TR_FUNCTIONS(ProfileStore) };
 
 const QString versionKey = QStringLiteral("settings/version");
 const QString activeKey = QStringLiteral("settings/activeProfile");
@@ -37,21 +41,21 @@ void migrateFrom0(QMap<QString, Profile> &profiles, MigrationReport &report)
                 key.prepend(QStringLiteral("FORGE_"));
             }
             if (key != it.key()) {
-                report.notes.append(QStringLiteral("profile %1: renamed %2 to %3").arg(profile.name, it.key(), key));
+                report.notes.append(Text::tr("profile %1: renamed %2 to %3").arg(profile.name, it.key(), key));
             }
             const SettingDefinition *definition = SettingsSchema::find(key);
             if (!definition) {
-                report.notes.append(QStringLiteral("profile %1: dropped unknown setting %2").arg(profile.name, it.key()));
+                report.notes.append(Text::tr("profile %1: dropped unknown setting %2").arg(profile.name, it.key()));
                 continue;
             }
             if (definition->isSecret()) {
                 report.secretsToMove.append({profile.name, key, it.value().trimmed()});
-                report.notes.append(QStringLiteral("profile %1: %2 moves from the settings file to the keychain").arg(profile.name, key));
+                report.notes.append(Text::tr("profile %1: %2 moves from the settings file to the keychain").arg(profile.name, key));
                 continue;
             }
             const auto checked = SettingsSchema::validate(*definition, it.value());
             if (!checked) {
-                report.notes.append(QStringLiteral("profile %1: dropped invalid value (%2)").arg(profile.name, checked.error().message));
+                report.notes.append(Text::tr("profile %1: dropped invalid value (%2)").arg(profile.name, checked.error().message));
                 continue;
             }
             if (!checked->isEmpty()) {
@@ -88,7 +92,7 @@ Result<MigrationReport> ProfileStore::load()
     }
     QFile probe(m_filePath);
     if (!probe.open(QIODevice::ReadOnly)) {
-        return Error::io(QStringLiteral("cannot read the profiles file %1: %2").arg(m_filePath, probe.errorString()));
+        return Error::io(Text::tr("cannot read the profiles file %1: %2").arg(m_filePath, probe.errorString()));
     }
     // QSettings keeps what it parsed of a path for the whole process and parses again only when
     // the file's size or modification time changed. Another process (the CLI beside the app, or
@@ -102,17 +106,17 @@ Result<MigrationReport> ProfileStore::load()
 
     QSettings file(snapshotted ? snapshot.fileName() : m_filePath, QSettings::IniFormat);
     if (file.status() == QSettings::FormatError) {
-        return Error::invalid(QStringLiteral("the profiles file %1 is not a valid INI file; fix or move it away").arg(m_filePath));
+        return Error::invalid(Text::tr("the profiles file %1 is not a valid INI file; fix or move it away").arg(m_filePath));
     }
     bool versionOk = false;
     const int version = file.value(versionKey, 0).toInt(&versionOk);
     if (!versionOk || version < 0) {
-        return Error::invalid(QStringLiteral("the profiles file %1 has an unreadable settings/version '%2'")
+        return Error::invalid(Text::tr("the profiles file %1 has an unreadable settings/version '%2'")
                                   .arg(m_filePath, file.value(versionKey).toString()));
     }
     if (version > CurrentVersion) {
-        return Error::invalid(QStringLiteral("the profiles file %1 was written by a newer Starforge (settings version %2; "
-                                             "this one reads up to %3). Update Starforge; the file was left untouched.")
+        return Error::invalid(Text::tr("the profiles file %1 was written by a newer Starforge (settings version %2; "
+                                       "this one reads up to %3). Update Starforge; the file was left untouched.")
                                   .arg(m_filePath)
                                   .arg(version)
                                   .arg(CurrentVersion));
@@ -145,7 +149,7 @@ Result<MigrationReport> ProfileStore::load()
     // something invalid is reported and left out rather than passed on to a RayJob.
     for (Profile &profile : m_profiles) {
         if (!Validation::profileName(profile.name)) {
-            report.notes.append(QStringLiteral("profile '%1' has an invalid name and was skipped").arg(profile.name));
+            report.notes.append(Text::tr("profile '%1' has an invalid name and was skipped").arg(profile.name));
             continue;
         }
         for (auto it = profile.values.begin(); it != profile.values.end();) {
@@ -153,9 +157,9 @@ Result<MigrationReport> ProfileStore::load()
             if (!definition || definition->isSecret()) {
                 if (definition) {
                     report.secretsToMove.append({profile.name, it.key(), it.value().trimmed()});
-                    report.notes.append(QStringLiteral("profile %1: %2 moves from the settings file to the keychain").arg(profile.name, it.key()));
+                    report.notes.append(Text::tr("profile %1: %2 moves from the settings file to the keychain").arg(profile.name, it.key()));
                 } else {
-                    report.notes.append(QStringLiteral("profile %1: dropped unknown setting %2").arg(profile.name, it.key()));
+                    report.notes.append(Text::tr("profile %1: dropped unknown setting %2").arg(profile.name, it.key()));
                 }
                 it = profile.values.erase(it);
                 continue;
@@ -163,7 +167,7 @@ Result<MigrationReport> ProfileStore::load()
             const auto checked = SettingsSchema::validate(*definition, it.value());
             if (!checked || checked->isEmpty()) {
                 if (!checked) {
-                    report.notes.append(QStringLiteral("profile %1: ignored invalid value (%2)").arg(profile.name, checked.error().message));
+                    report.notes.append(Text::tr("profile %1: ignored invalid value (%2)").arg(profile.name, checked.error().message));
                 }
                 it = profile.values.erase(it);
                 continue;
@@ -176,7 +180,7 @@ Result<MigrationReport> ProfileStore::load()
         it = Validation::profileName(it.key()) ? std::next(it) : m_profiles.erase(it);
     }
     if (!m_active.isEmpty() && !m_profiles.contains(m_active)) {
-        report.notes.append(QStringLiteral("the active profile '%1' does not exist; none is active").arg(m_active));
+        report.notes.append(Text::tr("the active profile '%1' does not exist; none is active").arg(m_active));
         m_active.clear();
     }
     for (const QString &note : std::as_const(report.notes)) {
@@ -189,7 +193,7 @@ Result<void> ProfileStore::save() const
 {
     const QFileInfo info(m_filePath);
     if (!QDir().mkpath(info.absolutePath())) {
-        return Error::io(QStringLiteral("cannot create the folder %1 for the profiles file").arg(info.absolutePath()));
+        return Error::io(Text::tr("cannot create the folder %1 for the profiles file").arg(info.absolutePath()));
     }
     // QSettings writes in place; write a temporary INI with it, then move that over the file in
     // one step so a crash never leaves half a file. The temporary has a name never used before,
@@ -197,7 +201,7 @@ Result<void> ProfileStore::save() const
     // name it has seen.
     QTemporaryFile reserved(m_filePath + QStringLiteral(".new-XXXXXX"));
     if (!reserved.open()) {
-        return Error::io(QStringLiteral("cannot write in the folder of the profiles file %1: %2").arg(m_filePath, reserved.errorString()));
+        return Error::io(Text::tr("cannot write in the folder of the profiles file %1: %2").arg(m_filePath, reserved.errorString()));
     }
     reserved.setAutoRemove(false);
     const QString temporary = reserved.fileName();
@@ -222,13 +226,13 @@ Result<void> ProfileStore::save() const
         file.sync();
         if (file.status() != QSettings::NoError) {
             QFile::remove(temporary);
-            return Error::io(QStringLiteral("cannot write the profiles file %1").arg(temporary));
+            return Error::io(Text::tr("cannot write the profiles file %1").arg(temporary));
         }
     }
     QFile::setPermissions(temporary, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
     if (std::rename(QFile::encodeName(temporary).constData(), QFile::encodeName(m_filePath).constData()) != 0) {
         QFile::remove(temporary);
-        return Error::io(QStringLiteral("cannot replace the profiles file %1: %2").arg(m_filePath, QString::fromLocal8Bit(std::strerror(errno))));
+        return Error::io(Text::tr("cannot replace the profiles file %1: %2").arg(m_filePath, QString::fromLocal8Bit(std::strerror(errno))));
     }
     return {};
 }
@@ -254,10 +258,10 @@ Result<void> ProfileStore::checkNewName(const QString &name) const
         return checked.error();
     }
     if (*checked != name) {
-        return Error::invalid(QStringLiteral("'%1' has surrounding spaces; a profile name has none").arg(name));
+        return Error::invalid(Text::tr("'%1' has surrounding spaces; a profile name has none").arg(name));
     }
     if (m_profiles.contains(name)) {
-        return Error::invalid(QStringLiteral("a profile named '%1' already exists; choose another name").arg(name));
+        return Error::invalid(Text::tr("a profile named '%1' already exists; choose another name").arg(name));
     }
     return {};
 }
@@ -275,7 +279,7 @@ Result<void> ProfileStore::duplicateProfile(const QString &source, const QString
 {
     const auto it = m_profiles.constFind(source);
     if (it == m_profiles.cend()) {
-        return Error::notFound(QStringLiteral("there is no profile named '%1'").arg(source));
+        return Error::notFound(Text::tr("there is no profile named '%1'").arg(source));
     }
     if (auto ok = checkNewName(newName); !ok) {
         return ok;
@@ -289,7 +293,7 @@ Result<void> ProfileStore::duplicateProfile(const QString &source, const QString
 Result<void> ProfileStore::renameProfile(const QString &oldName, const QString &newName)
 {
     if (!m_profiles.contains(oldName)) {
-        return Error::notFound(QStringLiteral("there is no profile named '%1'").arg(oldName));
+        return Error::notFound(Text::tr("there is no profile named '%1'").arg(oldName));
     }
     if (oldName == newName) {
         return {};
@@ -309,7 +313,7 @@ Result<void> ProfileStore::renameProfile(const QString &oldName, const QString &
 Result<void> ProfileStore::removeProfile(const QString &name)
 {
     if (!m_profiles.remove(name)) {
-        return Error::notFound(QStringLiteral("there is no profile named '%1'").arg(name));
+        return Error::notFound(Text::tr("there is no profile named '%1'").arg(name));
     }
     if (m_active == name) {
         m_active.clear();
@@ -321,11 +325,11 @@ Result<void> ProfileStore::setValue(const QString &profileName, const QString &k
 {
     const auto it = m_profiles.find(profileName);
     if (it == m_profiles.end()) {
-        return Error::notFound(QStringLiteral("there is no profile named '%1'").arg(profileName));
+        return Error::notFound(Text::tr("there is no profile named '%1'").arg(profileName));
     }
     const SettingDefinition *definition = SettingsSchema::find(key);
     if (definition && definition->isSecret()) {
-        return Error::invalid(QStringLiteral("%1 is a secret and is kept in the keychain, not in the profile file").arg(key));
+        return Error::invalid(Text::tr("%1 is a secret and is kept in the keychain, not in the profile file").arg(key));
     }
     if (definition && value.trimmed().isEmpty()) {
         it->values.remove(key); // back to the default, also for settings that cannot be empty
@@ -351,7 +355,7 @@ Result<void> ProfileStore::unsetValue(const QString &profileName, const QString 
 Result<void> ProfileStore::setActiveProfile(const QString &name)
 {
     if (!name.isEmpty() && !m_profiles.contains(name)) {
-        return Error::notFound(QStringLiteral("there is no profile named '%1'").arg(name));
+        return Error::notFound(Text::tr("there is no profile named '%1'").arg(name));
     }
     m_active = name;
     return {};

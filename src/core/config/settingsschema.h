@@ -36,6 +36,9 @@ enum class SettingType {
     Secret,
 };
 
+// label, group and help hold the English source text: docs/configuration.md and the CLI's --json
+// print them as they are (the same whatever the locale), and group identifies a group. What
+// people read in the dialog or the CLI's tables goes through the translated*() functions.
 struct SettingDefinition
 {
     QString key;           // FORGE_..., also the environment variable
@@ -50,13 +53,21 @@ struct SettingDefinition
     QStringList choices;   // for Enum
 
     bool isSecret() const { return type == SettingType::Secret; }
+    // In the user's language (context "SettingsSchema"); English when no translation is loaded.
+    QString translatedLabel() const;
+    QString translatedGroup() const;
+    QString translatedHelp() const;
 };
 
-// A heading of the settings table: its name and one sentence on what its settings decide.
+// A heading of the settings table: its name and one sentence on what its settings decide (English
+// source text, as in SettingDefinition; name matches SettingDefinition::group).
 struct SettingGroup
 {
     QString name;
     QString about;
+
+    QString translatedName() const;
+    QString translatedAbout() const;
 };
 
 class SettingsSchema final
@@ -74,8 +85,12 @@ public:
     static bool defaultBoolean(const QString &key);
     // The keys of the three secrets, which live only in the keychain.
     static QStringList secretKeys();
-    // A readable name of a type for listings ("Kubernetes quantity").
+    // A readable name of a type for listings ("Kubernetes quantity"): typeName() in English for
+    // machine output and the generated docs, typeDisplayName() in the user's language.
     static QString typeName(SettingType type);
+    static QString typeDisplayName(SettingType type);
+    // A text of the table (a label, group name, help or group sentence) in the user's language.
+    static QString translate(const QString &source);
 
     // Checks a value for a setting and returns its canonical form. An empty value is accepted for
     // optional settings and means "unset". Messages start with the key so they stand alone.

@@ -12,30 +12,35 @@ namespace Starforge::Secrets {
 namespace {
 
 // QtKeychain reports a missing or locked Secret Service as OtherError with D-Bus's text; turn
-// each case into what the user should do.
+// each case into what the user should do. what: the operation, as "reading %1 of profile '%2'" says it.
 Error describe(QKeychain::Error code, const QString &detail, const QString &what)
 {
     const QString lower = detail.toLower();
     if (lower.contains(u"org.freedesktop.secrets") || lower.contains(u"autolaunch") || lower.contains(u"d-bus")
+        // untranslated: QtKeychain's own text for an unknown D-Bus failure, matched verbatim
         || lower.contains(u"dbus") || code == QKeychain::NoBackendAvailable || lower == u"unknown error") {
         return Error::unavailable(
-            QStringLiteral("No Secret Service answered while %1 (%2). Starforge keeps tokens and keys only in the OS "
-                           "keychain: install and start gnome-keyring (apt install gnome-keyring libsecret-1-0) or enable "
-                           "KeePassXC's Secret Service integration, then try again. On a machine without a desktop session, "
-                           "run Starforge under dbus-run-session with gnome-keyring-daemon --unlock.")
+            //: %1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error
+            KeychainSecretStore::tr("No Secret Service answered while %1 (%2). Starforge keeps tokens and keys only in the OS "
+                                    "keychain: install and start gnome-keyring (apt install gnome-keyring libsecret-1-0) or enable "
+                                    "KeePassXC's Secret Service integration, then try again. On a machine without a desktop session, "
+                                    "run Starforge under dbus-run-session with gnome-keyring-daemon --unlock.")
                 .arg(what, detail));
     }
     if (lower.contains(u"collection") || lower.contains(u"locked") || lower.contains(u"prompt")) {
-        return Error::unavailable(QStringLiteral("The keychain is locked or has no default collection while %1 (%2). "
-                                                 "Unlock your login keyring (e.g. in Seahorse, \"Passwords and Keys\") and try again.")
+        //: %1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error
+        return Error::unavailable(KeychainSecretStore::tr("The keychain is locked or has no default collection while %1 (%2). "
+                                                          "Unlock your login keyring (e.g. in Seahorse, \"Passwords and Keys\") and try again.")
                                       .arg(what, detail));
     }
     if (code == QKeychain::AccessDeniedByUser || code == QKeychain::AccessDenied) {
-        return Error::unavailable(QStringLiteral("Access to the keychain was denied while %1 (%2). Allow Starforge to use "
-                                                 "the keychain and try again.")
+        //: %1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error
+        return Error::unavailable(KeychainSecretStore::tr("Access to the keychain was denied while %1 (%2). Allow Starforge to use "
+                                                          "the keychain and try again.")
                                       .arg(what, detail));
     }
-    return Error::unavailable(QStringLiteral("The keychain failed while %1: %2").arg(what, detail));
+    //: %1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error
+    return Error::unavailable(KeychainSecretStore::tr("The keychain failed while %1: %2").arg(what, detail));
 }
 
 } // namespace
@@ -93,7 +98,8 @@ void KeychainSecretStore::read(const QString &profile, const QString &key, QObje
                 }
                 qCWarning(lcSecrets) << "reading" << entryName(profile, key) << "failed:" << job->errorString();
                 return describe(error, job->errorString(),
-                                QStringLiteral("reading %1 of profile '%2'").arg(key, profile));
+                                //: the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile
+                                tr("reading %1 of profile '%2'").arg(key, profile));
             }();
             finishCurrent();
             if (guard) {
@@ -119,7 +125,8 @@ void KeychainSecretStore::write(const QString &profile, const QString &key, cons
             Result<void> result;
             if (job->error() != QKeychain::NoError) {
                 qCWarning(lcSecrets) << "writing" << entryName(profile, key) << "failed:" << job->errorString();
-                result = describe(job->error(), job->errorString(), QStringLiteral("saving %1 of profile '%2'").arg(key, profile));
+                //: the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile
+                result = describe(job->error(), job->errorString(), tr("saving %1 of profile '%2'").arg(key, profile));
             } else {
                 qCDebug(lcSecrets) << "saved" << entryName(profile, key);
             }
@@ -145,7 +152,8 @@ void KeychainSecretStore::remove(const QString &profile, const QString &key, QOb
             const auto error = job->error();
             if (error != QKeychain::NoError && error != QKeychain::EntryNotFound) {
                 qCWarning(lcSecrets) << "removing" << entryName(profile, key) << "failed:" << job->errorString();
-                result = describe(error, job->errorString(), QStringLiteral("removing %1 of profile '%2'").arg(key, profile));
+                //: the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile
+                result = describe(error, job->errorString(), tr("removing %1 of profile '%2'").arg(key, profile));
             }
             finishCurrent();
             if (guard) {
