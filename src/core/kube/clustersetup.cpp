@@ -2,11 +2,19 @@
 
 #include "core/config/validation.h"
 
+#include <QCoreApplication>
+
 #include <algorithm>
 
 namespace Starforge::Kube {
 
 namespace {
+
+// The translation context of this file's messages: lupdate reads it from the macro, where a free
+// tr() would be filed under the namespace and never be found at run time.
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(ClusterSetup)
+};
 
 int verbRank(const QString &verb)
 {
@@ -67,6 +75,7 @@ QString rulesYaml(const QList<AccessRule> &rules)
 {
     QStringList lines;
     for (const AccessRule &r : rules) {
+        // untranslated: YAML for the administrator, the same in every language
         lines << QStringLiteral("# needed by: %1").arg(r.neededBy.join(QStringLiteral(", ")))
               << QStringLiteral("- apiGroups: [\"%1\"]").arg(r.group) << QStringLiteral("  resources: [\"%1\"]").arg(r.resource);
         if (!r.resourceName.isEmpty()) lines << QStringLiteral("  resourceNames: [\"%1\"]").arg(r.resourceName);
@@ -83,10 +92,10 @@ Result<void> ClusterSetup::validate() const
     // The token Secret's name is the longest made from the account; Role and binding names
     // only need to be path segments, which a subdomain is.
     if (auto ok = Validation::dns1123Subdomain(serviceAccount); !ok) {
-        return Error::invalid(QStringLiteral("--user %1: %2").arg(serviceAccount, ok.error().message));
+        return Error::invalid(Text::tr("--user %1: %2").arg(serviceAccount, ok.error().message));
     }
     if (auto ok = Validation::dns1123Subdomain(tokenSecretName()); !ok) {
-        return Error::invalid(QStringLiteral("--user %1 is too long for its token Secret's name: %2").arg(serviceAccount, ok.error().message));
+        return Error::invalid(Text::tr("--user %1 is too long for its token Secret's name: %2").arg(serviceAccount, ok.error().message));
     }
     return {};
 }
@@ -98,6 +107,7 @@ QString ClusterSetup::yaml() const
     for (const AccessRule &r : rules) (r.clusterWide ? cluster : namespaced).append(r);
 
     QStringList docs;
+    // untranslated: YAML for the administrator, the same in every language
     docs << QStringLiteral(
                 "# Starforge in namespace %1 for ServiceAccount %2 (starforge-cli cluster-setup; docs/cluster-setup.md).\n"
                 "# Apply with: kubectl apply -f FILE. The token, once the cluster has filled it in:\n"
@@ -107,6 +117,7 @@ QString ClusterSetup::yaml() const
                 "metadata:\n"
                 "  name: %1")
                 .arg(ns, serviceAccount, tokenSecretName());
+    // untranslated: YAML
     docs << QStringLiteral("apiVersion: v1\n"
                            "kind: ServiceAccount\n"
                            "metadata:\n"
@@ -115,6 +126,7 @@ QString ClusterSetup::yaml() const
                 .arg(ns, serviceAccount);
     // A long-lived token: the token controller fills data.token in (Kubernetes 1.24 and later
     // no longer make one per ServiceAccount by themselves).
+    // untranslated: YAML
     docs << QStringLiteral("apiVersion: v1\n"
                            "kind: Secret\n"
                            "metadata:\n"
@@ -130,6 +142,7 @@ QString ClusterSetup::yaml() const
                                             "  namespace: %1")
                                  .arg(ns, serviceAccount);
     if (!namespaced.isEmpty()) {
+        // untranslated: YAML
         docs << QStringLiteral("apiVersion: rbac.authorization.k8s.io/v1\n"
                                "kind: Role\n"
                                "metadata:\n"
@@ -138,6 +151,7 @@ QString ClusterSetup::yaml() const
                                "rules:\n")
                     .arg(ns, roleName())
                     + rulesYaml(namespaced);
+        // untranslated: YAML
         docs << QStringLiteral("apiVersion: rbac.authorization.k8s.io/v1\n"
                                "kind: RoleBinding\n"
                                "metadata:\n"
@@ -151,6 +165,7 @@ QString ClusterSetup::yaml() const
                     + subjects;
     }
     if (!cluster.isEmpty()) {
+        // untranslated: YAML
         docs << QStringLiteral("apiVersion: rbac.authorization.k8s.io/v1\n"
                                "kind: ClusterRole\n"
                                "metadata:\n"
@@ -158,6 +173,7 @@ QString ClusterSetup::yaml() const
                                "rules:\n")
                     .arg(clusterRoleName())
                     + rulesYaml(cluster);
+        // untranslated: YAML
         docs << QStringLiteral("apiVersion: rbac.authorization.k8s.io/v1\n"
                                "kind: ClusterRoleBinding\n"
                                "metadata:\n"

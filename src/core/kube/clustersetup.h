@@ -55,6 +55,7 @@ struct ClusterSetup
     QString clusterRoleName() const { return ns + u'-' + serviceAccount; }
     QString tokenSecretName() const { return serviceAccount + QStringLiteral("-token"); }
     // system:serviceaccount:<namespace>:<account>, the user the token signs in as.
+    // untranslated: the user name Kubernetes gives a ServiceAccount
     QString userName() const { return QStringLiteral("system:serviceaccount:%1:%2").arg(ns, serviceAccount); }
 
     // The namespace must be a DNS-1123 label and the names made from the account valid object
