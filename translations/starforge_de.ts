@@ -117,6 +117,10 @@
         <source>no pools asked</source>
         <translation>keine Pools angefordert</translation>
     </message>
+    <message>
+        <source>none</source>
+        <translation>keine</translation>
+    </message>
 </context>
 <context>
     <name>Capsule</name>
@@ -212,6 +216,18 @@
         <source>runner.pex was not found at %1.</source>
         <translation>runner.pex wurde unter %1 nicht gefunden.</translation>
     </message>
+    <message>
+        <source>a FIFO</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a socket</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a device</source>
+        <translation type="unfinished" />
+    </message>
 </context>
 <context>
     <name>CheckpointForecast</name>
@@ -260,6 +276,17 @@
     </message>
     <message>
         <source> (x%1)</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>ClusterSetup</name>
+    <message>
+        <source>--user %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--user %1 is too long for its token Secret's name: %2</source>
         <translation type="unfinished" />
     </message>
 </context>
@@ -568,12 +595,119 @@
         <source>, the last exiting with code %1</source>
         <translation>, der letzte wurde mit Exit-Code %1 beendet</translation>
     </message>
+    <message>
+        <source>the head pod %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the worker %1 pod %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the submitter pod %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>pod %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the %1 pod %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>. Kubelet: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a node</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>one %1 node</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>. Scheduler: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source> of %1 s</source>
+        <translation type="unfinished" />
+    </message>
 </context>
 <context>
     <name>Digest</name>
     <message>
         <source>cannot read %1 to hash it: %2</source>
         <translation>%1 kann zum Hashen nicht gelesen werden: %2</translation>
+    </message>
+</context>
+<context>
+    <name>EffectiveConfig</name>
+    <message>
+        <source>unset</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>default</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>profile</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>environment</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>keychain</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>environment variable %1</source>
+        <extracomment>%1: the problem, starting with the variable's name ("FORGE_K8S_SHM_SIZE: ...")</extracomment>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>ExecPlugin</name>
+    <message>
+        <source>the exec plugin asks for client.authentication.k8s.io/v1alpha1, which Kubernetes removed in 1.24; use v1 (or v1beta1) in the kubeconfig's user.exec.apiVersion</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the exec plugin's apiVersion must be %1 or %2, not '%3'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the exec plugin has no command; give the program that prints the credential</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the exec plugin's args must be a list of strings</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the exec plugin's env must be a list of {name, value}</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>every entry of the exec plugin's env needs a name (without '=') and a value</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the exec plugin's interactiveMode must be Never, IfAvailable or Always, not '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the exec plugin is not a JSON object (%1); write it as the kubeconfig's user.exec in JSON, e.g. {"apiVersion": "%2", "command": "aws", "args": ["eks", "get-token"]}</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>not an object</source>
+        <translation type="unfinished" />
     </message>
 </context>
 <context>
@@ -1049,6 +1183,144 @@
     </message>
 </context>
 <context>
+    <name>Kubeconfig</name>
+    <message>
+        <source>%1 and %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the kubeconfig %1 does not exist; give its path, e.g. ~/.kube/config</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot read the kubeconfig %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>none of the kubeconfig files exist: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the kubeconfig</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a kubeconfig: its top level is not a mapping</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the auth provider '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>basic authentication (username and password)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not valid YAML: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the kubeconfig has no current-context; choose one of: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the kubeconfig has no context '%1'; it has: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>none</source>
+        <translation>keine</translation>
+    </message>
+    <message>
+        <source>context '%1' names the cluster '%2', which the kubeconfig does not define</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>context '%1' names the user '%2', which the kubeconfig does not define</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>context '%1' signs in with %2, which Starforge does not support. Use a token, a client certificate or an exec credential plugin (what kubectl supports today).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>context '%1' gives user '%2' no token, client certificate or exec plugin; add one to the kubeconfig, or set FORGE_K8S_TOKEN after import</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>context '%1': user '%2' has a client certificate but no client key; kubectl needs both as well</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>context '%1': user '%2' has a client key but no client certificate; kubectl needs both as well</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the user also has %1, which Starforge ignores</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>context '%1', %2: %3</source>
+        <extracomment>%2: the kubeconfig field ("cluster 'c' server"), %3: what is wrong with its value</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 → %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 → %2 (in the keychain)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cluster '%1' of context '%2' has no server URL</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cluster '%1' %2</source>
+        <extracomment>%2: a kubeconfig field name (server, certificate-authority-data, ...), as written in the file</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the cluster skips TLS verification (insecure-skip-tls-verify); the window will show a warning</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>context '%1' namespace</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>user '%1' %2</source>
+        <extracomment>%2: a kubeconfig field name (token, client-key-data, ...), as written in the file</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>user '%1' client certificate</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>user '%1' client key</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>connecting will fail until this is fixed: %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>signs in with the client certificate %1, valid until %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>signs in by running %1 when connecting and before its credential expires</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the exec plugin's credential is used instead of the user's token</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
     <name>LineIndex</name>
     <message>
         <source>Cannot read the log %1: %2.</source>
@@ -1272,17 +1544,6 @@
     </message>
 </context>
 <context>
-    <name>Permissions</name>
-    <message>
-        <source>- apiGroups: ["%1"]%2</source>
-        <translation>- apiGroups: ["%1"]%2</translation>
-    </message>
-    <message>
-        <source>   # in a ClusterRole</source>
-        <translation>   # in einer ClusterRole</translation>
-    </message>
-</context>
-<context>
     <name>PlaygroundClient</name>
     <message>
         <source>ended</source>
@@ -1398,6 +1659,85 @@
     <message>
         <source>image: FORGE_IMAGE_VLLM is empty; set the vLLM image to run.</source>
         <translation>image: FORGE_IMAGE_VLLM ist leer; legen Sie das auszuführende vLLM-Image fest.</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileStore</name>
+    <message>
+        <source>profile %1: renamed %2 to %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>profile %1: dropped unknown setting %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>profile %1: %2 moves from the settings file to the keychain</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>profile %1: dropped invalid value (%2)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot read the profiles file %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the profiles file %1 is not a valid INI file; fix or move it away</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the profiles file %1 has an unreadable settings/version '%2'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the profiles file %1 was written by a newer Starforge (settings version %2; this one reads up to %3). Update Starforge; the file was left untouched.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>profile '%1' has an invalid name and was skipped</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>profile %1: ignored invalid value (%2)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the active profile '%1' does not exist; none is active</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot create the folder %1 for the profiles file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot write in the folder of the profiles file %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot write the profiles file %1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot replace the profiles file %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>'%1' has surrounding spaces; a profile name has none</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a profile named '%1' already exists; choose another name</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>there is no profile named '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is a secret and is kept in the keychain, not in the profile file</source>
+        <translation type="unfinished" />
     </message>
 </context>
 <context>
@@ -1931,6 +2271,461 @@
     </message>
 </context>
 <context>
+    <name>SettingsSchema</name>
+    <message>
+        <source>Cluster</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Sign-in</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Network</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>GPUs and pods</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Images</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Storage</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Object storage (S3)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>KubeRay</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>API server</source>
+        <translation>API-Server</translation>
+    </message>
+    <message>
+        <source>URL of the Kubernetes API server, e.g. https://api.example.com:6443. Required to connect. Plain http:// is accepted only for this machine (kubectl proxy on 127.0.0.1), since the token would otherwise cross the network unencrypted.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Namespace</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Namespace where RayJobs, their pods and playground pods are created.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Job owner</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Whose the jobs submitted with this profile are, recorded on each RayJob (starforge.dev/owner). The app archives, stops and deletes only its owner's jobs and shows everyone else's read-only. Empty: the user name the cluster knows the credentials by (a SelfSubjectReview), the same on every workstation.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Backend</source>
+        <translation>Backend</translation>
+    </message>
+    <message>
+        <source>Which backend runs jobs. Only kuberay (one ephemeral RayCluster per job, as a RayJob) exists.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Token</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Bearer token (e.g. a ServiceAccount token) with RayJob and Pod permissions in the namespace. Kept only in the OS keychain.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Token file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>A file to read the bearer token from at every connect, as kubeconfig's tokenFile. Used when FORGE_K8S_TOKEN is not set.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Client certificate file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>PEM file of the client certificate presented in the TLS handshake (kubeconfig's client-certificate; kind, minikube and kubeadm's admin.conf sign in this way). Needs a client key.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Client certificate (inline)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The same certificate as base64 of the PEM text (client-certificate-data). Takes precedence over FORGE_K8S_CLIENT_CERT_FILE.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Client key file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>PEM file of the client certificate's private key, RSA or EC, unencrypted (client-key). The path is kept, never the key.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Client key (inline)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The client key as base64 of the PEM text (client-key-data). Kept only in the OS keychain; takes precedence over FORGE_K8S_CLIENT_KEY_FILE.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Credential plugin</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>An exec credential plugin, as the kubeconfig's user.exec in JSON: apiVersion, command, args, env, interactiveMode, provideClusterInfo, installHint (aws eks get-token, gke-gcloud-auth-plugin, kubelogin). Run as kubectl runs it; its token or certificate stays in memory. Takes precedence over tokens.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>CA certificates file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>PEM file with the CA certificates that sign the API server's certificate. Without it (and without FORGE_K8S_CA_DATA) the system CA store is used.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>CA certificates (inline)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The same CA bundle as base64 of the PEM text (kubeconfig's certificate-authority-data). Takes precedence over FORGE_K8S_CA_FILE.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>TLS server name</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Server name to verify the API server's certificate against and send in SNI, when it differs from the URL's host (kubeconfig's tls-server-name).</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Proxy</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Proxy for the API server: http:// or socks5:// (kubeconfig's proxy-url); socks5 proxies resolve host names, as with kubectl. Empty: HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment, as kubectl reads them.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Skip certificate check</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Skip verifying the API server's certificate. Only for throw-away clusters: the window shows a warning while it is on.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>GPU series node label</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Node label whose value is the GPU series (h200, h100, ...). One source for capacity figures and for the nodeSelector of every pool.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Request GPUs from Kubernetes</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Request nvidia.com/gpu for Ray pods. false only for GPU-less test clusters (kind, CI): Ray's logical GPUs stay.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Shared memory per pod</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Size of the in-memory /dev/shm volume of every Ray pod; Ray's object store lives there.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>NeMo-RL image</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Container image of the head, worker and submitter pods: NeMo-RL with Ray.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>NeMo-RL folder in the image</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Where NeMo-RL is installed inside the image; the runner starts its examples/ scripts from there.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>vLLM image</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Container image of playground pods, serving an OpenAI-compatible API with vLLM.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Storage root in pods</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The one storage root inside pods: jobs/&lt;id&gt;/ checkpoints and logs go under it.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Storage claim</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>PersistentVolumeClaim mounted at the storage root in every Ray pod.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Claim shared between nodes</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Whether the storage claim is shared between nodes (ReadWriteMany). When false, jobs with more than one node are rejected before submission.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Claim mount path</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Mount path of the storage claim when pods cannot mount it at the storage root. Empty: mount at FORGE_STORAGE_ROOT.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Corpus claim</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Optional read-only claim with training corpora, mounted into Ray pods of jobs that ask for it.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Endpoint</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>URL of the S3-compatible object store that carries Capsules, logs and job history. https:// gives presigned working_dir URLs; http:// switches to the init-container download.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Bucket</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Bucket for capsules/&lt;sha256&gt;.zip and jobs/&lt;id&gt;/.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Region</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Region used in SigV4 signatures. Most S3-compatible servers accept us-east-1.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Path-style addressing</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Address buckets as endpoint/bucket/key (path style) rather than bucket.endpoint/key (virtual-host style). Most self-hosted servers need path style.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>PEM file of the CA that signed the S3 endpoint's certificate, for a self-hosted store. Without it the system CA store is used.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Proxy for the object store: http:// or socks5://. Empty: HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Access key</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>S3 access key id. Kept only in the OS keychain.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Secret key</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>S3 secret access key. Kept only in the OS keychain.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Ray version</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>rayVersion of every RayCluster: the Ray release in the image, compatible with the operator.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Keep a finished cluster (s)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>ttlSecondsAfterFinished: seconds the operator keeps a finished job's RayCluster (the head and worker pods with their logs) before deleting it, whether or not the logs were archived. Logs are archived only while the app or `starforge-cli jobs --follow` runs, so this is how long a finished job may wait for one of them; past it the head and worker logs are lost. Meanwhile the job's idle Ray pods keep their GPUs.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Start deadline (s)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Seconds a job may spend before running (image pulls, scheduling) before it is failed and deleted, with the events that explain why kept.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Which Kubernetes cluster and namespace jobs go to, and whose they are.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>How the app proves who you are to the API server: one of a token, a client certificate or a credential plugin.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>How the API server's certificate is checked and which proxy reaches it.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>How GPU nodes are recognised and what every Ray pod is given.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The container images training jobs and playground pods run.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The shared volume in the pods where checkpoints and logs are written.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The bucket that carries your code to the cluster and keeps job history and archived logs.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>What every RayJob asks of the KubeRay operator: the Ray release, deadlines and clean-up.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>text</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>choice</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>URL</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Kubernetes quantity</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>label key</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>DNS-1123 label</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>DNS-1123 subdomain</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>integer</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>boolean</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>absolute path</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>image reference</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>bucket name</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>version</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>PEM file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>base64 PEM</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>proxy URL</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>exec plugin (JSON)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>secret (keychain)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 must not be empty; its default is '%2'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>'%1' is not one of: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>%1 is not a setting; `starforge-cli settings` lists them</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a setting (did you mean %2?); `starforge-cli settings` lists them</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
     <name>Starforge::Cli::BuildCommand</name>
     <message>
         <source>--kuberay-version takes a KubeRay release, e.g. --kuberay-version 1.7</source>
@@ -2035,51 +2830,6 @@
         <translation type="unfinished" />
     </message>
     <message>
-        <source>Commands:
-  profile list                         the profiles, the active one marked
-  profile show [NAME]                  effective settings and where each comes from
-  profile set NAME KEY=VALUE...        set settings (creates NAME); KEY= resets to the default
-  profile set NAME KEY --stdin         read the value (e.g. a secret) from standard input
-  profile set NAME KEY --from-env      save the value of environment variable KEY (e.g. a secret)
-  profile import-kubeconfig [FILE] [--context C] [--name NAME]
-                                       create or update a profile from a kubeconfig context
-  profile use NAME                     make NAME the active profile
-  profile rename OLD NEW | duplicate SOURCE NEW | delete NAME [--force]
-  capsule build DIR [--spec SPEC] [--out FILE]
-                                       pack DIR as a Capsule (default ./capsule.zip) with SPEC,
-                                       else DIR/jobspec.json, else a minimal JobSpec; prints
-                                       its SHA-256, size and file count
-  settings [--markdown]                every setting: type, default, meaning
-  check                                test the connection: API server, sign-in, KubeRay, what the
-                                       token may do per feature, the bucket (exit 1 if a part fails)
-</source>
-        <translation type="unfinished" />
-    </message>
-    <message>
-        <source>Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;
-JOB is a job id or its RayJob name):
-  manifest SPEC [--kuberay-version V]  the RayJob SPEC would make, as JSON; nothing is submitted
-  submit SPEC [--wait] [--force]       build, upload and create the job; --wait follows it until it
-                                       is archived (exit 0 Succeeded, 3 Failed or Stopped); a job
-                                       that can never fit the cluster is refused unless --force
-  jobs [--follow]                      the jobs on the cluster and their states; --follow keeps
-                                       archiving each job that ends, one line each, until Ctrl-C
-  status JOB                           state, times, pods, and why it is not running yet
-  events JOB [--timeline]              the job's Kubernetes events, oldest first; --timeline draws
-                                       them on lanes per object over the job's phases
-  diagnose JOB                         the cause of a job that is not running, with evidence
-  logs JOB [-f] [--pod P] [--container C] [--tail N] [--grep PATTERN [-i] [-E] [--count]]
-                                       the driver's log (P: a pod, submitter, head or worker);
-                                       from the archive once the job has ended
-  capacity [--spec SPEC]               GPUs per series: total, used, free, blocked, largest free node;
-                                       with SPEC, whether its pools fit now, once busy nodes free up, or never
-  stop JOB                             stop a job; its logs and events are archived first
-  delete JOB                           remove a job and its archive (the Capsule stays)
-  history                              archived jobs, newest first
-</source>
-        <translation type="unfinished" />
-    </message>
-    <message>
         <source>Playground (vLLM pods of your own, reached through the API server's pod proxy):
   playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]
                                        serve a model, or a finished job's newest chat-ready checkpoint
@@ -2099,6 +2849,62 @@ The profile is --profile, else $STARFORGE_PROFILE, else the active one. Exit cod
 Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else the system's;
 --json output stays English.
 </source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Commands:
+  profile list                         the profiles, the active one marked
+  profile show [NAME]                  effective settings and where each comes from
+  profile set NAME KEY=VALUE...        set settings (creates NAME); KEY= resets to the default
+  profile set NAME KEY --stdin         read the value (e.g. a secret) from standard input
+  profile set NAME KEY --from-env      save the value of environment variable KEY (e.g. a secret)
+  profile import-kubeconfig [FILE] [--context C] [--name NAME]
+                                       create or update a profile from a kubeconfig context
+  profile use NAME                     make NAME the active profile
+  profile rename OLD NEW | duplicate SOURCE NEW | delete NAME [--force]
+  capsule build DIR [--spec SPEC] [--out FILE]
+                                       pack DIR as a Capsule (default ./capsule.zip) with SPEC,
+                                       else DIR/jobspec.json, else a minimal JobSpec; prints
+                                       its SHA-256, size and file count
+  settings [--markdown]                every setting: type, default, meaning
+  check                                test the connection: API server, sign-in, KubeRay, what the
+</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;
+</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Cli::ClusterSetupCommand</name>
+    <message>
+        <source>usage: starforge-cli cluster-setup [--namespace NS] [--user NAME]</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>--namespace</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>there is no profile '%1' (see `starforge-cli profile list`)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the environment (FORGE_K8S_NAMESPACE)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>profile %1</source>
+        <translation>Profil %1</translation>
+    </message>
+    <message>
+        <source>the default of FORGE_K8S_NAMESPACE</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>namespace %1 (from %2), ServiceAccount %3; apply with `kubectl apply -f -`, then give the token in Secret %4 to the researchers' profiles (docs/cluster-setup.md).</source>
         <translation type="unfinished" />
     </message>
 </context>
@@ -2651,6 +3457,69 @@ Change the pools (see starforge-cli capacity), or submit it anyway with --force:
     </message>
     <message>
         <source>job %1 was deleted before it ended (starforge-cli delete); nothing was archived</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Config::EmbeddedSandbox</name>
+    <message>
+        <source>cannot read the sandbox connection file %1: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a starforge-sandbox connection file (no "forge" values)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge-sandbox stopped (exit code %1) before it was ready: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>cannot start %1: %2 (build it with scripts/run.sh)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>starforge-sandbox did not become ready within %1 s</source>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
+    <name>Starforge::Config::ProfileManager</name>
+    <message>
+        <source>%1
+Nothing was changed.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>there is no profile named '%1'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 Nothing was changed.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 The profile was not imported.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 The profile was not duplicated.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 The profile was not renamed.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 The profile was kept so that its secrets are not orphaned; delete it with --force to leave them in the keychain.</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the secrets of profile '%1' may remain in the keychain (service starforge); remove them with: secret-tool clear server starforge user %1/FORGE_K8S_TOKEN, and likewise for FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 The settings file still holds secrets; they move into the keychain the next time it answers.</source>
         <translation type="unfinished" />
     </message>
 </context>
@@ -7184,6 +8053,44 @@ Nichts davon ist im Cluster verblieben. Beheben Sie die Ursache und klicken Sie 
     </message>
 </context>
 <context>
+    <name>Starforge::Secrets::KeychainSecretStore</name>
+    <message>
+        <source>No Secret Service answered while %1 (%2). Starforge keeps tokens and keys only in the OS keychain: install and start gnome-keyring (apt install gnome-keyring libsecret-1-0) or enable KeePassXC's Secret Service integration, then try again. On a machine without a desktop session, run Starforge under dbus-run-session with gnome-keyring-daemon --unlock.</source>
+        <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The keychain is locked or has no default collection while %1 (%2). Unlock your login keyring (e.g. in Seahorse, "Passwords and Keys") and try again.</source>
+        <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>Access to the keychain was denied while %1 (%2). Allow Starforge to use the keychain and try again.</source>
+        <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>The keychain failed while %1: %2</source>
+        <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>reading %1 of profile '%2'</source>
+        <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>saving %1 of profile '%2'</source>
+        <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>removing %1 of profile '%2'</source>
+        <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
+        <translation type="unfinished" />
+    </message>
+</context>
+<context>
     <name>Starforge::Session</name>
     <message>
         <source>Not connected</source>
@@ -7401,6 +8308,224 @@ Ereignisse, Zeit seit %1:
     <message>
         <source>HH:mm:ss</source>
         <translation>HH:mm:ss</translation>
+    </message>
+</context>
+<context>
+    <name>Validation</name>
+    <message>
+        <source>%1 is %2 characters long; at most 63 are allowed</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 has uppercase letters; use lowercase (%2)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 contains %2; only lowercase letters, digits and '-' are allowed</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 must start and end with a lowercase letter or digit</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a URL is required, e.g. https://api.example.com:6443</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a valid URL (%2)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 has no scheme; write it as https://%1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 uses the scheme '%2'; only https:// and http:// are supported</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 has no host name; write e.g. %2://api.example.com:6443</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 carries user credentials; remove them from the URL and set the token or keys instead</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 has a query or fragment; remove the part after '?' or '#'</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>write a number with an optional suffix, e.g. 64Gi, 512Mi or 1G (binary: Ki Mi Gi Ti Pi Ei; decimal: k M G T P E)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a quantity is required; %1</source>
+        <extracomment>%1: how to write a quantity ("write a number with an optional suffix, ...")</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a Kubernetes quantity; Kubernetes writes %2%3i (binary) or %2%3 (decimal)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a Kubernetes quantity; %2</source>
+        <extracomment>%2: how to write a quantity ("write a number with an optional suffix, ...")</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is negative; a size must be positive</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a name is required (lowercase letters, digits and '-')</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a name is required (lowercase letters, digits, '-' and '.')</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is %2 characters long; at most 253 are allowed</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 has an empty part between dots</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 (in %2)</source>
+        <extracomment>%1: what is wrong with one part of the name %2</extracomment>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a label key is required, e.g. starforge/gpu-series</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 has more than one '/'; a label key is prefix/name</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the prefix of %1 is not a DNS subdomain: %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the name part %1 of %2 must be 1 to 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a whole number; write digits only, e.g. %2</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is out of range; use a number from %2 to %3</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a yes/no value; write true or false (1/0, yes/no and on/off also work)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not an absolute path; start it with '/', e.g. /starforge</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 contains '..'; write the path without it</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>an image is required, e.g. nvcr.io/nvidia/nemo-rl:v0.7.0</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 contains a space; an image reference has none</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 has a digest that is not sha256:&lt;64 hex digits&gt;</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not an image reference; write [registry/]repository[:tag], with a lowercase repository, e.g. nvcr.io/nvidia/nemo-rl:v0.7.0</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not an S3 bucket name; use 3 to 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a version; write it as major.minor.patch, e.g. 2.55.1</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not an absolute path to a PEM file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the CA file %1 does not exist</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the certificate file %1 does not exist</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the CA file %1 is not a readable file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the certificate file %1 is not a readable file</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the CA file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the certificate file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the CA data is not base64; paste the %1 value of a kubeconfig</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the certificate data is not base64; paste the %1 value of a kubeconfig</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the CA data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>the certificate data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a proxy URL; write e.g. http://proxy.example.com:3128 or socks5://127.0.0.1:1080</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is a proxy reached over TLS (https://), which this app cannot speak to; give the proxy's plain http:// address (requests to https:// servers stay encrypted through it) or a socks5:// one</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 uses the scheme '%2'; a proxy is http:// or socks5://</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 has no host name</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>a profile name is required</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <source>%1 is not a profile name; use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit</source>
+        <translation type="unfinished" />
     </message>
 </context>
 <context>

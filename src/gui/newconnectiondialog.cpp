@@ -75,7 +75,7 @@ NewConnectionDialog::NewConnectionDialog(const Config::ProfileStore &store, QWid
     for (QLineEdit *edit : {m_server, m_token, m_namespace, m_caFile}) {
         const QString key = edit == m_server ? QStringLiteral("FORGE_K8S_API_SERVER") : edit == m_token ? QStringLiteral("FORGE_K8S_TOKEN")
                           : edit == m_namespace ? QStringLiteral("FORGE_K8S_NAMESPACE") : QStringLiteral("FORGE_K8S_CA_FILE");
-        edit->setToolTip(QStringLiteral("%1 — %2").arg(key, SettingsSchema::find(key)->help));
+        edit->setToolTip(QStringLiteral("%1 — %2").arg(key, SettingsSchema::find(key)->translatedHelp()));
     }
 
     m_problems->setObjectName(QStringLiteral("problemsLabel"));

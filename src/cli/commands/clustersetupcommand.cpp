@@ -15,6 +15,8 @@ namespace {
 
 class ClusterSetupCommand final : public Command
 {
+    Q_OBJECT   // its tr() context, for lupdate and the run time alike
+
 public:
     using Command::Command;
 
@@ -91,3 +93,5 @@ std::unique_ptr<Command> makeClusterSetupCommand(const CommandContext &context)
 }
 
 } // namespace Starforge::Cli
+
+#include "clustersetupcommand.moc"

@@ -140,7 +140,7 @@ void ProfileCommand::show()
                                {QStringLiteral("value"), secret ? QJsonValue(!v.value.isEmpty()) : QJsonValue(v.value)},
                                {QStringLiteral("source"), Config::sourceName(v.source)},
                                {QStringLiteral("secret"), secret}};
-            QString source = Config::sourceName(v.source);
+            QString source = Config::sourceDisplayName(v.source);   // the human table; --json keeps sourceName()
             if (v.problem) {
                 object.insert(QStringLiteral("error"), v.problem->message);
                 source += tr(" (invalid: %1)").arg(v.problem->message);
