@@ -191,20 +191,14 @@ void CliApplication::printUsage()
         "                                       its SHA-256, size and file count\n"
         "  settings [--markdown]                every setting: type, default, meaning\n"
         "  check                                test the connection: API server, sign-in, KubeRay, what the\n"
-<<<<<<< HEAD
-        "                                       token may do per feature, the bucket (exit 1 if a part fails)\n")
-          << '\n'
-          << tr("Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;\n"
-=======
         "                                       token may do per feature, the bucket (exit 1 if a part fails)\n"
         "  cluster-setup [--namespace NS] [--user NAME]\n"
         "                                       the YAML a cluster administrator applies (kubectl apply -f -):\n"
         "                                       Namespace, ServiceAccount NAME (default starforge-user) and its\n"
         "                                       token Secret, the Role and ClusterRole every feature needs, bound\n"
-        "                                       to it; NS defaults to the profile's FORGE_K8S_NAMESPACE\n"
-        "\n"
-        "Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;\n"
->>>>>>> helper-setup
+        "                                       to it; NS defaults to the profile's FORGE_K8S_NAMESPACE\n")
+          << '\n'
+          << tr("Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;\n"
         "JOB is a job id or its RayJob name):\n"
         "  manifest SPEC [--kuberay-version V]  the RayJob SPEC would make, as JSON; nothing is submitted\n"
         "  submit SPEC [--wait] [--force]       build, upload and create the job; --wait follows it until it\n"
