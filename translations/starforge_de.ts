@@ -5,19 +5,19 @@
     <name>Arguments</name>
     <message>
         <source>unknown option %1; see starforge-cli --help</source>
-        <translation type="unfinished" />
+        <translation>unbekannte Option %1; siehe starforge-cli --help</translation>
     </message>
     <message>
         <source>--%1 needs a value, e.g. --%1 NAME</source>
-        <translation type="unfinished" />
+        <translation>--%1 benötigt einen Wert, z. B. --%1 NAME</translation>
     </message>
     <message>
         <source>--%1 takes no value</source>
-        <translation type="unfinished" />
+        <translation>--%1 akzeptiert keinen Wert</translation>
     </message>
     <message>
         <source>unknown option --%1; see starforge-cli --help</source>
-        <translation type="unfinished" />
+        <translation>unbekannte Option --%1; siehe starforge-cli --help</translation>
     </message>
 </context>
 <context>
@@ -218,15 +218,15 @@
     </message>
     <message>
         <source>a FIFO</source>
-        <translation type="unfinished" />
+        <translation>ein FIFO</translation>
     </message>
     <message>
         <source>a socket</source>
-        <translation type="unfinished" />
+        <translation>ein Socket</translation>
     </message>
     <message>
         <source>a device</source>
-        <translation type="unfinished" />
+        <translation>eine Gerätedatei</translation>
     </message>
 </context>
 <context>
@@ -261,14 +261,11 @@
     <message numerus="yes">
         <source>%1 byte(s)</source>
         <comment>a size; the count decides the plural form</comment>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>%1 Byte</numerusform><numerusform>%1 Bytes</numerusform></translation>
     </message>
     <message>
         <source>Could not %1: the server's answer is not a Kubernetes list. Is FORGE_K8S_API_SERVER the cluster's API server?</source>
-        <translation type="unfinished" />
+        <translation>Vorgang fehlgeschlagen (%1): Die Antwort des Servers ist keine Kubernetes-Liste. Ist FORGE_K8S_API_SERVER der API-Server des Clusters?</translation>
     </message>
     <message>
         <source>you</source>
@@ -276,18 +273,18 @@
     </message>
     <message>
         <source> (x%1)</source>
-        <translation type="unfinished" />
+        <translation> (x%1)</translation>
     </message>
 </context>
 <context>
     <name>ClusterSetup</name>
     <message>
         <source>--user %1: %2</source>
-        <translation type="unfinished" />
+        <translation>--user %1: %2</translation>
     </message>
     <message>
         <source>--user %1 is too long for its token Secret's name: %2</source>
-        <translation type="unfinished" />
+        <translation>--user %1 ist zu lang für den Namen seines Token-Secrets: %2</translation>
     </message>
 </context>
 <context>
@@ -597,43 +594,43 @@
     </message>
     <message>
         <source>the head pod %1</source>
-        <translation type="unfinished" />
+        <translation>Head-Pod %1</translation>
     </message>
     <message>
         <source>the worker %1 pod %2</source>
-        <translation type="unfinished" />
+        <translation>Worker-Pod %2 (Gruppe %1)</translation>
     </message>
     <message>
         <source>the submitter pod %1</source>
-        <translation type="unfinished" />
+        <translation>Submitter-Pod %1</translation>
     </message>
     <message>
         <source>pod %1</source>
-        <translation type="unfinished" />
+        <translation>Pod %1</translation>
     </message>
     <message>
         <source>the %1 pod %2</source>
-        <translation type="unfinished" />
+        <translation>%1-Pod %2</translation>
     </message>
     <message>
         <source>. Kubelet: %1</source>
-        <translation type="unfinished" />
+        <translation>. Kubelet: %1</translation>
     </message>
     <message>
         <source>a node</source>
-        <translation type="unfinished" />
+        <translation>einem Knoten</translation>
     </message>
     <message>
         <source>one %1 node</source>
-        <translation type="unfinished" />
+        <translation>einem %1-Knoten</translation>
     </message>
     <message>
         <source>. Scheduler: %1</source>
-        <translation type="unfinished" />
+        <translation>. Scheduler: %1</translation>
     </message>
     <message>
         <source> of %1 s</source>
-        <translation type="unfinished" />
+        <translation> von %1 s</translation>
     </message>
 </context>
 <context>
@@ -647,67 +644,67 @@
     <name>EffectiveConfig</name>
     <message>
         <source>unset</source>
-        <translation type="unfinished" />
+        <translation>nicht gesetzt</translation>
     </message>
     <message>
         <source>default</source>
-        <translation type="unfinished" />
+        <translation>Standard</translation>
     </message>
     <message>
         <source>profile</source>
-        <translation type="unfinished" />
+        <translation>Profil</translation>
     </message>
     <message>
         <source>environment</source>
-        <translation type="unfinished" />
+        <translation>Umgebung</translation>
     </message>
     <message>
         <source>keychain</source>
-        <translation type="unfinished" />
+        <translation>Schlüsselbund</translation>
     </message>
     <message>
         <source>environment variable %1</source>
         <extracomment>%1: the problem, starting with the variable's name ("FORGE_K8S_SHM_SIZE: ...")</extracomment>
-        <translation type="unfinished" />
+        <translation>Umgebungsvariable %1</translation>
     </message>
 </context>
 <context>
     <name>ExecPlugin</name>
     <message>
         <source>the exec plugin asks for client.authentication.k8s.io/v1alpha1, which Kubernetes removed in 1.24; use v1 (or v1beta1) in the kubeconfig's user.exec.apiVersion</source>
-        <translation type="unfinished" />
+        <translation>das Exec-Plugin verlangt client.authentication.k8s.io/v1alpha1, das Kubernetes mit 1.24 entfernt hat; verwenden Sie v1 (oder v1beta1) in user.exec.apiVersion der kubeconfig</translation>
     </message>
     <message>
         <source>the exec plugin's apiVersion must be %1 or %2, not '%3'</source>
-        <translation type="unfinished" />
+        <translation>die apiVersion des Exec-Plugins muss %1 oder %2 sein, nicht '%3'</translation>
     </message>
     <message>
         <source>the exec plugin has no command; give the program that prints the credential</source>
-        <translation type="unfinished" />
+        <translation>das Exec-Plugin hat keinen Befehl; geben Sie das Programm an, das die Anmeldedaten ausgibt</translation>
     </message>
     <message>
         <source>the exec plugin's args must be a list of strings</source>
-        <translation type="unfinished" />
+        <translation>args des Exec-Plugins muss eine Liste von Zeichenketten sein</translation>
     </message>
     <message>
         <source>the exec plugin's env must be a list of {name, value}</source>
-        <translation type="unfinished" />
+        <translation>env des Exec-Plugins muss eine Liste von {name, value} sein</translation>
     </message>
     <message>
         <source>every entry of the exec plugin's env needs a name (without '=') and a value</source>
-        <translation type="unfinished" />
+        <translation>jeder Eintrag in env des Exec-Plugins benötigt einen Namen (ohne '=') und einen Wert</translation>
     </message>
     <message>
         <source>the exec plugin's interactiveMode must be Never, IfAvailable or Always, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>interactiveMode des Exec-Plugins muss Never, IfAvailable oder Always sein, nicht '%1'</translation>
     </message>
     <message>
         <source>the exec plugin is not a JSON object (%1); write it as the kubeconfig's user.exec in JSON, e.g. {"apiVersion": "%2", "command": "aws", "args": ["eks", "get-token"]}</source>
-        <translation type="unfinished" />
+        <translation>das Exec-Plugin ist kein JSON-Objekt (%1); schreiben Sie es wie user.exec der kubeconfig in JSON, z. B. {"apiVersion": "%2", "command": "aws", "args": ["eks", "get-token"]}</translation>
     </message>
     <message>
         <source>not an object</source>
-        <translation type="unfinished" />
+        <translation>kein Objekt</translation>
     </message>
 </context>
 <context>
@@ -1186,47 +1183,47 @@
     <name>Kubeconfig</name>
     <message>
         <source>%1 and %2</source>
-        <translation type="unfinished" />
+        <translation>%1 und %2</translation>
     </message>
     <message>
         <source>the kubeconfig %1 does not exist; give its path, e.g. ~/.kube/config</source>
-        <translation type="unfinished" />
+        <translation>die kubeconfig %1 existiert nicht; geben Sie ihren Pfad an, z. B. ~/.kube/config</translation>
     </message>
     <message>
         <source>cannot read the kubeconfig %1: %2</source>
-        <translation type="unfinished" />
+        <translation>die kubeconfig %1 kann nicht gelesen werden: %2</translation>
     </message>
     <message>
         <source>none of the kubeconfig files exist: %1</source>
-        <translation type="unfinished" />
+        <translation>keine der kubeconfig-Dateien existiert: %1</translation>
     </message>
     <message>
         <source>the kubeconfig</source>
-        <translation type="unfinished" />
+        <translation>die kubeconfig</translation>
     </message>
     <message>
         <source>%1 is not a kubeconfig: its top level is not a mapping</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine kubeconfig: Die oberste Ebene ist kein Mapping</translation>
     </message>
     <message>
         <source>the auth provider '%1'</source>
-        <translation type="unfinished" />
+        <translation>Auth-Provider '%1'</translation>
     </message>
     <message>
         <source>basic authentication (username and password)</source>
-        <translation type="unfinished" />
+        <translation>Basic-Authentifizierung (Benutzername und Passwort)</translation>
     </message>
     <message>
         <source>%1 is not valid YAML: %2</source>
-        <translation type="unfinished" />
+        <translation>%1 ist kein gültiges YAML: %2</translation>
     </message>
     <message>
         <source>the kubeconfig has no current-context; choose one of: %1</source>
-        <translation type="unfinished" />
+        <translation>die kubeconfig hat keinen current-context; wählen Sie einen aus: %1</translation>
     </message>
     <message>
         <source>the kubeconfig has no context '%1'; it has: %2</source>
-        <translation type="unfinished" />
+        <translation>die kubeconfig hat keinen Kontext '%1'; vorhanden sind: %2</translation>
     </message>
     <message>
         <source>none</source>
@@ -1234,90 +1231,90 @@
     </message>
     <message>
         <source>context '%1' names the cluster '%2', which the kubeconfig does not define</source>
-        <translation type="unfinished" />
+        <translation>Kontext '%1' verweist auf den Cluster '%2', den die kubeconfig nicht definiert</translation>
     </message>
     <message>
         <source>context '%1' names the user '%2', which the kubeconfig does not define</source>
-        <translation type="unfinished" />
+        <translation>Kontext '%1' verweist auf den Benutzer '%2', den die kubeconfig nicht definiert</translation>
     </message>
     <message>
         <source>context '%1' signs in with %2, which Starforge does not support. Use a token, a client certificate or an exec credential plugin (what kubectl supports today).</source>
-        <translation type="unfinished" />
+        <translation>Kontext '%1' meldet sich mit %2 an, was Starforge nicht unterstützt. Verwenden Sie ein Token, ein Client-Zertifikat oder ein Exec-Anmelde-Plugin (was kubectl heute unterstützt).</translation>
     </message>
     <message>
         <source>context '%1' gives user '%2' no token, client certificate or exec plugin; add one to the kubeconfig, or set FORGE_K8S_TOKEN after import</source>
-        <translation type="unfinished" />
+        <translation>Kontext '%1': Benutzer '%2' hat weder ein Token noch ein Client-Zertifikat noch ein Exec-Plugin; fügen Sie eines davon in der kubeconfig hinzu oder setzen Sie nach dem Import FORGE_K8S_TOKEN</translation>
     </message>
     <message>
         <source>context '%1': user '%2' has a client certificate but no client key; kubectl needs both as well</source>
-        <translation type="unfinished" />
+        <translation>Kontext '%1': Benutzer '%2' hat ein Client-Zertifikat, aber keinen Client-Schlüssel; auch kubectl benötigt beides</translation>
     </message>
     <message>
         <source>context '%1': user '%2' has a client key but no client certificate; kubectl needs both as well</source>
-        <translation type="unfinished" />
+        <translation>Kontext '%1': Benutzer '%2' hat einen Client-Schlüssel, aber kein Client-Zertifikat; auch kubectl benötigt beides</translation>
     </message>
     <message>
         <source>the user also has %1, which Starforge ignores</source>
-        <translation type="unfinished" />
+        <translation>der Benutzer nutzt außerdem %1; Starforge ignoriert dies</translation>
     </message>
     <message>
         <source>context '%1', %2: %3</source>
         <extracomment>%2: the kubeconfig field ("cluster 'c' server"), %3: what is wrong with its value</extracomment>
-        <translation type="unfinished" />
+        <translation>Kontext '%1', %2: %3</translation>
     </message>
     <message>
         <source>%1 → %2</source>
-        <translation type="unfinished" />
+        <translation>%1 → %2</translation>
     </message>
     <message>
         <source>%1 → %2 (in the keychain)</source>
-        <translation type="unfinished" />
+        <translation>%1 → %2 (im Schlüsselbund)</translation>
     </message>
     <message>
         <source>cluster '%1' of context '%2' has no server URL</source>
-        <translation type="unfinished" />
+        <translation>Cluster '%1' von Kontext '%2' hat keine Server-URL</translation>
     </message>
     <message>
         <source>cluster '%1' %2</source>
         <extracomment>%2: a kubeconfig field name (server, certificate-authority-data, ...), as written in the file</extracomment>
-        <translation type="unfinished" />
+        <translation>Cluster '%1' %2</translation>
     </message>
     <message>
         <source>the cluster skips TLS verification (insecure-skip-tls-verify); the window will show a warning</source>
-        <translation type="unfinished" />
+        <translation>der Cluster überspringt die TLS-Überprüfung (insecure-skip-tls-verify); das Fenster zeigt eine Warnung an</translation>
     </message>
     <message>
         <source>context '%1' namespace</source>
-        <translation type="unfinished" />
+        <translation>Kontext '%1' namespace</translation>
     </message>
     <message>
         <source>user '%1' %2</source>
         <extracomment>%2: a kubeconfig field name (token, client-key-data, ...), as written in the file</extracomment>
-        <translation type="unfinished" />
+        <translation>Benutzer '%1' %2</translation>
     </message>
     <message>
         <source>user '%1' client certificate</source>
-        <translation type="unfinished" />
+        <translation>Client-Zertifikat von Benutzer '%1'</translation>
     </message>
     <message>
         <source>user '%1' client key</source>
-        <translation type="unfinished" />
+        <translation>Client-Schlüssel von Benutzer '%1'</translation>
     </message>
     <message>
         <source>connecting will fail until this is fixed: %1</source>
-        <translation type="unfinished" />
+        <translation>die Verbindung schlägt fehl, bis dies behoben ist: %1</translation>
     </message>
     <message>
         <source>signs in with the client certificate %1, valid until %2</source>
-        <translation type="unfinished" />
+        <translation>Anmeldung mit dem Client-Zertifikat %1, gültig bis %2</translation>
     </message>
     <message>
         <source>signs in by running %1 when connecting and before its credential expires</source>
-        <translation type="unfinished" />
+        <translation>Anmeldung durch Ausführen von %1 beim Verbinden und vor Ablauf der Anmeldedaten</translation>
     </message>
     <message>
         <source>the exec plugin's credential is used instead of the user's token</source>
-        <translation type="unfinished" />
+        <translation>die Anmeldedaten des Exec-Plugins werden anstelle des Tokens des Benutzers verwendet</translation>
     </message>
 </context>
 <context>
@@ -1665,79 +1662,79 @@
     <name>ProfileStore</name>
     <message>
         <source>profile %1: renamed %2 to %3</source>
-        <translation type="unfinished" />
+        <translation>Profil %1: %2 in %3 umbenannt</translation>
     </message>
     <message>
         <source>profile %1: dropped unknown setting %2</source>
-        <translation type="unfinished" />
+        <translation>Profil %1: unbekannte Einstellung %2 entfernt</translation>
     </message>
     <message>
         <source>profile %1: %2 moves from the settings file to the keychain</source>
-        <translation type="unfinished" />
+        <translation>Profil %1: %2 wird aus der Einstellungsdatei in den Schlüsselbund verschoben</translation>
     </message>
     <message>
         <source>profile %1: dropped invalid value (%2)</source>
-        <translation type="unfinished" />
+        <translation>Profil %1: ungültiger Wert entfernt (%2)</translation>
     </message>
     <message>
         <source>cannot read the profiles file %1: %2</source>
-        <translation type="unfinished" />
+        <translation>die Profildatei %1 kann nicht gelesen werden: %2</translation>
     </message>
     <message>
         <source>the profiles file %1 is not a valid INI file; fix or move it away</source>
-        <translation type="unfinished" />
+        <translation>die Profildatei %1 ist keine gültige INI-Datei; korrigieren oder verschieben Sie sie</translation>
     </message>
     <message>
         <source>the profiles file %1 has an unreadable settings/version '%2'</source>
-        <translation type="unfinished" />
+        <translation>die Profildatei %1 hat eine unlesbare settings/version '%2'</translation>
     </message>
     <message>
         <source>the profiles file %1 was written by a newer Starforge (settings version %2; this one reads up to %3). Update Starforge; the file was left untouched.</source>
-        <translation type="unfinished" />
+        <translation>die Profildatei %1 wurde von einer neueren Starforge-Version geschrieben (Einstellungsversion %2; diese Version liest bis %3). Aktualisieren Sie Starforge; die Datei wurde nicht verändert.</translation>
     </message>
     <message>
         <source>profile '%1' has an invalid name and was skipped</source>
-        <translation type="unfinished" />
+        <translation>Profil '%1' hat einen ungültigen Namen und wurde übersprungen</translation>
     </message>
     <message>
         <source>profile %1: ignored invalid value (%2)</source>
-        <translation type="unfinished" />
+        <translation>Profil %1: ungültiger Wert ignoriert (%2)</translation>
     </message>
     <message>
         <source>the active profile '%1' does not exist; none is active</source>
-        <translation type="unfinished" />
+        <translation>das aktive Profil '%1' existiert nicht; kein Profil ist aktiv</translation>
     </message>
     <message>
         <source>cannot create the folder %1 for the profiles file</source>
-        <translation type="unfinished" />
+        <translation>der Ordner %1 für die Profildatei kann nicht erstellt werden</translation>
     </message>
     <message>
         <source>cannot write in the folder of the profiles file %1: %2</source>
-        <translation type="unfinished" />
+        <translation>im Ordner der Profildatei %1 kann nicht geschrieben werden: %2</translation>
     </message>
     <message>
         <source>cannot write the profiles file %1</source>
-        <translation type="unfinished" />
+        <translation>die Profildatei %1 kann nicht geschrieben werden</translation>
     </message>
     <message>
         <source>cannot replace the profiles file %1: %2</source>
-        <translation type="unfinished" />
+        <translation>die Profildatei %1 kann nicht ersetzt werden: %2</translation>
     </message>
     <message>
         <source>'%1' has surrounding spaces; a profile name has none</source>
-        <translation type="unfinished" />
+        <translation>'%1' hat Leerzeichen am Anfang oder Ende; ein Profilname darf keine haben</translation>
     </message>
     <message>
         <source>a profile named '%1' already exists; choose another name</source>
-        <translation type="unfinished" />
+        <translation>ein Profil namens '%1' existiert bereits; wählen Sie einen anderen Namen</translation>
     </message>
     <message>
         <source>there is no profile named '%1'</source>
-        <translation type="unfinished" />
+        <translation>es gibt kein Profil namens '%1'</translation>
     </message>
     <message>
         <source>%1 is a secret and is kept in the keychain, not in the profile file</source>
-        <translation type="unfinished" />
+        <translation>%1 ist ein Geheimnis und wird im Schlüsselbund gespeichert, nicht in der Profildatei</translation>
     </message>
 </context>
 <context>
@@ -2141,103 +2138,103 @@
     <name>SandboxApp</name>
     <message>
         <source>A local Kubernetes + KubeRay cluster for Starforge and its tests.</source>
-        <translation type="unfinished" />
+        <translation>Ein lokaler Kubernetes-Cluster mit KubeRay für Starforge und seine Tests.</translation>
     </message>
     <message>
         <source>Loopback address and port (port 0: any free one).</source>
-        <translation type="unfinished" />
+        <translation>Loopback-Adresse und Port (Port 0: ein beliebiger freier).</translation>
     </message>
     <message>
         <source>Where to write the connection details once ready (JSON).</source>
-        <translation type="unfinished" />
+        <translation>Datei, in die die Verbindungsdaten geschrieben werden, sobald die Sandbox bereit ist (JSON).</translation>
     </message>
     <message>
         <source>Nodes: SERIES:NODESxGPUS,... (e.g. h200:4x8,cpu:2x0) or scale:N.</source>
-        <translation type="unfinished" />
+        <translation>Knoten: SERIES:NODESxGPUS,... (z. B. h200:4x8,cpu:2x0) oder scale:N.</translation>
     </message>
     <message>
         <source>Seed for the sandbox's random choices.</source>
-        <translation type="unfinished" />
+        <translation>Startwert (Seed) für die Zufallsentscheidungen der Sandbox.</translation>
     </message>
     <message>
         <source>RBAC file adding users with fewer rights.</source>
-        <translation type="unfinished" />
+        <translation>RBAC-Datei, die Benutzer mit weniger Rechten hinzufügt.</translation>
     </message>
     <message>
         <source>Faults from the start: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F,next500Creates=N,holdS3Uploads=0|1 (docs/sandbox.md).</source>
-        <translation type="unfinished" />
+        <translation>Von Beginn an eingespeiste Fehler: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F,next500Creates=N,holdS3Uploads=0|1 (docs/sandbox.md).</translation>
     </message>
     <message>
         <source>The namespace for Starforge's objects.</source>
-        <translation type="unfinished" />
+        <translation>Der Namespace für die Objekte von Starforge.</translation>
     </message>
     <message>
         <source>Images present on the nodes, comma-separated (default: the FORGE_IMAGE_* defaults); others fail to pull.</source>
-        <translation type="unfinished" />
+        <translation>Auf den Knoten vorhandene Images, durch Kommas getrennt (Standard: die FORGE_IMAGE_*-Standardwerte); andere lassen sich nicht abrufen.</translation>
     </message>
     <message>
         <source>Image prefix of the private registry: its images need an imagePullSecrets Secret (kubernetes.io/dockerconfigjson) with credentials for its host, else the pull fails with 401 Unauthorized (default registry.sandbox.internal/private/; empty: none).</source>
-        <translation type="unfinished" />
+        <translation>Image-Präfix der privaten Registry: Ihre Images benötigen ein imagePullSecrets-Secret (kubernetes.io/dockerconfigjson) mit Anmeldedaten für ihren Host, sonst schlägt das Abrufen mit 401 Unauthorized fehl (Standard: registry.sandbox.internal/private/; leer: keines).</translation>
     </message>
     <message>
         <source>The KubeRay release to be, 1.4 to 1.7: its RayJob CRD is served and admitted against (1.5 and older prune preRunningDeadlineSeconds).</source>
-        <translation type="unfinished" />
+        <translation>Die nachzubildende KubeRay-Version, 1.4 bis 1.7: Ihre RayJob-CRD wird bereitgestellt und zur Zulassung verwendet (1.5 und älter verwerfen preRunningDeadlineSeconds).</translation>
     </message>
     <message>
         <source>Lifetime of the tokens starforge-sandbox-credential (the kubeconfig's starforge-sandbox-exec context) mints (default 3600; 0: they never expire).</source>
-        <translation type="unfinished" />
+        <translation>Lebensdauer der Tokens, die starforge-sandbox-credential (der Kontext starforge-sandbox-exec der kubeconfig) ausstellt (Standard 3600; 0: kein Ablauf).</translation>
     </message>
     <message>
         <source>Run the operator with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: shutdownAfterJobFinishes deletes the RayJob itself at ttlSecondsAfterFinished.</source>
-        <translation type="unfinished" />
+        <translation>Den Operator mit DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true ausführen: shutdownAfterJobFinishes löscht den RayJob selbst nach ttlSecondsAfterFinished.</translation>
     </message>
     <message>
         <source>The operator's feature gates: RayJobDeletionPolicy=true|false (spec.deletionStrategy; default on from --kuberay-version 1.6).</source>
-        <translation type="unfinished" />
+        <translation>Die Feature-Gates des Operators: RayJobDeletionPolicy=true|false (spec.deletionStrategy; ab --kuberay-version 1.6 standardmäßig an).</translation>
     </message>
     <message>
         <source>The operator's environment, comma-separated: ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION (on unless false) and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES (off unless true), e.g. ENABLE_PROBES_INJECTION=false.</source>
-        <translation type="unfinished" />
+        <translation>Die Umgebung des Operators, durch Kommas getrennt: ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION (an, außer bei false) und DELETE_RAYJOB_CR_AFTER_JOB_FINISHES (aus, außer bei true), z. B. ENABLE_PROBES_INJECTION=false.</translation>
     </message>
     <message>
         <source>Tokens per second the vLLM stand-in generates in playground pods (default 50).</source>
-        <translation type="unfinished" />
+        <translation>Tokens pro Sekunde, die der vLLM-Ersatz in Playground-Pods erzeugt (Standard 50).</translation>
     </message>
     <message>
         <source>--listen takes HOST:PORT with a loopback address, e.g. 127.0.0.1:0, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--listen erwartet HOST:PORT mit einer Loopback-Adresse, z. B. 127.0.0.1:0, nicht '%1'</translation>
     </message>
     <message>
         <source>--seed takes a non-negative integer</source>
-        <translation type="unfinished" />
+        <translation>--seed erwartet eine nicht negative ganze Zahl</translation>
     </message>
     <message>
         <source>--kuberay-version: %1</source>
-        <translation type="unfinished" />
+        <translation>--kuberay-version: %1</translation>
     </message>
     <message>
         <source>--token-ttl takes a number of seconds (0: tokens never expire), not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--token-ttl erwartet eine Anzahl Sekunden (0: Tokens laufen nie ab), nicht '%1'</translation>
     </message>
     <message>
         <source>--token-rate takes a positive number of tokens per second, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--token-rate erwartet eine positive Anzahl Tokens pro Sekunde, nicht '%1'</translation>
     </message>
     <message>
         <source>--feature-gates takes RayJobDeletionPolicy=true or RayJobDeletionPolicy=false, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--feature-gates erwartet RayJobDeletionPolicy=true oder RayJobDeletionPolicy=false, nicht '%1'</translation>
     </message>
     <message>
         <source>--operator-env takes NAME=VALUE pairs, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--operator-env erwartet NAME=VALUE-Paare, nicht '%1'</translation>
     </message>
     <message>
         <source>--operator-env knows ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--operator-env kennt ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION und DELETE_RAYJOB_CR_AFTER_JOB_FINISHES, nicht '%1'</translation>
     </message>
     <message>
         <source>starforge-sandbox %1 serving %2; connection file %3</source>
-        <translation type="unfinished" />
+        <translation>starforge-sandbox %1 läuft unter %2; Verbindungsdatei %3</translation>
     </message>
 </context>
 <context>
@@ -2274,35 +2271,35 @@
     <name>SettingsSchema</name>
     <message>
         <source>Cluster</source>
-        <translation type="unfinished" />
+        <translation>Cluster</translation>
     </message>
     <message>
         <source>Sign-in</source>
-        <translation type="unfinished" />
+        <translation>Anmeldung</translation>
     </message>
     <message>
         <source>Network</source>
-        <translation type="unfinished" />
+        <translation>Netzwerk</translation>
     </message>
     <message>
         <source>GPUs and pods</source>
-        <translation type="unfinished" />
+        <translation>GPUs und Pods</translation>
     </message>
     <message>
         <source>Images</source>
-        <translation type="unfinished" />
+        <translation>Images</translation>
     </message>
     <message>
         <source>Storage</source>
-        <translation type="unfinished" />
+        <translation>Speicher</translation>
     </message>
     <message>
         <source>Object storage (S3)</source>
-        <translation type="unfinished" />
+        <translation>Objektspeicher (S3)</translation>
     </message>
     <message>
         <source>KubeRay</source>
-        <translation type="unfinished" />
+        <translation>KubeRay</translation>
     </message>
     <message>
         <source>API server</source>
@@ -2310,23 +2307,23 @@
     </message>
     <message>
         <source>URL of the Kubernetes API server, e.g. https://api.example.com:6443. Required to connect. Plain http:// is accepted only for this machine (kubectl proxy on 127.0.0.1), since the token would otherwise cross the network unencrypted.</source>
-        <translation type="unfinished" />
+        <translation>URL des Kubernetes-API-Servers, z. B. https://api.example.com:6443. Für die Verbindung erforderlich. Unverschlüsseltes http:// wird nur für diesen Rechner akzeptiert (kubectl proxy auf 127.0.0.1), da das Token sonst unverschlüsselt über das Netzwerk ginge.</translation>
     </message>
     <message>
         <source>Namespace</source>
-        <translation type="unfinished" />
+        <translation>Namespace</translation>
     </message>
     <message>
         <source>Namespace where RayJobs, their pods and playground pods are created.</source>
-        <translation type="unfinished" />
+        <translation>Namespace, in dem RayJobs, ihre Pods und Playground-Pods erstellt werden.</translation>
     </message>
     <message>
         <source>Job owner</source>
-        <translation type="unfinished" />
+        <translation>Job-Besitzer</translation>
     </message>
     <message>
         <source>Whose the jobs submitted with this profile are, recorded on each RayJob (starforge.dev/owner). The app archives, stops and deletes only its owner's jobs and shows everyone else's read-only. Empty: the user name the cluster knows the credentials by (a SelfSubjectReview), the same on every workstation.</source>
-        <translation type="unfinished" />
+        <translation>Wem die mit diesem Profil eingereichten Jobs gehören; wird an jedem RayJob vermerkt (starforge.dev/owner). Die App archiviert, stoppt und löscht nur die Jobs ihres Besitzers und zeigt die aller anderen schreibgeschützt an. Leer: der Benutzername, unter dem der Cluster die Anmeldedaten kennt (per SelfSubjectReview), auf jeder Workstation derselbe.</translation>
     </message>
     <message>
         <source>Backend</source>
@@ -2334,383 +2331,383 @@
     </message>
     <message>
         <source>Which backend runs jobs. Only kuberay (one ephemeral RayCluster per job, as a RayJob) exists.</source>
-        <translation type="unfinished" />
+        <translation>Welches Backend Jobs ausführt. Es gibt nur kuberay (ein kurzlebiger RayCluster pro Job, als RayJob).</translation>
     </message>
     <message>
         <source>Token</source>
-        <translation type="unfinished" />
+        <translation>Token</translation>
     </message>
     <message>
         <source>Bearer token (e.g. a ServiceAccount token) with RayJob and Pod permissions in the namespace. Kept only in the OS keychain.</source>
-        <translation type="unfinished" />
+        <translation>Bearer-Token (z. B. ein ServiceAccount-Token) mit RayJob- und Pod-Berechtigungen im Namespace. Wird nur im Schlüsselbund des Betriebssystems gespeichert.</translation>
     </message>
     <message>
         <source>Token file</source>
-        <translation type="unfinished" />
+        <translation>Token-Datei</translation>
     </message>
     <message>
         <source>A file to read the bearer token from at every connect, as kubeconfig's tokenFile. Used when FORGE_K8S_TOKEN is not set.</source>
-        <translation type="unfinished" />
+        <translation>Eine Datei, aus der das Bearer-Token bei jedem Verbindungsaufbau gelesen wird, wie tokenFile der kubeconfig. Wird verwendet, wenn FORGE_K8S_TOKEN nicht gesetzt ist.</translation>
     </message>
     <message>
         <source>Client certificate file</source>
-        <translation type="unfinished" />
+        <translation>Client-Zertifikatsdatei</translation>
     </message>
     <message>
         <source>PEM file of the client certificate presented in the TLS handshake (kubeconfig's client-certificate; kind, minikube and kubeadm's admin.conf sign in this way). Needs a client key.</source>
-        <translation type="unfinished" />
+        <translation>PEM-Datei des Client-Zertifikats, das beim TLS-Handshake vorgelegt wird (client-certificate der kubeconfig; kind, minikube und die admin.conf von kubeadm melden sich so an). Benötigt einen Client-Schlüssel.</translation>
     </message>
     <message>
         <source>Client certificate (inline)</source>
-        <translation type="unfinished" />
+        <translation>Client-Zertifikat (inline)</translation>
     </message>
     <message>
         <source>The same certificate as base64 of the PEM text (client-certificate-data). Takes precedence over FORGE_K8S_CLIENT_CERT_FILE.</source>
-        <translation type="unfinished" />
+        <translation>Dasselbe Zertifikat als Base64 des PEM-Texts (client-certificate-data). Hat Vorrang vor FORGE_K8S_CLIENT_CERT_FILE.</translation>
     </message>
     <message>
         <source>Client key file</source>
-        <translation type="unfinished" />
+        <translation>Client-Schlüsseldatei</translation>
     </message>
     <message>
         <source>PEM file of the client certificate's private key, RSA or EC, unencrypted (client-key). The path is kept, never the key.</source>
-        <translation type="unfinished" />
+        <translation>PEM-Datei des privaten Schlüssels zum Client-Zertifikat, RSA oder EC, unverschlüsselt (client-key). Gespeichert wird der Pfad, nie der Schlüssel.</translation>
     </message>
     <message>
         <source>Client key (inline)</source>
-        <translation type="unfinished" />
+        <translation>Client-Schlüssel (inline)</translation>
     </message>
     <message>
         <source>The client key as base64 of the PEM text (client-key-data). Kept only in the OS keychain; takes precedence over FORGE_K8S_CLIENT_KEY_FILE.</source>
-        <translation type="unfinished" />
+        <translation>Der Client-Schlüssel als Base64 des PEM-Texts (client-key-data). Wird nur im Schlüsselbund des Betriebssystems gespeichert; hat Vorrang vor FORGE_K8S_CLIENT_KEY_FILE.</translation>
     </message>
     <message>
         <source>Credential plugin</source>
-        <translation type="unfinished" />
+        <translation>Anmelde-Plugin</translation>
     </message>
     <message>
         <source>An exec credential plugin, as the kubeconfig's user.exec in JSON: apiVersion, command, args, env, interactiveMode, provideClusterInfo, installHint (aws eks get-token, gke-gcloud-auth-plugin, kubelogin). Run as kubectl runs it; its token or certificate stays in memory. Takes precedence over tokens.</source>
-        <translation type="unfinished" />
+        <translation>Ein Exec-Anmelde-Plugin, wie user.exec der kubeconfig in JSON: apiVersion, command, args, env, interactiveMode, provideClusterInfo, installHint (aws eks get-token, gke-gcloud-auth-plugin, kubelogin). Wird so ausgeführt wie von kubectl; sein Token oder Zertifikat bleibt im Arbeitsspeicher. Hat Vorrang vor Tokens.</translation>
     </message>
     <message>
         <source>CA certificates file</source>
-        <translation type="unfinished" />
+        <translation>CA-Zertifikatsdatei</translation>
     </message>
     <message>
         <source>PEM file with the CA certificates that sign the API server's certificate. Without it (and without FORGE_K8S_CA_DATA) the system CA store is used.</source>
-        <translation type="unfinished" />
+        <translation>PEM-Datei mit den CA-Zertifikaten, die das Zertifikat des API-Servers signieren. Ohne sie (und ohne FORGE_K8S_CA_DATA) wird der CA-Speicher des Systems verwendet.</translation>
     </message>
     <message>
         <source>CA certificates (inline)</source>
-        <translation type="unfinished" />
+        <translation>CA-Zertifikate (inline)</translation>
     </message>
     <message>
         <source>The same CA bundle as base64 of the PEM text (kubeconfig's certificate-authority-data). Takes precedence over FORGE_K8S_CA_FILE.</source>
-        <translation type="unfinished" />
+        <translation>Dasselbe CA-Bundle als Base64 des PEM-Texts (certificate-authority-data der kubeconfig). Hat Vorrang vor FORGE_K8S_CA_FILE.</translation>
     </message>
     <message>
         <source>TLS server name</source>
-        <translation type="unfinished" />
+        <translation>TLS-Servername</translation>
     </message>
     <message>
         <source>Server name to verify the API server's certificate against and send in SNI, when it differs from the URL's host (kubeconfig's tls-server-name).</source>
-        <translation type="unfinished" />
+        <translation>Servername, gegen den das Zertifikat des API-Servers geprüft und der per SNI gesendet wird, wenn er vom Host der URL abweicht (tls-server-name der kubeconfig).</translation>
     </message>
     <message>
         <source>Proxy</source>
-        <translation type="unfinished" />
+        <translation>Proxy</translation>
     </message>
     <message>
         <source>Proxy for the API server: http:// or socks5:// (kubeconfig's proxy-url); socks5 proxies resolve host names, as with kubectl. Empty: HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment, as kubectl reads them.</source>
-        <translation type="unfinished" />
+        <translation>Proxy für den API-Server: http:// oder socks5:// (proxy-url der kubeconfig); socks5-Proxys lösen Hostnamen auf, wie bei kubectl. Leer: HTTPS_PROXY, HTTP_PROXY und NO_PROXY aus der Umgebung, wie kubectl sie liest.</translation>
     </message>
     <message>
         <source>Skip certificate check</source>
-        <translation type="unfinished" />
+        <translation>Zertifikatsprüfung überspringen</translation>
     </message>
     <message>
         <source>Skip verifying the API server's certificate. Only for throw-away clusters: the window shows a warning while it is on.</source>
-        <translation type="unfinished" />
+        <translation>Die Überprüfung des Zertifikats des API-Servers überspringen. Nur für Wegwerf-Cluster: Das Fenster zeigt eine Warnung an, solange dies aktiviert ist.</translation>
     </message>
     <message>
         <source>GPU series node label</source>
-        <translation type="unfinished" />
+        <translation>Knoten-Label der GPU-Serie</translation>
     </message>
     <message>
         <source>Node label whose value is the GPU series (h200, h100, ...). One source for capacity figures and for the nodeSelector of every pool.</source>
-        <translation type="unfinished" />
+        <translation>Knoten-Label, dessen Wert die GPU-Serie ist (h200, h100, ...). Einzige Quelle für die Kapazitätswerte und für den nodeSelector jedes Pools.</translation>
     </message>
     <message>
         <source>Request GPUs from Kubernetes</source>
-        <translation type="unfinished" />
+        <translation>GPUs bei Kubernetes anfordern</translation>
     </message>
     <message>
         <source>Request nvidia.com/gpu for Ray pods. false only for GPU-less test clusters (kind, CI): Ray's logical GPUs stay.</source>
-        <translation type="unfinished" />
+        <translation>nvidia.com/gpu für Ray-Pods anfordern. false nur für Testcluster ohne GPUs (kind, CI): Die logischen GPUs von Ray bleiben erhalten.</translation>
     </message>
     <message>
         <source>Shared memory per pod</source>
-        <translation type="unfinished" />
+        <translation>Gemeinsamer Speicher pro Pod</translation>
     </message>
     <message>
         <source>Size of the in-memory /dev/shm volume of every Ray pod; Ray's object store lives there.</source>
-        <translation type="unfinished" />
+        <translation>Größe des speicherresidenten /dev/shm-Volumes jedes Ray-Pods; dort liegt der Object Store von Ray.</translation>
     </message>
     <message>
         <source>NeMo-RL image</source>
-        <translation type="unfinished" />
+        <translation>NeMo-RL-Image</translation>
     </message>
     <message>
         <source>Container image of the head, worker and submitter pods: NeMo-RL with Ray.</source>
-        <translation type="unfinished" />
+        <translation>Container-Image der Head-, Worker- und Submitter-Pods: NeMo-RL mit Ray.</translation>
     </message>
     <message>
         <source>NeMo-RL folder in the image</source>
-        <translation type="unfinished" />
+        <translation>NeMo-RL-Ordner im Image</translation>
     </message>
     <message>
         <source>Where NeMo-RL is installed inside the image; the runner starts its examples/ scripts from there.</source>
-        <translation type="unfinished" />
+        <translation>Wo NeMo-RL im Image installiert ist; der Runner startet von dort die Skripte in examples/.</translation>
     </message>
     <message>
         <source>vLLM image</source>
-        <translation type="unfinished" />
+        <translation>vLLM-Image</translation>
     </message>
     <message>
         <source>Container image of playground pods, serving an OpenAI-compatible API with vLLM.</source>
-        <translation type="unfinished" />
+        <translation>Container-Image der Playground-Pods, das mit vLLM eine OpenAI-kompatible API bereitstellt.</translation>
     </message>
     <message>
         <source>Storage root in pods</source>
-        <translation type="unfinished" />
+        <translation>Speicher-Stammverzeichnis in Pods</translation>
     </message>
     <message>
         <source>The one storage root inside pods: jobs/&lt;id&gt;/ checkpoints and logs go under it.</source>
-        <translation type="unfinished" />
+        <translation>Das einzige Speicher-Stammverzeichnis in den Pods: Checkpoints und Logs unter jobs/&lt;id&gt;/ liegen darin.</translation>
     </message>
     <message>
         <source>Storage claim</source>
-        <translation type="unfinished" />
+        <translation>Speicher-Claim</translation>
     </message>
     <message>
         <source>PersistentVolumeClaim mounted at the storage root in every Ray pod.</source>
-        <translation type="unfinished" />
+        <translation>PersistentVolumeClaim, der in jedem Ray-Pod am Speicher-Stammverzeichnis eingebunden wird.</translation>
     </message>
     <message>
         <source>Claim shared between nodes</source>
-        <translation type="unfinished" />
+        <translation>Claim zwischen Knoten geteilt</translation>
     </message>
     <message>
         <source>Whether the storage claim is shared between nodes (ReadWriteMany). When false, jobs with more than one node are rejected before submission.</source>
-        <translation type="unfinished" />
+        <translation>Ob der Speicher-Claim zwischen Knoten geteilt wird (ReadWriteMany). Bei false werden Jobs mit mehr als einem Knoten vor dem Einreichen abgelehnt.</translation>
     </message>
     <message>
         <source>Claim mount path</source>
-        <translation type="unfinished" />
+        <translation>Einbindungspfad des Claims</translation>
     </message>
     <message>
         <source>Mount path of the storage claim when pods cannot mount it at the storage root. Empty: mount at FORGE_STORAGE_ROOT.</source>
-        <translation type="unfinished" />
+        <translation>Einbindungspfad des Speicher-Claims, wenn Pods ihn nicht am Speicher-Stammverzeichnis einbinden können. Leer: Einbindung unter FORGE_STORAGE_ROOT.</translation>
     </message>
     <message>
         <source>Corpus claim</source>
-        <translation type="unfinished" />
+        <translation>Korpus-Claim</translation>
     </message>
     <message>
         <source>Optional read-only claim with training corpora, mounted into Ray pods of jobs that ask for it.</source>
-        <translation type="unfinished" />
+        <translation>Optionaler schreibgeschützter Claim mit Trainingskorpora, der in die Ray-Pods von Jobs eingebunden wird, die ihn anfordern.</translation>
     </message>
     <message>
         <source>Endpoint</source>
-        <translation type="unfinished" />
+        <translation>Endpunkt</translation>
     </message>
     <message>
         <source>URL of the S3-compatible object store that carries Capsules, logs and job history. https:// gives presigned working_dir URLs; http:// switches to the init-container download.</source>
-        <translation type="unfinished" />
+        <translation>URL des S3-kompatiblen Objektspeichers, der Capsules, Logs und den Job-Verlauf enthält. https:// ergibt vorsignierte working_dir-URLs; http:// wechselt zum Download per Init-Container.</translation>
     </message>
     <message>
         <source>Bucket</source>
-        <translation type="unfinished" />
+        <translation>Bucket</translation>
     </message>
     <message>
         <source>Bucket for capsules/&lt;sha256&gt;.zip and jobs/&lt;id&gt;/.</source>
-        <translation type="unfinished" />
+        <translation>Bucket für capsules/&lt;sha256&gt;.zip und jobs/&lt;id&gt;/.</translation>
     </message>
     <message>
         <source>Region</source>
-        <translation type="unfinished" />
+        <translation>Region</translation>
     </message>
     <message>
         <source>Region used in SigV4 signatures. Most S3-compatible servers accept us-east-1.</source>
-        <translation type="unfinished" />
+        <translation>In SigV4-Signaturen verwendete Region. Die meisten S3-kompatiblen Server akzeptieren us-east-1.</translation>
     </message>
     <message>
         <source>Path-style addressing</source>
-        <translation type="unfinished" />
+        <translation>Pfadbasierte Adressierung</translation>
     </message>
     <message>
         <source>Address buckets as endpoint/bucket/key (path style) rather than bucket.endpoint/key (virtual-host style). Most self-hosted servers need path style.</source>
-        <translation type="unfinished" />
+        <translation>Buckets als endpoint/bucket/key (Pfad-Stil) statt als bucket.endpoint/key (Virtual-Host-Stil) adressieren. Die meisten selbst gehosteten Server benötigen den Pfad-Stil.</translation>
     </message>
     <message>
         <source>PEM file of the CA that signed the S3 endpoint's certificate, for a self-hosted store. Without it the system CA store is used.</source>
-        <translation type="unfinished" />
+        <translation>PEM-Datei der CA, die das Zertifikat des S3-Endpunkts signiert hat, für einen selbst gehosteten Speicher. Ohne sie wird der CA-Speicher des Systems verwendet.</translation>
     </message>
     <message>
         <source>Proxy for the object store: http:// or socks5://. Empty: HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment.</source>
-        <translation type="unfinished" />
+        <translation>Proxy für den Objektspeicher: http:// oder socks5://. Leer: HTTPS_PROXY, HTTP_PROXY und NO_PROXY aus der Umgebung.</translation>
     </message>
     <message>
         <source>Access key</source>
-        <translation type="unfinished" />
+        <translation>Zugriffsschlüssel</translation>
     </message>
     <message>
         <source>S3 access key id. Kept only in the OS keychain.</source>
-        <translation type="unfinished" />
+        <translation>S3-Zugriffsschlüssel-ID. Wird nur im Schlüsselbund des Betriebssystems gespeichert.</translation>
     </message>
     <message>
         <source>Secret key</source>
-        <translation type="unfinished" />
+        <translation>Geheimer Schlüssel</translation>
     </message>
     <message>
         <source>S3 secret access key. Kept only in the OS keychain.</source>
-        <translation type="unfinished" />
+        <translation>Geheimer S3-Zugriffsschlüssel. Wird nur im Schlüsselbund des Betriebssystems gespeichert.</translation>
     </message>
     <message>
         <source>Ray version</source>
-        <translation type="unfinished" />
+        <translation>Ray-Version</translation>
     </message>
     <message>
         <source>rayVersion of every RayCluster: the Ray release in the image, compatible with the operator.</source>
-        <translation type="unfinished" />
+        <translation>rayVersion jedes RayClusters: die Ray-Version im Image, kompatibel mit dem Operator.</translation>
     </message>
     <message>
         <source>Keep a finished cluster (s)</source>
-        <translation type="unfinished" />
+        <translation>Beendeten Cluster behalten (s)</translation>
     </message>
     <message>
         <source>ttlSecondsAfterFinished: seconds the operator keeps a finished job's RayCluster (the head and worker pods with their logs) before deleting it, whether or not the logs were archived. Logs are archived only while the app or `starforge-cli jobs --follow` runs, so this is how long a finished job may wait for one of them; past it the head and worker logs are lost. Meanwhile the job's idle Ray pods keep their GPUs.</source>
-        <translation type="unfinished" />
+        <translation>ttlSecondsAfterFinished: Sekunden, die der Operator den RayCluster eines beendeten Jobs (die Head- und Worker-Pods mit ihren Logs) behält, bevor er ihn löscht, unabhängig davon, ob die Logs archiviert wurden. Logs werden nur archiviert, solange die App oder `starforge-cli jobs --follow` läuft; so lange kann ein beendeter Job also auf eines von beiden warten, danach sind die Head- und Worker-Logs verloren. In dieser Zeit belegen die untätigen Ray-Pods des Jobs weiterhin ihre GPUs.</translation>
     </message>
     <message>
         <source>Start deadline (s)</source>
-        <translation type="unfinished" />
+        <translation>Startfrist (s)</translation>
     </message>
     <message>
         <source>Seconds a job may spend before running (image pulls, scheduling) before it is failed and deleted, with the events that explain why kept.</source>
-        <translation type="unfinished" />
+        <translation>Sekunden, die ein Job vor dem Start (Image-Abrufe, Einplanung) verbringen darf, bevor er als fehlgeschlagen beendet und gelöscht wird; die Ereignisse, die den Grund erklären, bleiben erhalten.</translation>
     </message>
     <message>
         <source>Which Kubernetes cluster and namespace jobs go to, and whose they are.</source>
-        <translation type="unfinished" />
+        <translation>In welchen Kubernetes-Cluster und Namespace Jobs gehen und wem sie gehören.</translation>
     </message>
     <message>
         <source>How the app proves who you are to the API server: one of a token, a client certificate or a credential plugin.</source>
-        <translation type="unfinished" />
+        <translation>Wie die App dem API-Server nachweist, wer Sie sind: mit einem Token, einem Client-Zertifikat oder einem Anmelde-Plugin.</translation>
     </message>
     <message>
         <source>How the API server's certificate is checked and which proxy reaches it.</source>
-        <translation type="unfinished" />
+        <translation>Wie das Zertifikat des API-Servers geprüft wird und über welchen Proxy er erreicht wird.</translation>
     </message>
     <message>
         <source>How GPU nodes are recognised and what every Ray pod is given.</source>
-        <translation type="unfinished" />
+        <translation>Wie GPU-Knoten erkannt werden und was jeder Ray-Pod erhält.</translation>
     </message>
     <message>
         <source>The container images training jobs and playground pods run.</source>
-        <translation type="unfinished" />
+        <translation>Die Container-Images, die Trainingsjobs und Playground-Pods ausführen.</translation>
     </message>
     <message>
         <source>The shared volume in the pods where checkpoints and logs are written.</source>
-        <translation type="unfinished" />
+        <translation>Das gemeinsame Volume in den Pods, in das Checkpoints und Logs geschrieben werden.</translation>
     </message>
     <message>
         <source>The bucket that carries your code to the cluster and keeps job history and archived logs.</source>
-        <translation type="unfinished" />
+        <translation>Der Bucket, der Ihren Code zum Cluster bringt und den Job-Verlauf sowie archivierte Logs aufbewahrt.</translation>
     </message>
     <message>
         <source>What every RayJob asks of the KubeRay operator: the Ray release, deadlines and clean-up.</source>
-        <translation type="unfinished" />
+        <translation>Was jeder RayJob vom KubeRay-Operator verlangt: die Ray-Version, Fristen und Aufräumen.</translation>
     </message>
     <message>
         <source>text</source>
-        <translation type="unfinished" />
+        <translation>Text</translation>
     </message>
     <message>
         <source>choice</source>
-        <translation type="unfinished" />
+        <translation>Auswahl</translation>
     </message>
     <message>
         <source>URL</source>
-        <translation type="unfinished" />
+        <translation>URL</translation>
     </message>
     <message>
         <source>Kubernetes quantity</source>
-        <translation type="unfinished" />
+        <translation>Kubernetes-Mengenangabe</translation>
     </message>
     <message>
         <source>label key</source>
-        <translation type="unfinished" />
+        <translation>Label-Schlüssel</translation>
     </message>
     <message>
         <source>DNS-1123 label</source>
-        <translation type="unfinished" />
+        <translation>DNS-1123-Label</translation>
     </message>
     <message>
         <source>DNS-1123 subdomain</source>
-        <translation type="unfinished" />
+        <translation>DNS-1123-Subdomain</translation>
     </message>
     <message>
         <source>integer</source>
-        <translation type="unfinished" />
+        <translation>Ganzzahl</translation>
     </message>
     <message>
         <source>boolean</source>
-        <translation type="unfinished" />
+        <translation>Wahrheitswert</translation>
     </message>
     <message>
         <source>absolute path</source>
-        <translation type="unfinished" />
+        <translation>absoluter Pfad</translation>
     </message>
     <message>
         <source>image reference</source>
-        <translation type="unfinished" />
+        <translation>Image-Referenz</translation>
     </message>
     <message>
         <source>bucket name</source>
-        <translation type="unfinished" />
+        <translation>Bucket-Name</translation>
     </message>
     <message>
         <source>version</source>
-        <translation type="unfinished" />
+        <translation>Version</translation>
     </message>
     <message>
         <source>PEM file</source>
-        <translation type="unfinished" />
+        <translation>PEM-Datei</translation>
     </message>
     <message>
         <source>base64 PEM</source>
-        <translation type="unfinished" />
+        <translation>Base64-PEM</translation>
     </message>
     <message>
         <source>proxy URL</source>
-        <translation type="unfinished" />
+        <translation>Proxy-URL</translation>
     </message>
     <message>
         <source>exec plugin (JSON)</source>
-        <translation type="unfinished" />
+        <translation>Exec-Plugin (JSON)</translation>
     </message>
     <message>
         <source>secret (keychain)</source>
-        <translation type="unfinished" />
+        <translation>Geheimnis (Schlüsselbund)</translation>
     </message>
     <message>
         <source>%1 must not be empty; its default is '%2'</source>
-        <translation type="unfinished" />
+        <translation>%1 darf nicht leer sein; der Standardwert ist '%2'</translation>
     </message>
     <message>
         <source>'%1' is not one of: %2</source>
-        <translation type="unfinished" />
+        <translation>'%1' ist keiner der zulässigen Werte: %2</translation>
     </message>
     <message>
         <source>%1: %2</source>
@@ -2718,116 +2715,108 @@
     </message>
     <message>
         <source>%1 is not a setting; `starforge-cli settings` lists them</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine Einstellung; `starforge-cli settings` listet sie auf</translation>
     </message>
     <message>
         <source>%1 is not a setting (did you mean %2?); `starforge-cli settings` lists them</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine Einstellung (meinten Sie %2?); `starforge-cli settings` listet sie auf</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::BuildCommand</name>
     <message>
         <source>--kuberay-version takes a KubeRay release, e.g. --kuberay-version 1.7</source>
-        <translation type="unfinished" />
+        <translation>--kuberay-version erwartet eine KubeRay-Version, z. B. --kuberay-version 1.7</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::CapacityCommand</name>
     <message>
         <source>usage: starforge-cli capacity [--spec SPEC] [--json]</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli capacity [--spec SPEC] [--json]</translation>
     </message>
     <message>
         <source>no GPU nodes: no node has the series label %1 (FORGE_K8S_GPU_NODE_LABEL)</source>
-        <translation type="unfinished" />
+        <translation>keine GPU-Knoten: Kein Knoten hat das Serien-Label %1 (FORGE_K8S_GPU_NODE_LABEL)</translation>
     </message>
     <message numerus="yes">
         <source> (%n node(s))</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform> (%n Knoten)</numerusform><numerusform> (%n Knoten)</numerusform></translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::CapsuleBuildCommand</name>
     <message>
         <source>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</translation>
     </message>
     <message>
         <source>%1 is not a folder; give the code folder to pack.</source>
-        <translation type="unfinished" />
+        <translation>%1 ist kein Ordner; geben Sie den zu packenden Code-Ordner an.</translation>
     </message>
     <message>
         <source>minimal (no --spec given), name %1</source>
-        <translation type="unfinished" />
+        <translation>minimal (kein --spec angegeben), Name %1</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::ChatCommand</name>
     <message>
         <source>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</translation>
     </message>
     <message>
         <source>no prompt: give it after NAME or on standard input</source>
-        <translation type="unfinished" />
+        <translation>kein Prompt: Geben Sie ihn nach NAME oder über die Standardeingabe an</translation>
     </message>
     <message>
         <source>--temperature, --top-p and --max-tokens take numbers</source>
-        <translation type="unfinished" />
+        <translation>--temperature, --top-p und --max-tokens erwarten Zahlen</translation>
     </message>
     <message>
         <source>%1 is a conversation with nothing readable, not %2; give another --session file</source>
-        <translation type="unfinished" />
+        <translation>%1 ist eine Unterhaltung ohne lesbaren Pod, nicht mit %2; geben Sie eine andere --session-Datei an</translation>
     </message>
     <message>
         <source>%1 is a conversation with %2, not %3; give another --session file</source>
-        <translation type="unfinished" />
+        <translation>%1 ist eine Unterhaltung mit %2, nicht mit %3; geben Sie eine andere --session-Datei an</translation>
     </message>
     <message>
         <source>no playground pod of yours named %1 (see `starforge-cli playground list`)</source>
-        <translation type="unfinished" />
+        <translation>Sie haben keinen Playground-Pod namens %1 (siehe `starforge-cli playground list`)</translation>
     </message>
     <message numerus="yes">
         <source>%n token(s), first after %1 ms, %2 tokens/s</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>%n Token, erstes nach %1 ms, %2 Tokens/s</numerusform><numerusform>%n Tokens, erstes nach %1 ms, %2 Tokens/s</numerusform></translation>
     </message>
     <message numerus="yes">
         <source>%n token(s), first after %1 ms, %2 tokens/s (%3)</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>%n Token, erstes nach %1 ms, %2 Tokens/s (%3)</numerusform><numerusform>%n Tokens, erstes nach %1 ms, %2 Tokens/s (%3)</numerusform></translation>
     </message>
     <message>
         <source>cannot write %1: %2</source>
-        <translation type="unfinished" />
+        <translation>%1 kann nicht geschrieben werden: %2</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::CliApplication</name>
     <message>
         <source>%1 needs a subcommand: %2</source>
-        <translation type="unfinished" />
+        <translation>%1 benötigt einen Unterbefehl: %2</translation>
     </message>
     <message>
         <source>unknown subcommand '%1 %2'; use %3</source>
-        <translation type="unfinished" />
+        <translation>unbekannter Unterbefehl '%1 %2'; verwenden Sie %3</translation>
     </message>
     <message>
         <source>unknown command '%1'; commands: %2 (see --help)</source>
-        <translation type="unfinished" />
+        <translation>unbekannter Befehl '%1'; Befehle: %2 (siehe --help)</translation>
     </message>
     <message>
         <source>usage: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...
 </source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...
+</translation>
     </message>
     <message>
         <source>Playground (vLLM pods of your own, reached through the API server's pod proxy):
@@ -2838,7 +2827,14 @@
   playground chat NAME [PROMPT] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]
                                        stream a reply (PROMPT or stdin); --session keeps the conversation
 </source>
-        <translation type="unfinished" />
+        <translation>Playground (eigene vLLM-Pods, erreichbar über den Pod-Proxy des API-Servers):
+  playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]
+                                       ein Modell bereitstellen oder den neuesten chatbereiten Checkpoint eines beendeten Jobs
+  playground list                      Ihre Playground-Pods: Zustand, Modell, Serie, GPUs, Restzeit
+  playground stop NAME                 einen davon löschen (abgelaufene und beendete werden ohnehin aufgeräumt)
+  playground chat NAME [PROMPT] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]
+                                       eine Antwort streamen (PROMPT oder stdin); --session speichert die Unterhaltung
+</translation>
     </message>
     <message>
         <source>Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only
@@ -2849,7 +2845,14 @@ The profile is --profile, else $STARFORGE_PROFILE, else the active one. Exit cod
 Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else the system's;
 --json output stays English.
 </source>
-        <translation type="unfinished" />
+        <translation>Geheimnisse (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) liegen nur im Schlüsselbund des Betriebssystems
+und werden nie als KEY=VALUE-Argumente angenommen. Umgebungsvariablen FORGE_* überschreiben Profilwerte.
+Das Profil ist --profile, sonst $STARFORGE_PROFILE, sonst das aktive. Exit-Codes: 0 OK,
+1 Benutzerfehler, 2 interner Fehler, 3 der mit submit --wait verfolgte Job endete mit Failed oder Stopped,
+130 unterbrochen (Strg+C bricht eine laufende Einreichung ab und entfernt, was sie erstellt hat).
+Meldungen erscheinen in der Sprache von $STARFORGE_LANGUAGE (z. B. de, zh_CN, en), sonst in der des Systems;
+die Ausgabe von --json bleibt englisch.
+</translation>
     </message>
     <message>
         <source>Commands:
@@ -2868,32 +2871,99 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
                                        its SHA-256, size and file count
   settings [--markdown]                every setting: type, default, meaning
   check                                test the connection: API server, sign-in, KubeRay, what the
+                                       token may do per feature, the bucket (exit 1 if a part fails)
+  cluster-setup [--namespace NS] [--user NAME]
+                                       the YAML a cluster administrator applies (kubectl apply -f -):
+                                       Namespace, ServiceAccount NAME (default starforge-user) and its
+                                       token Secret, the Role and ClusterRole every feature needs, bound
+                                       to it; NS defaults to the profile's FORGE_K8S_NAMESPACE
 </source>
-        <translation type="unfinished" />
+        <translation>Befehle:
+  profile list                         die Profile; das aktive ist markiert
+  profile show [NAME]                  wirksame Einstellungen und woher jede stammt
+  profile set NAME KEY=VALUE...        Einstellungen setzen (legt NAME an); KEY= setzt auf den Standardwert zurück
+  profile set NAME KEY --stdin         den Wert (z. B. ein Geheimnis) von der Standardeingabe lesen
+  profile set NAME KEY --from-env      den Wert der Umgebungsvariable KEY speichern (z. B. ein Geheimnis)
+  profile import-kubeconfig [FILE] [--context C] [--name NAME]
+                                       ein Profil aus einem kubeconfig-Kontext erstellen oder aktualisieren
+  profile use NAME                     NAME zum aktiven Profil machen
+  profile rename OLD NEW | duplicate SOURCE NEW | delete NAME [--force]
+  capsule build DIR [--spec SPEC] [--out FILE]
+                                       DIR als Capsule packen (Standard: ./capsule.zip), mit SPEC,
+                                       sonst DIR/jobspec.json, sonst einer minimalen JobSpec; gibt
+                                       ihren SHA-256, ihre Größe und die Anzahl der Dateien aus
+  settings [--markdown]                alle Einstellungen: Typ, Standardwert, Bedeutung
+  check                                die Verbindung testen: API-Server, Anmeldung, KubeRay, was das
+                                       Token je Funktion darf, den Bucket (Exit-Code 1, wenn ein Teil fehlschlägt)
+  cluster-setup [--namespace NS] [--user NAME]
+                                       das YAML, das ein Cluster-Administrator anwendet (kubectl apply -f -):
+                                       Namespace, ServiceAccount NAME (Standard: starforge-user) und sein
+                                       Token-Secret, die Role und ClusterRole, die jede Funktion braucht, daran
+                                       gebunden; NS ist standardmäßig FORGE_K8S_NAMESPACE des Profils
+</translation>
     </message>
     <message>
         <source>Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;
+JOB is a job id or its RayJob name):
+  manifest SPEC [--kuberay-version V]  the RayJob SPEC would make, as JSON; nothing is submitted
+  submit SPEC [--wait] [--force]       build, upload and create the job; --wait follows it until it
+                                       is archived (exit 0 Succeeded, 3 Failed or Stopped); a job
+                                       that can never fit the cluster is refused unless --force
+  jobs [--follow]                      the jobs on the cluster and their states; --follow keeps
+                                       archiving each job that ends, one line each, until Ctrl-C
+  status JOB                           state, times, pods, and why it is not running yet
+  events JOB [--timeline]              the job's Kubernetes events, oldest first; --timeline draws
+                                       them on lanes per object over the job's phases
+  diagnose JOB                         the cause of a job that is not running, with evidence
+  logs JOB [-f] [--pod P] [--container C] [--tail N] [--grep PATTERN [-i] [-E] [--count]]
+                                       the driver's log (P: a pod, submitter, head or worker);
+                                       from the archive once the job has ended
+  capacity [--spec SPEC]               GPUs per series: total, used, free, blocked, largest free node;
+                                       with SPEC, whether its pools fit now, once busy nodes free up, or never
+  stop JOB                             stop a job; its logs and events are archived first
+  delete JOB                           remove a job and its archive (the Capsule stays)
+  history                              archived jobs, newest first
 </source>
-        <translation type="unfinished" />
+        <translation>Jobs (im Cluster und Bucket des Profils oder, mit --connection-file FILE, in denen der Sandbox;
+JOB ist eine Job-ID oder der Name des RayJobs):
+  manifest SPEC [--kuberay-version V]  der RayJob, den SPEC erzeugen würde, als JSON; nichts wird eingereicht
+  submit SPEC [--wait] [--force]       den Job bauen, hochladen und erstellen; --wait verfolgt ihn, bis er
+                                       archiviert ist (Exit-Code 0 Succeeded, 3 Failed oder Stopped); ein Job,
+                                       der nie auf den Cluster passen kann, wird ohne --force abgelehnt
+  jobs [--follow]                      die Jobs im Cluster und ihre Zustände; --follow archiviert
+                                       fortlaufend jeden endenden Job, je eine Zeile, bis Strg+C
+  status JOB                           Zustand, Zeiten, Pods und warum er noch nicht läuft
+  events JOB [--timeline]              die Kubernetes-Ereignisse des Jobs, älteste zuerst; --timeline zeichnet
+                                       sie auf Spuren je Objekt über den Phasen des Jobs
+  diagnose JOB                         die Ursache, warum ein Job nicht läuft, mit Belegen
+  logs JOB [-f] [--pod P] [--container C] [--tail N] [--grep PATTERN [-i] [-E] [--count]]
+                                       das Log des Treibers (P: ein Pod, submitter, head oder worker);
+                                       aus dem Archiv, sobald der Job beendet ist
+  capacity [--spec SPEC]               GPUs je Serie: gesamt, belegt, frei, blockiert, größter freier Knoten;
+                                       mit SPEC, ob seine Pools jetzt passen, sobald belegte Knoten frei werden, oder nie
+  stop JOB                             einen Job stoppen; seine Logs und Ereignisse werden zuerst archiviert
+  delete JOB                           einen Job und sein Archiv entfernen (die Capsule bleibt)
+  history                              archivierte Jobs, neueste zuerst
+</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::ClusterSetupCommand</name>
     <message>
         <source>usage: starforge-cli cluster-setup [--namespace NS] [--user NAME]</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli cluster-setup [--namespace NS] [--user NAME]</translation>
     </message>
     <message>
         <source>--namespace</source>
-        <translation type="unfinished" />
+        <translation>--namespace</translation>
     </message>
     <message>
         <source>there is no profile '%1' (see `starforge-cli profile list`)</source>
-        <translation type="unfinished" />
+        <translation>es gibt kein Profil '%1' (siehe `starforge-cli profile list`)</translation>
     </message>
     <message>
         <source>the environment (FORGE_K8S_NAMESPACE)</source>
-        <translation type="unfinished" />
+        <translation>Umgebung (FORGE_K8S_NAMESPACE)</translation>
     </message>
     <message>
         <source>profile %1</source>
@@ -2901,11 +2971,11 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     </message>
     <message>
         <source>the default of FORGE_K8S_NAMESPACE</source>
-        <translation type="unfinished" />
+        <translation>Standardwert von FORGE_K8S_NAMESPACE</translation>
     </message>
     <message>
         <source>namespace %1 (from %2), ServiceAccount %3; apply with `kubectl apply -f -`, then give the token in Secret %4 to the researchers' profiles (docs/cluster-setup.md).</source>
-        <translation type="unfinished" />
+        <translation>Namespace %1 (Quelle: %2), ServiceAccount %3; wenden Sie dies mit `kubectl apply -f -` an und tragen Sie dann das Token aus Secret %4 in die Profile der Forschenden ein (docs/cluster-setup.md).</translation>
     </message>
 </context>
 <context>
@@ -2916,85 +2986,79 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     </message>
     <message>
         <source>note: %1</source>
-        <translation type="unfinished" />
+        <translation>Hinweis: %1</translation>
     </message>
     <message>
         <source>give --profile or --connection-file, not both</source>
-        <translation type="unfinished" />
+        <translation>geben Sie --profile oder --connection-file an, nicht beides</translation>
     </message>
     <message>
         <source>no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), or make one with `starforge-cli profile import-kubeconfig`</source>
-        <translation type="unfinished" />
+        <translation>kein Verbindungsprofil aktiv: Geben Sie --profile NAME oder --connection-file FILE (die der Sandbox) an oder legen Sie eines mit `starforge-cli profile import-kubeconfig` an</translation>
     </message>
     <message>
         <source>there is no profile '%1' (see `starforge-cli profile list`)</source>
-        <translation type="unfinished" />
+        <translation>es gibt kein Profil '%1' (siehe `starforge-cli profile list`)</translation>
     </message>
     <message>
         <source>usage: starforge-cli %1</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli %1</translation>
     </message>
     <message>
         <source>'%1' is not a job id or a RayJob name (see `starforge-cli jobs` and `starforge-cli history`)</source>
-        <translation type="unfinished" />
+        <translation>'%1' ist weder eine Job-ID noch ein RayJob-Name (siehe `starforge-cli jobs` und `starforge-cli history`)</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::DeleteCommand</name>
     <message numerus="yes">
         <source>deleted job %1: its RayJob and its archive (%n object(s))</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>Job %1 gelöscht: sein RayJob und sein Archiv (%n Objekt)</numerusform><numerusform>Job %1 gelöscht: sein RayJob und sein Archiv (%n Objekte)</numerusform></translation>
     </message>
     <message>
         <source>deleted job %1: its RayJob</source>
-        <translation type="unfinished" />
+        <translation>Job %1 gelöscht: sein RayJob</translation>
     </message>
     <message numerus="yes">
         <source>deleted job %1: its archive (%n object(s))</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>Job %1 gelöscht: sein Archiv (%n Objekt)</numerusform><numerusform>Job %1 gelöscht: sein Archiv (%n Objekte)</numerusform></translation>
     </message>
     <message>
         <source>deleted job %1: </source>
-        <translation type="unfinished" />
+        <translation>Job %1 gelöscht: </translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::EventsCommand</name>
     <message>
         <source>events: --json and --timeline are two different outputs; give one of them</source>
-        <translation type="unfinished" />
+        <translation>events: --json und --timeline sind zwei verschiedene Ausgaben; geben Sie nur eine davon an</translation>
     </message>
     <message>
         <source>the event journal %1 is not read: %2</source>
-        <translation type="unfinished" />
+        <translation>das Ereignisjournal %1 wird nicht gelesen: %2</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::HistoryCommand</name>
     <message>
         <source>usage: starforge-cli history [--json]</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli history [--json]</translation>
     </message>
     <message>
         <source>starforge-cli: skipped %1</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: übersprungen: %1</translation>
     </message>
     <message>
         <source>no archived jobs in the bucket yet</source>
-        <translation type="unfinished" />
+        <translation>noch keine archivierten Jobs im Bucket</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::JobCommand</name>
     <message>
         <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
-        <translation type="unfinished" />
+        <translation>Job %1 ist nicht im Cluster, und das Archiv kann nicht gelesen werden: %2</translation>
     </message>
     <message>
         <source>job %1 is neither on the cluster nor in the job history</source>
@@ -3005,161 +3069,159 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     <name>Starforge::Cli::JobsCommand</name>
     <message>
         <source>usage: starforge-cli jobs [--follow] [--json]</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli jobs [--follow] [--json]</translation>
     </message>
     <message>
         <source>list the jobs in namespace %1</source>
-        <translation type="unfinished" />
+        <translation>die Jobs im Namespace %1 auflisten</translation>
     </message>
     <message>
         <source>no jobs on the cluster in namespace %1 (ended jobs: starforge-cli history)</source>
-        <translation type="unfinished" />
+        <translation>keine Jobs im Cluster im Namespace %1 (beendete Jobs: starforge-cli history)</translation>
     </message>
     <message>
         <source>stopped following; jobs that end from now on are archived by the app or the next `jobs --follow`</source>
-        <translation type="unfinished" />
+        <translation>Verfolgung beendet; Jobs, die ab jetzt enden, archiviert die App oder das nächste `jobs --follow`</translation>
     </message>
     <message>
         <source>cannot follow jobs: %1</source>
-        <translation type="unfinished" />
+        <translation>Jobs können nicht verfolgt werden: %1</translation>
     </message>
     <message>
         <source>cannot follow jobs: the job tracker is off</source>
-        <translation type="unfinished" />
+        <translation>Jobs können nicht verfolgt werden: Der Job-Tracker ist deaktiviert</translation>
     </message>
     <message>
         <source>following the jobs in namespace %1; each job that ends is archived to the bucket (Ctrl-C to stop)</source>
-        <translation type="unfinished" />
+        <translation>Jobs im Namespace %1 werden verfolgt; jeder Job, der endet, wird im Bucket archiviert (Strg+C zum Beenden)</translation>
     </message>
     <message>
         <source>archived %1 %2 %3</source>
-        <translation type="unfinished" />
+        <translation>archiviert: %1 %2 %3</translation>
     </message>
     <message numerus="yes">
         <source>archived %1 %2 %3 (%n not archived)</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>archiviert: %1 %2 %3 (%n Teil nicht archiviert)</numerusform><numerusform>archiviert: %1 %2 %3 (%n Teile nicht archiviert)</numerusform></translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::LaunchCommand</name>
     <message>
         <source>usage: starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]</translation>
     </message>
     <message>
         <source>give either --model or --job
 %1</source>
-        <translation type="unfinished" />
+        <translation>geben Sie entweder --model oder --job an
+%1</translation>
     </message>
     <message>
         <source>--gpus takes a number of GPUs (the tensor parallel size)</source>
-        <translation type="unfinished" />
+        <translation>--gpus erwartet eine Anzahl GPUs (die Tensor-Parallelgröße)</translation>
     </message>
     <message>
         <source>--ttl takes a duration such as 90m, 2h or 3600, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--ttl erwartet eine Dauer wie 90m, 2h oder 3600, nicht '%1'</translation>
     </message>
     <message>
         <source>%1 (a job's checkpoints are served once it has ended)</source>
-        <translation type="unfinished" />
+        <translation>%1 (die Checkpoints eines Jobs werden bereitgestellt, sobald er beendet ist)</translation>
     </message>
     <message>
         <source>job %1 belongs to nobody recorded; the playground serves only your own jobs' checkpoints</source>
-        <translation type="unfinished" />
+        <translation>Job %1 hat keinen erfassten Besitzer; der Playground stellt nur Checkpoints Ihrer eigenen Jobs bereit</translation>
     </message>
     <message>
         <source>job %1 belongs to %2; the playground serves only your own jobs' checkpoints</source>
-        <translation type="unfinished" />
+        <translation>Job %1 gehört %2; der Playground stellt nur Checkpoints Ihrer eigenen Jobs bereit</translation>
     </message>
     <message>
         <source>its %1 checkpoints have no Hugging Face weights and no converter</source>
-        <translation type="unfinished" />
+        <translation>seine %1-Checkpoints haben keine Hugging-Face-Gewichte und keinen Konverter</translation>
     </message>
     <message>
         <source>its %1 checkpoints need NeMo-RL's %2 first</source>
-        <translation type="unfinished" />
+        <translation>seine %1-Checkpoints benötigen zuerst %2 von NeMo-RL</translation>
     </message>
     <message>
         <source>job %1 has no checkpoint at step %2 vLLM can serve</source>
-        <translation type="unfinished" />
+        <translation>Job %1 hat bei Schritt %2 keinen Checkpoint, den vLLM bereitstellen kann</translation>
     </message>
     <message>
         <source>job %1 has no checkpoint at step %2 vLLM can serve: %3</source>
-        <translation type="unfinished" />
+        <translation>Job %1 hat bei Schritt %2 keinen Checkpoint, den vLLM bereitstellen kann: %3</translation>
     </message>
     <message>
         <source>job %1 has no checkpoint vLLM can serve</source>
-        <translation type="unfinished" />
+        <translation>Job %1 hat keinen Checkpoint, den vLLM bereitstellen kann</translation>
     </message>
     <message>
         <source>job %1 has no checkpoint vLLM can serve: %2</source>
-        <translation type="unfinished" />
+        <translation>Job %1 hat keinen Checkpoint, den vLLM bereitstellen kann: %2</translation>
     </message>
     <message>
         <source>%1 launched: %2 on %3</source>
-        <translation type="unfinished" />
+        <translation>%1 gestartet: %2 auf %3</translation>
     </message>
     <message>
         <source>ask %1 for its health</source>
-        <translation type="unfinished" />
+        <translation>den Zustand von %1 abfragen</translation>
     </message>
     <message>
         <source>%1 ready</source>
-        <translation type="unfinished" />
+        <translation>%1 bereit</translation>
     </message>
     <message>
         <source>%1 ended before it was ready (%2); see `kubectl logs %1`</source>
-        <translation type="unfinished" />
+        <translation>%1 wurde beendet, bevor er bereit war (%2); siehe `kubectl logs %1`</translation>
     </message>
     <message>
         <source>%1 is waiting: %2: %3</source>
-        <translation type="unfinished" />
+        <translation>%1 wartet: %2: %3</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::LogsCommand</name>
     <message>
         <source>--count needs the whole log: leave out -f, or --count</source>
-        <translation type="unfinished" />
+        <translation>--count benötigt das ganze Log: Lassen Sie -f oder --count weg</translation>
     </message>
     <message>
         <source>-i, -E and --count go with --grep PATTERN</source>
-        <translation type="unfinished" />
+        <translation>-i, -E und --count gehören zu --grep PATTERN</translation>
     </message>
     <message>
         <source>--tail takes a number of lines, e.g. --tail 100, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--tail erwartet eine Anzahl Zeilen, z. B. --tail 100, nicht '%1'</translation>
     </message>
     <message>
         <source>job %1 has no pods yet (see `starforge-cli status %1`)</source>
-        <translation type="unfinished" />
+        <translation>Job %1 hat noch keine Pods (siehe `starforge-cli status %1`)</translation>
     </message>
     <message>
         <source>job %1 has no pod '%2'; its pods: %3</source>
-        <translation type="unfinished" />
+        <translation>Job %1 hat keinen Pod '%2'; seine Pods: %3</translation>
     </message>
     <message>
         <source>cannot make a temporary file for the log: %1</source>
-        <translation type="unfinished" />
+        <translation>für das Log kann keine temporäre Datei angelegt werden: %1</translation>
     </message>
     <message>
         <source>starforge-cli: pod %1 is gone (the job ended?); its archived log: starforge-cli logs %2</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: Pod %1 existiert nicht mehr (Job beendet?); sein archiviertes Log: starforge-cli logs %2</translation>
     </message>
     <message>
         <source>%1 Gave up after %2 s.</source>
-        <translation type="unfinished" />
+        <translation>%1 Nach %2 s aufgegeben.</translation>
     </message>
     <message>
         <source>starforge-cli: log interrupted (%1); reconnecting</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: Log unterbrochen (%1); Verbindung wird wiederhergestellt</translation>
     </message>
     <message>
         <source>cannot make a temporary file for the archived log: %1</source>
-        <translation type="unfinished" />
+        <translation>für das archivierte Log kann keine temporäre Datei angelegt werden: %1</translation>
     </message>
     <message>
         <source>%1 is not in the archive.</source>
@@ -3167,76 +3229,73 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     </message>
     <message>
         <source>cannot read the downloaded log %1: %2</source>
-        <translation type="unfinished" />
+        <translation>das heruntergeladene Log %1 kann nicht gelesen werden: %2</translation>
     </message>
     <message>
         <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
-        <translation type="unfinished" />
+        <translation>Job %1 ist nicht im Cluster, und das Archiv kann nicht gelesen werden: %2</translation>
     </message>
     <message>
         <source>job %1 was archived without logs</source>
-        <translation type="unfinished" />
+        <translation>Job %1 wurde ohne Logs archiviert</translation>
     </message>
     <message>
         <source>job %1 was archived without logs: %2</source>
-        <translation type="unfinished" />
+        <translation>Job %1 wurde ohne Logs archiviert: %2</translation>
     </message>
     <message>
         <source>the archive of job %1 has no log for '%2'; it has: %3</source>
-        <translation type="unfinished" />
+        <translation>das Archiv von Job %1 enthält kein Log für '%2'; es enthält: %3</translation>
     </message>
     <message>
         <source>the archive of job %1 is damaged: its log %2/%3 is kept under '%4', outside %5</source>
-        <translation type="unfinished" />
+        <translation>das Archiv von Job %1 ist beschädigt: Sein Log %2/%3 liegt unter '%4', außerhalb von %5</translation>
     </message>
     <message>
         <source>starforge-cli: job %1 has ended; showing its archived log</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: Job %1 ist beendet; sein archiviertes Log wird angezeigt</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::PlaygroundCommand</name>
     <message>
         <source>the owner is unknown; set FORGE_OWNER (the playground acts only on your own pods)</source>
-        <translation type="unfinished" />
+        <translation>der Besitzer ist unbekannt; setzen Sie FORGE_OWNER (der Playground verwaltet nur Ihre eigenen Pods)</translation>
     </message>
     <message>
         <source>reaped %1</source>
-        <translation type="unfinished" />
+        <translation>aufgeräumt: %1</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::ProfileCommand</name>
     <message numerus="yes">
         <source>starforge-cli: note: moved %n secret(s) from the settings file into the keychain</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>starforge-cli: Hinweis: %n Geheimnis aus der Einstellungsdatei in den Schlüsselbund verschoben</numerusform><numerusform>starforge-cli: Hinweis: %n Geheimnisse aus der Einstellungsdatei in den Schlüsselbund verschoben</numerusform></translation>
     </message>
     <message>
         <source>No profiles yet. Create one with `starforge-cli profile set NAME FORGE_K8S_API_SERVER=https://...` or `starforge-cli profile import-kubeconfig`.</source>
-        <translation type="unfinished" />
+        <translation>Noch keine Profile. Legen Sie eines mit `starforge-cli profile set NAME FORGE_K8S_API_SERVER=https://...` oder `starforge-cli profile import-kubeconfig` an.</translation>
     </message>
     <message>
         <source>there is no profile named '%1'; `starforge-cli profile list` shows them</source>
-        <translation type="unfinished" />
+        <translation>es gibt kein Profil namens '%1'; `starforge-cli profile list` zeigt die vorhandenen</translation>
     </message>
     <message>
         <source>(set)</source>
-        <translation type="unfinished" />
+        <translation>(gesetzt)</translation>
     </message>
     <message>
         <source> (invalid: %1)</source>
-        <translation type="unfinished" />
+        <translation> (ungültig: %1)</translation>
     </message>
     <message>
         <source>Profile: (none: defaults and environment only)</source>
-        <translation type="unfinished" />
+        <translation>Profil: (keines: nur Standardwerte und Umgebung)</translation>
     </message>
     <message>
         <source>Profile: %1 (active)</source>
-        <translation type="unfinished" />
+        <translation>Profil: %1 (aktiv)</translation>
     </message>
     <message>
         <source>Profile: %1</source>
@@ -3244,243 +3303,242 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     </message>
     <message>
         <source>starforge-cli: warning: secrets not shown: %1</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: Warnung: Geheimnisse nicht angezeigt: %1</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env</translation>
     </message>
     <message>
         <source>use either --stdin or --from-env, not both</source>
-        <translation type="unfinished" />
+        <translation>verwenden Sie entweder --stdin oder --from-env, nicht beides</translation>
     </message>
     <message>
         <source>with --stdin or --from-env give exactly one KEY, without '='</source>
-        <translation type="unfinished" />
+        <translation>geben Sie mit --stdin oder --from-env genau einen KEY an, ohne '='</translation>
     </message>
     <message>
         <source>the environment variable %1 is not set</source>
-        <translation type="unfinished" />
+        <translation>die Umgebungsvariable %1 ist nicht gesetzt</translation>
     </message>
     <message>
         <source>'%1' is not KEY=VALUE; write e.g. FORGE_K8S_NAMESPACE=ml-team</source>
-        <translation type="unfinished" />
+        <translation>'%1' hat nicht die Form KEY=VALUE; schreiben Sie z. B. FORGE_K8S_NAMESPACE=ml-team</translation>
     </message>
     <message>
         <source>%1 is a secret and is not taken on the command line, where shell history and process listings would keep it; use `profile set %2 %1 --stdin` or --from-env</source>
-        <translation type="unfinished" />
+        <translation>%1 ist ein Geheimnis und wird nicht auf der Befehlszeile angenommen, wo Shell-Verlauf und Prozesslisten es festhalten würden; verwenden Sie `profile set %2 %1 --stdin` oder --from-env</translation>
     </message>
     <message>
         <source>created profile %1</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 erstellt</translation>
     </message>
     <message>
         <source>updated profile %1</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 aktualisiert</translation>
     </message>
     <message>
         <source>created profile %1 (%2 in the keychain)</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 erstellt (%2 im Schlüsselbund)</translation>
     </message>
     <message>
         <source>updated profile %1 (%2 in the keychain)</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 aktualisiert (%2 im Schlüsselbund)</translation>
     </message>
     <message>
         <source>%1; choose a name with --name</source>
-        <translation type="unfinished" />
+        <translation>%1; wählen Sie einen Namen mit --name</translation>
     </message>
     <message>
         <source>created profile %1 from context %2 (%3)</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 aus Kontext %2 erstellt (%3)</translation>
     </message>
     <message>
         <source>updated profile %1 from context %2 (%3)</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 aus Kontext %2 aktualisiert (%3)</translation>
     </message>
     <message>
         <source>note: %1</source>
-        <translation type="unfinished" />
+        <translation>Hinweis: %1</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile delete NAME [--force]</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli profile delete NAME [--force]</translation>
     </message>
     <message>
         <source>starforge-cli: warning: %1</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: Warnung: %1</translation>
     </message>
     <message>
         <source>deleted profile %1</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 gelöscht</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile use NAME</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli profile use NAME</translation>
     </message>
     <message>
         <source>active profile: %1</source>
-        <translation type="unfinished" />
+        <translation>aktives Profil: %1</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile rename OLD NEW</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli profile rename OLD NEW</translation>
     </message>
     <message>
         <source>renamed profile %1 to %2</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 in %2 umbenannt</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile duplicate SOURCE NEW</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli profile duplicate SOURCE NEW</translation>
     </message>
     <message>
         <source>duplicated profile %1 as %2</source>
-        <translation type="unfinished" />
+        <translation>Profil %1 als %2 dupliziert</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::StatusCommand</name>
     <message>
         <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
-        <translation type="unfinished" />
+        <translation>Job %1 ist nicht im Cluster, und das Archiv kann nicht gelesen werden: %2</translation>
     </message>
     <message numerus="yes">
         <source>%n log(s)</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>%n Log</numerusform><numerusform>%n Logs</numerusform></translation>
     </message>
     <message>
         <source>  not archived: %1</source>
-        <translation type="unfinished" />
+        <translation>  nicht archiviert: %1</translation>
     </message>
     <message>
         <source>%1 (%2 ago)</source>
-        <translation type="unfinished" />
+        <translation>%1 (vor %2)</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::StopCommand</name>
     <message>
         <source>lost the cluster while stopping job %1: %2</source>
-        <translation type="unfinished" />
+        <translation>Verbindung zum Cluster beim Stoppen von Job %1 verloren: %2</translation>
     </message>
     <message>
         <source>job %1 has already ended: it is %2 (see `starforge-cli status %1`); there is nothing to stop</source>
-        <translation type="unfinished" />
+        <translation>Job %1 ist bereits beendet: Sein Zustand ist %2 (siehe `starforge-cli status %1`); es gibt nichts zu stoppen</translation>
     </message>
     <message>
         <source>job %1 %2; its logs and events are in jobs/%1/</source>
-        <translation type="unfinished" />
+        <translation>Job %1: %2; seine Logs und Ereignisse liegen unter jobs/%1/</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::StopPlaygroundCommand</name>
     <message>
         <source>usage: starforge-cli playground stop NAME</source>
-        <translation type="unfinished" />
+        <translation>Verwendung: starforge-cli playground stop NAME</translation>
     </message>
     <message>
         <source>%1 stopped</source>
-        <translation type="unfinished" />
+        <translation>%1 gestoppt</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::SubmitCommand</name>
     <message>
         <source>interrupted again; quitting without cleaning up</source>
-        <translation type="unfinished" />
+        <translation>erneut unterbrochen; Beenden ohne Aufräumen</translation>
     </message>
     <message>
         <source>cancelling the submission (Ctrl-C again to quit at once)...</source>
-        <translation type="unfinished" />
+        <translation>Einreichung wird abgebrochen (erneut Strg+C zum sofortigen Beenden)...</translation>
     </message>
     <message>
         <source>stopped waiting; the job goes on (see starforge-cli status)</source>
-        <translation type="unfinished" />
+        <translation>Warten beendet; der Job läuft weiter (siehe starforge-cli status)</translation>
     </message>
     <message>
         <source>whether the job fits was not checked: the capacity is unknown</source>
-        <translation type="unfinished" />
+        <translation>ob der Job passt, wurde nicht geprüft: Die Kapazität ist unbekannt</translation>
     </message>
     <message>
         <source>whether the job fits was not checked: %1</source>
-        <translation type="unfinished" />
+        <translation>ob der Job passt, wurde nicht geprüft: %1</translation>
     </message>
     <message>
         <source>pool %1: %2</source>
-        <translation type="unfinished" />
+        <translation>Pool %1: %2</translation>
     </message>
     <message>
         <source>the job can never run on this cluster as it is, so nothing was built or uploaded:
   %1
 Change the pools (see starforge-cli capacity), or submit it anyway with --force: it then waits as Pending until the cluster has the nodes.</source>
-        <translation type="unfinished" />
+        <translation>der Job kann in dieser Form nie auf diesem Cluster laufen, daher wurde nichts gebaut oder hochgeladen:
+  %1
+Ändern Sie die Pools (siehe starforge-cli capacity) oder reichen Sie ihn trotzdem mit --force ein: Er wartet dann als Pending, bis der Cluster die Knoten hat.</translation>
     </message>
     <message>
         <source>warning: it waits for busy GPUs: %1</source>
-        <translation type="unfinished" />
+        <translation>Warnung: Der Job wartet auf belegte GPUs: %1</translation>
     </message>
     <message>
         <source>warning: %1</source>
-        <translation type="unfinished" />
+        <translation>Warnung: %1</translation>
     </message>
     <message>
         <source>submitted job %1 (RayJob %2 in %3)</source>
-        <translation type="unfinished" />
+        <translation>Job %1 eingereicht (RayJob %2 im Namespace %3)</translation>
     </message>
     <message>
         <source>%1, %2, already in the bucket</source>
-        <translation type="unfinished" />
+        <translation>%1, %2, bereits im Bucket</translation>
     </message>
     <message>
         <source>%1, %2, %3 uploaded</source>
-        <translation type="unfinished" />
+        <translation>%1, %2, %3 hochgeladen</translation>
     </message>
     <message>
         <source>its logs are archived to the bucket while the Starforge app or `starforge-cli jobs --follow` runs; without either, the cluster deletes the head and worker logs %1 after the job ends (FORGE_KUBERAY_TTL_SECONDS)</source>
-        <translation type="unfinished" />
+        <translation>die Logs des Jobs werden im Bucket archiviert, solange die Starforge-App oder `starforge-cli jobs --follow` läuft; läuft keines von beiden, löscht der Cluster die Head- und Worker-Logs %1 nach Ende des Jobs (FORGE_KUBERAY_TTL_SECONDS)</translation>
     </message>
     <message>
         <source>lost the cluster while waiting for job %1: %2 The job may still run; see `starforge-cli status %1` once the cluster answers.</source>
-        <translation type="unfinished" />
+        <translation>Verbindung zum Cluster beim Warten auf Job %1 verloren: %2 Der Job läuft möglicherweise noch; siehe `starforge-cli status %1`, sobald der Cluster antwortet.</translation>
     </message>
     <message>
         <source>%1: why %2: %3</source>
-        <translation type="unfinished" />
+        <translation>%1: Ursache %2: %3</translation>
     </message>
     <message>
         <source>  not archived: %1</source>
-        <translation type="unfinished" />
+        <translation>  nicht archiviert: %1</translation>
     </message>
     <message>
         <source>job %1 was deleted before it ended (starforge-cli delete); nothing was archived</source>
-        <translation type="unfinished" />
+        <translation>Job %1 wurde vor seinem Ende gelöscht (starforge-cli delete); es wurde nichts archiviert</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Config::EmbeddedSandbox</name>
     <message>
         <source>cannot read the sandbox connection file %1: %2</source>
-        <translation type="unfinished" />
+        <translation>die Verbindungsdatei %1 der Sandbox kann nicht gelesen werden: %2</translation>
     </message>
     <message>
         <source>%1 is not a starforge-sandbox connection file (no "forge" values)</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine Verbindungsdatei von starforge-sandbox (keine "forge"-Werte)</translation>
     </message>
     <message>
         <source>starforge-sandbox stopped (exit code %1) before it was ready: %2</source>
-        <translation type="unfinished" />
+        <translation>starforge-sandbox wurde beendet (Exit-Code %1), bevor sie bereit war: %2</translation>
     </message>
     <message>
         <source>cannot start %1: %2 (build it with scripts/run.sh)</source>
-        <translation type="unfinished" />
+        <translation>%1 kann nicht gestartet werden: %2 (bauen Sie es mit scripts/run.sh)</translation>
     </message>
     <message>
         <source>starforge-sandbox did not become ready within %1 s</source>
-        <translation type="unfinished" />
+        <translation>starforge-sandbox wurde nicht innerhalb von %1 s bereit</translation>
     </message>
 </context>
 <context>
@@ -3488,39 +3546,40 @@ Change the pools (see starforge-cli capacity), or submit it anyway with --force:
     <message>
         <source>%1
 Nothing was changed.</source>
-        <translation type="unfinished" />
+        <translation>%1
+Es wurde nichts geändert.</translation>
     </message>
     <message>
         <source>there is no profile named '%1'</source>
-        <translation type="unfinished" />
+        <translation>es gibt kein Profil namens '%1'</translation>
     </message>
     <message>
         <source>%1 Nothing was changed.</source>
-        <translation type="unfinished" />
+        <translation>%1 Es wurde nichts geändert.</translation>
     </message>
     <message>
         <source>%1 The profile was not imported.</source>
-        <translation type="unfinished" />
+        <translation>%1 Das Profil wurde nicht importiert.</translation>
     </message>
     <message>
         <source>%1 The profile was not duplicated.</source>
-        <translation type="unfinished" />
+        <translation>%1 Das Profil wurde nicht dupliziert.</translation>
     </message>
     <message>
         <source>%1 The profile was not renamed.</source>
-        <translation type="unfinished" />
+        <translation>%1 Das Profil wurde nicht umbenannt.</translation>
     </message>
     <message>
         <source>%1 The profile was kept so that its secrets are not orphaned; delete it with --force to leave them in the keychain.</source>
-        <translation type="unfinished" />
+        <translation>%1 Das Profil wurde behalten, damit seine Geheimnisse nicht verwaist zurückbleiben; löschen Sie es mit --force, um sie im Schlüsselbund zu belassen.</translation>
     </message>
     <message>
         <source>the secrets of profile '%1' may remain in the keychain (service starforge); remove them with: secret-tool clear server starforge user %1/FORGE_K8S_TOKEN, and likewise for FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY</source>
-        <translation type="unfinished" />
+        <translation>die Geheimnisse des Profils '%1' verbleiben möglicherweise im Schlüsselbund (Dienst starforge); entfernen Sie sie mit: secret-tool clear server starforge user %1/FORGE_K8S_TOKEN, ebenso für FORGE_S3_ACCESS_KEY und FORGE_S3_SECRET_KEY</translation>
     </message>
     <message>
         <source>%1 The settings file still holds secrets; they move into the keychain the next time it answers.</source>
-        <translation type="unfinished" />
+        <translation>%1 Die Einstellungsdatei enthält noch Geheimnisse; sie werden in den Schlüsselbund verschoben, sobald dieser wieder antwortet.</translation>
     </message>
 </context>
 <context>
@@ -8057,37 +8116,37 @@ Nichts davon ist im Cluster verblieben. Beheben Sie die Ursache und klicken Sie 
     <message>
         <source>No Secret Service answered while %1 (%2). Starforge keeps tokens and keys only in the OS keychain: install and start gnome-keyring (apt install gnome-keyring libsecret-1-0) or enable KeePassXC's Secret Service integration, then try again. On a machine without a desktop session, run Starforge under dbus-run-session with gnome-keyring-daemon --unlock.</source>
         <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
-        <translation type="unfinished" />
+        <translation>Kein Secret Service hat %1 geantwortet (%2). Starforge speichert Tokens und Schlüssel nur im Schlüsselbund des Betriebssystems: Installieren und starten Sie gnome-keyring (apt install gnome-keyring libsecret-1-0) oder aktivieren Sie die Secret-Service-Integration von KeePassXC und versuchen Sie es dann erneut. Auf einem Rechner ohne Desktop-Sitzung führen Sie Starforge unter dbus-run-session mit gnome-keyring-daemon --unlock aus.</translation>
     </message>
     <message>
         <source>The keychain is locked or has no default collection while %1 (%2). Unlock your login keyring (e.g. in Seahorse, "Passwords and Keys") and try again.</source>
         <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
-        <translation type="unfinished" />
+        <translation>Der Schlüsselbund war %1 gesperrt oder hatte keine Standardsammlung (%2). Entsperren Sie Ihren Anmelde-Schlüsselbund (z. B. in Seahorse, "Passwörter und Verschlüsselung") und versuchen Sie es erneut.</translation>
     </message>
     <message>
         <source>Access to the keychain was denied while %1 (%2). Allow Starforge to use the keychain and try again.</source>
         <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
-        <translation type="unfinished" />
+        <translation>Der Zugriff auf den Schlüsselbund wurde %1 verweigert (%2). Erlauben Sie Starforge, den Schlüsselbund zu verwenden, und versuchen Sie es erneut.</translation>
     </message>
     <message>
         <source>The keychain failed while %1: %2</source>
         <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
-        <translation type="unfinished" />
+        <translation>Fehler im Schlüsselbund %1: %2</translation>
     </message>
     <message>
         <source>reading %1 of profile '%2'</source>
         <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
-        <translation type="unfinished" />
+        <translation>beim Lesen von %1 des Profils '%2'</translation>
     </message>
     <message>
         <source>saving %1 of profile '%2'</source>
         <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
-        <translation type="unfinished" />
+        <translation>beim Speichern von %1 des Profils '%2'</translation>
     </message>
     <message>
         <source>removing %1 of profile '%2'</source>
         <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
-        <translation type="unfinished" />
+        <translation>beim Entfernen von %1 des Profils '%2'</translation>
     </message>
 </context>
 <context>
@@ -8196,77 +8255,74 @@ Nichts davon ist im Cluster verblieben. Beheben Sie die Ursache und klicken Sie 
     <name>StarforgeApp</name>
     <message>
         <source>Start a local sandbox cluster (starforge-sandbox) and connect to it.</source>
-        <translation type="unfinished" />
+        <translation>Einen lokalen Sandbox-Cluster (starforge-sandbox) starten und sich damit verbinden.</translation>
     </message>
     <message>
         <source>Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini).</source>
-        <translation type="unfinished" />
+        <translation>Profildatei (Standard: $STARFORGE_CONFIG_FILE, sonst ~/.config/starforge/profiles.ini).</translation>
     </message>
     <message>
         <source>file</source>
-        <translation type="unfinished" />
+        <translation>Datei</translation>
     </message>
     <message>
         <source>Open the connection profiles dialog at start.</source>
-        <translation type="unfinished" />
+        <translation>Beim Start den Dialog für Verbindungsprofile öffnen.</translation>
     </message>
     <message>
         <source>Light or dark for this run: system (as the desktop says), light or dark. View › Appearance keeps a choice.</source>
-        <translation type="unfinished" />
+        <translation>Hell oder dunkel für diesen Lauf: system (wie vom Desktop vorgegeben), light oder dark. Ansicht › Erscheinungsbild speichert eine Auswahl dauerhaft.</translation>
     </message>
     <message>
         <source>scheme</source>
-        <translation type="unfinished" />
+        <translation>Schema</translation>
     </message>
     <message>
         <source>Run NeMo-RL training on Kubernetes + KubeRay from the desktop.</source>
-        <translation type="unfinished" />
+        <translation>NeMo-RL-Trainings auf Kubernetes + KubeRay vom Desktop aus ausführen.</translation>
     </message>
     <message>
         <source>A JobSpec file or a code folder to open in the submission wizard.</source>
-        <translation type="unfinished" />
+        <translation>Eine JobSpec-Datei oder ein Code-Ordner, der im Einreichungsassistenten geöffnet wird.</translation>
     </message>
     <message>
         <source>[JOBSPEC | FOLDER]</source>
-        <translation type="unfinished" />
+        <translation>[JOBSPEC | ORDNER]</translation>
     </message>
     <message>
         <source>starforge: --color-scheme is system, light or dark, not %1</source>
-        <translation type="unfinished" />
+        <translation>starforge: --color-scheme ist system, light oder dark, nicht %1</translation>
     </message>
     <message>
         <source>starforge: give one JobSpec or folder, not %1</source>
-        <translation type="unfinished" />
+        <translation>starforge: geben Sie eine einzige JobSpec oder einen einzigen Ordner an, nicht %1</translation>
     </message>
     <message>
         <source>starforge: sandbox ready; kubectl: KUBECONFIG=%1</source>
-        <translation type="unfinished" />
+        <translation>starforge: Sandbox bereit; kubectl: KUBECONFIG=%1</translation>
     </message>
 </context>
 <context>
     <name>SubmitCommand</name>
     <message>
         <source>building the Capsule...</source>
-        <translation type="unfinished" />
+        <translation>Capsule wird gebaut...</translation>
     </message>
     <message>
         <source>checking the bucket...</source>
-        <translation type="unfinished" />
+        <translation>Bucket wird geprüft...</translation>
     </message>
     <message>
         <source>uploading...</source>
-        <translation type="unfinished" />
+        <translation>Upload läuft...</translation>
     </message>
     <message>
         <source>creating the RayJob...</source>
-        <translation type="unfinished" />
+        <translation>RayJob wird erstellt...</translation>
     </message>
     <message numerus="yes">
         <source>%n day(s)</source>
-        <translation type="unfinished">
-            <numerusform />
-            <numerusform />
-        </translation>
+        <translation><numerusform>%n Tag</numerusform><numerusform>%n Tage</numerusform></translation>
     </message>
 </context>
 <context>
@@ -8314,218 +8370,218 @@ Ereignisse, Zeit seit %1:
     <name>Validation</name>
     <message>
         <source>%1 is %2 characters long; at most 63 are allowed</source>
-        <translation type="unfinished" />
+        <translation>%1 ist %2 Zeichen lang; höchstens 63 sind erlaubt</translation>
     </message>
     <message>
         <source>%1 has uppercase letters; use lowercase (%2)</source>
-        <translation type="unfinished" />
+        <translation>%1 enthält Großbuchstaben; verwenden Sie Kleinbuchstaben (%2)</translation>
     </message>
     <message>
         <source>%1 contains %2; only lowercase letters, digits and '-' are allowed</source>
-        <translation type="unfinished" />
+        <translation>%1 enthält %2; nur Kleinbuchstaben, Ziffern und '-' sind erlaubt</translation>
     </message>
     <message>
         <source>%1 must start and end with a lowercase letter or digit</source>
-        <translation type="unfinished" />
+        <translation>%1 muss mit einem Kleinbuchstaben oder einer Ziffer beginnen und enden</translation>
     </message>
     <message>
         <source>a URL is required, e.g. https://api.example.com:6443</source>
-        <translation type="unfinished" />
+        <translation>eine URL ist erforderlich, z. B. https://api.example.com:6443</translation>
     </message>
     <message>
         <source>%1 is not a valid URL (%2)</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine gültige URL (%2)</translation>
     </message>
     <message>
         <source>%1 has no scheme; write it as https://%1</source>
-        <translation type="unfinished" />
+        <translation>%1 hat kein Schema; schreiben Sie https://%1</translation>
     </message>
     <message>
         <source>%1 uses the scheme '%2'; only https:// and http:// are supported</source>
-        <translation type="unfinished" />
+        <translation>%1 verwendet das Schema '%2'; nur https:// und http:// werden unterstützt</translation>
     </message>
     <message>
         <source>%1 has no host name; write e.g. %2://api.example.com:6443</source>
-        <translation type="unfinished" />
+        <translation>%1 hat keinen Hostnamen; schreiben Sie z. B. %2://api.example.com:6443</translation>
     </message>
     <message>
         <source>%1 carries user credentials; remove them from the URL and set the token or keys instead</source>
-        <translation type="unfinished" />
+        <translation>%1 enthält Benutzeranmeldedaten; entfernen Sie sie aus der URL und legen Sie stattdessen das Token oder die Schlüssel fest</translation>
     </message>
     <message>
         <source>%1 has a query or fragment; remove the part after '?' or '#'</source>
-        <translation type="unfinished" />
+        <translation>%1 enthält eine Query oder ein Fragment; entfernen Sie den Teil nach '?' oder '#'</translation>
     </message>
     <message>
         <source>write a number with an optional suffix, e.g. 64Gi, 512Mi or 1G (binary: Ki Mi Gi Ti Pi Ei; decimal: k M G T P E)</source>
-        <translation type="unfinished" />
+        <translation>schreiben Sie eine Zahl mit optionalem Suffix, z. B. 64Gi, 512Mi oder 1G (binär: Ki Mi Gi Ti Pi Ei; dezimal: k M G T P E)</translation>
     </message>
     <message>
         <source>a quantity is required; %1</source>
         <extracomment>%1: how to write a quantity ("write a number with an optional suffix, ...")</extracomment>
-        <translation type="unfinished" />
+        <translation>eine Mengenangabe ist erforderlich; %1</translation>
     </message>
     <message>
         <source>%1 is not a Kubernetes quantity; Kubernetes writes %2%3i (binary) or %2%3 (decimal)</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine Kubernetes-Mengenangabe; Kubernetes schreibt %2%3i (binär) oder %2%3 (dezimal)</translation>
     </message>
     <message>
         <source>%1 is not a Kubernetes quantity; %2</source>
         <extracomment>%2: how to write a quantity ("write a number with an optional suffix, ...")</extracomment>
-        <translation type="unfinished" />
+        <translation>%1 ist keine Kubernetes-Mengenangabe; %2</translation>
     </message>
     <message>
         <source>%1 is negative; a size must be positive</source>
-        <translation type="unfinished" />
+        <translation>%1 ist negativ; eine Größe muss positiv sein</translation>
     </message>
     <message>
         <source>a name is required (lowercase letters, digits and '-')</source>
-        <translation type="unfinished" />
+        <translation>ein Name ist erforderlich (Kleinbuchstaben, Ziffern und '-')</translation>
     </message>
     <message>
         <source>a name is required (lowercase letters, digits, '-' and '.')</source>
-        <translation type="unfinished" />
+        <translation>ein Name ist erforderlich (Kleinbuchstaben, Ziffern, '-' und '.')</translation>
     </message>
     <message>
         <source>%1 is %2 characters long; at most 253 are allowed</source>
-        <translation type="unfinished" />
+        <translation>%1 ist %2 Zeichen lang; höchstens 253 sind erlaubt</translation>
     </message>
     <message>
         <source>%1 has an empty part between dots</source>
-        <translation type="unfinished" />
+        <translation>%1 hat einen leeren Teil zwischen zwei Punkten</translation>
     </message>
     <message>
         <source>%1 (in %2)</source>
         <extracomment>%1: what is wrong with one part of the name %2</extracomment>
-        <translation type="unfinished" />
+        <translation>%1 (in %2)</translation>
     </message>
     <message>
         <source>a label key is required, e.g. starforge/gpu-series</source>
-        <translation type="unfinished" />
+        <translation>ein Label-Schlüssel ist erforderlich, z. B. starforge/gpu-series</translation>
     </message>
     <message>
         <source>%1 has more than one '/'; a label key is prefix/name</source>
-        <translation type="unfinished" />
+        <translation>%1 enthält mehr als ein '/'; ein Label-Schlüssel hat die Form Präfix/Name</translation>
     </message>
     <message>
         <source>the prefix of %1 is not a DNS subdomain: %2</source>
-        <translation type="unfinished" />
+        <translation>das Präfix von %1 ist keine DNS-Subdomain: %2</translation>
     </message>
     <message>
         <source>the name part %1 of %2 must be 1 to 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit</source>
-        <translation type="unfinished" />
+        <translation>der Namensteil %1 von %2 muss aus 1 bis 63 Buchstaben, Ziffern, '-', '_' oder '.' bestehen und mit einem Buchstaben oder einer Ziffer beginnen und enden</translation>
     </message>
     <message>
         <source>%1 is not a whole number; write digits only, e.g. %2</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine ganze Zahl; schreiben Sie nur Ziffern, z. B. %2</translation>
     </message>
     <message>
         <source>%1 is out of range; use a number from %2 to %3</source>
-        <translation type="unfinished" />
+        <translation>%1 liegt außerhalb des zulässigen Bereichs; verwenden Sie eine Zahl von %2 bis %3</translation>
     </message>
     <message>
         <source>%1 is not a yes/no value; write true or false (1/0, yes/no and on/off also work)</source>
-        <translation type="unfinished" />
+        <translation>%1 ist kein Ja/Nein-Wert; schreiben Sie true oder false (1/0, yes/no und on/off funktionieren auch)</translation>
     </message>
     <message>
         <source>%1 is not an absolute path; start it with '/', e.g. /starforge</source>
-        <translation type="unfinished" />
+        <translation>%1 ist kein absoluter Pfad; beginnen Sie ihn mit '/', z. B. /starforge</translation>
     </message>
     <message>
         <source>%1 contains '..'; write the path without it</source>
-        <translation type="unfinished" />
+        <translation>%1 enthält '..'; schreiben Sie den Pfad ohne '..'</translation>
     </message>
     <message>
         <source>an image is required, e.g. nvcr.io/nvidia/nemo-rl:v0.7.0</source>
-        <translation type="unfinished" />
+        <translation>ein Image ist erforderlich, z. B. nvcr.io/nvidia/nemo-rl:v0.7.0</translation>
     </message>
     <message>
         <source>%1 contains a space; an image reference has none</source>
-        <translation type="unfinished" />
+        <translation>%1 enthält ein Leerzeichen; eine Image-Referenz enthält keine</translation>
     </message>
     <message>
         <source>%1 has a digest that is not sha256:&lt;64 hex digits&gt;</source>
-        <translation type="unfinished" />
+        <translation>%1 hat einen Digest, der nicht die Form sha256:&lt;64 Hexadezimalziffern&gt; hat</translation>
     </message>
     <message>
         <source>%1 is not an image reference; write [registry/]repository[:tag], with a lowercase repository, e.g. nvcr.io/nvidia/nemo-rl:v0.7.0</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine Image-Referenz; schreiben Sie [registry/]repository[:tag] mit einem Repository in Kleinbuchstaben, z. B. nvcr.io/nvidia/nemo-rl:v0.7.0</translation>
     </message>
     <message>
         <source>%1 is not an S3 bucket name; use 3 to 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit</source>
-        <translation type="unfinished" />
+        <translation>%1 ist kein S3-Bucket-Name; verwenden Sie 3 bis 63 Kleinbuchstaben, Ziffern, '-' und '.', beginnend und endend mit einem Buchstaben oder einer Ziffer</translation>
     </message>
     <message>
         <source>%1 is not a version; write it as major.minor.patch, e.g. 2.55.1</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine Version; schreiben Sie sie als major.minor.patch, z. B. 2.55.1</translation>
     </message>
     <message>
         <source>%1 is not an absolute path to a PEM file</source>
-        <translation type="unfinished" />
+        <translation>%1 ist kein absoluter Pfad zu einer PEM-Datei</translation>
     </message>
     <message>
         <source>the CA file %1 does not exist</source>
-        <translation type="unfinished" />
+        <translation>die CA-Datei %1 existiert nicht</translation>
     </message>
     <message>
         <source>the certificate file %1 does not exist</source>
-        <translation type="unfinished" />
+        <translation>die Zertifikatsdatei %1 existiert nicht</translation>
     </message>
     <message>
         <source>the CA file %1 is not a readable file</source>
-        <translation type="unfinished" />
+        <translation>die CA-Datei %1 ist keine lesbare Datei</translation>
     </message>
     <message>
         <source>the certificate file %1 is not a readable file</source>
-        <translation type="unfinished" />
+        <translation>die Zertifikatsdatei %1 ist keine lesbare Datei</translation>
     </message>
     <message>
         <source>the CA file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
-        <translation type="unfinished" />
+        <translation>die CA-Datei %1 enthält kein PEM-Zertifikat (-----BEGIN CERTIFICATE-----)</translation>
     </message>
     <message>
         <source>the certificate file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
-        <translation type="unfinished" />
+        <translation>die Zertifikatsdatei %1 enthält kein PEM-Zertifikat (-----BEGIN CERTIFICATE-----)</translation>
     </message>
     <message>
         <source>the CA data is not base64; paste the %1 value of a kubeconfig</source>
-        <translation type="unfinished" />
+        <translation>die CA-Daten sind kein Base64; fügen Sie den Wert %1 aus einer kubeconfig ein</translation>
     </message>
     <message>
         <source>the certificate data is not base64; paste the %1 value of a kubeconfig</source>
-        <translation type="unfinished" />
+        <translation>die Zertifikatsdaten sind kein Base64; fügen Sie den Wert %1 aus einer kubeconfig ein</translation>
     </message>
     <message>
         <source>the CA data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
-        <translation type="unfinished" />
+        <translation>die CA-Daten ergeben dekodiert kein PEM-Zertifikat (-----BEGIN CERTIFICATE-----)</translation>
     </message>
     <message>
         <source>the certificate data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
-        <translation type="unfinished" />
+        <translation>die Zertifikatsdaten ergeben dekodiert kein PEM-Zertifikat (-----BEGIN CERTIFICATE-----)</translation>
     </message>
     <message>
         <source>%1 is not a proxy URL; write e.g. http://proxy.example.com:3128 or socks5://127.0.0.1:1080</source>
-        <translation type="unfinished" />
+        <translation>%1 ist keine Proxy-URL; schreiben Sie z. B. http://proxy.example.com:3128 oder socks5://127.0.0.1:1080</translation>
     </message>
     <message>
         <source>%1 is a proxy reached over TLS (https://), which this app cannot speak to; give the proxy's plain http:// address (requests to https:// servers stay encrypted through it) or a socks5:// one</source>
-        <translation type="unfinished" />
+        <translation>%1 ist ein über TLS (https://) erreichbarer Proxy, mit dem diese App nicht kommunizieren kann; geben Sie die einfache http://-Adresse des Proxys an (Anfragen an https://-Server bleiben dabei verschlüsselt) oder eine socks5://-Adresse</translation>
     </message>
     <message>
         <source>%1 uses the scheme '%2'; a proxy is http:// or socks5://</source>
-        <translation type="unfinished" />
+        <translation>%1 verwendet das Schema '%2'; ein Proxy ist http:// oder socks5://</translation>
     </message>
     <message>
         <source>%1 has no host name</source>
-        <translation type="unfinished" />
+        <translation>%1 hat keinen Hostnamen</translation>
     </message>
     <message>
         <source>a profile name is required</source>
-        <translation type="unfinished" />
+        <translation>ein Profilname ist erforderlich</translation>
     </message>
     <message>
         <source>%1 is not a profile name; use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit</source>
-        <translation type="unfinished" />
+        <translation>%1 ist kein Profilname; verwenden Sie 1 bis 63 Buchstaben, Ziffern, '.', '_' oder '-', beginnend mit einem Buchstaben oder einer Ziffer</translation>
     </message>
 </context>
 <context>

@@ -5,19 +5,19 @@
     <name>Arguments</name>
     <message>
         <source>unknown option %1; see starforge-cli --help</source>
-        <translation type="unfinished" />
+        <translation>未知选项 %1；请参阅 starforge-cli --help</translation>
     </message>
     <message>
         <source>--%1 needs a value, e.g. --%1 NAME</source>
-        <translation type="unfinished" />
+        <translation>--%1 需要一个值，例如 --%1 NAME</translation>
     </message>
     <message>
         <source>--%1 takes no value</source>
-        <translation type="unfinished" />
+        <translation>--%1 不接受值</translation>
     </message>
     <message>
         <source>unknown option --%1; see starforge-cli --help</source>
-        <translation type="unfinished" />
+        <translation>未知选项 --%1；请参阅 starforge-cli --help</translation>
     </message>
 </context>
 <context>
@@ -216,15 +216,15 @@
     </message>
     <message>
         <source>a FIFO</source>
-        <translation type="unfinished" />
+        <translation>FIFO 文件</translation>
     </message>
     <message>
         <source>a socket</source>
-        <translation type="unfinished" />
+        <translation>套接字</translation>
     </message>
     <message>
         <source>a device</source>
-        <translation type="unfinished" />
+        <translation>设备文件</translation>
     </message>
 </context>
 <context>
@@ -259,13 +259,11 @@
     <message numerus="yes">
         <source>%1 byte(s)</source>
         <comment>a size; the count decides the plural form</comment>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>%1 字节</numerusform></translation>
     </message>
     <message>
         <source>Could not %1: the server's answer is not a Kubernetes list. Is FORGE_K8S_API_SERVER the cluster's API server?</source>
-        <translation type="unfinished" />
+        <translation>无法%1：服务器的应答不是 Kubernetes 列表。FORGE_K8S_API_SERVER 是否为该集群的 API 服务器？</translation>
     </message>
     <message>
         <source>you</source>
@@ -273,18 +271,18 @@
     </message>
     <message>
         <source> (x%1)</source>
-        <translation type="unfinished" />
+        <translation> (x%1)</translation>
     </message>
 </context>
 <context>
     <name>ClusterSetup</name>
     <message>
         <source>--user %1: %2</source>
-        <translation type="unfinished" />
+        <translation>--user %1: %2</translation>
     </message>
     <message>
         <source>--user %1 is too long for its token Secret's name: %2</source>
-        <translation type="unfinished" />
+        <translation>--user %1 过长，无法用作其令牌 Secret 的名称：%2</translation>
     </message>
 </context>
 <context>
@@ -594,43 +592,43 @@
     </message>
     <message>
         <source>the head pod %1</source>
-        <translation type="unfinished" />
+        <translation>head Pod %1</translation>
     </message>
     <message>
         <source>the worker %1 pod %2</source>
-        <translation type="unfinished" />
+        <translation>worker 组 %1 的 Pod %2</translation>
     </message>
     <message>
         <source>the submitter pod %1</source>
-        <translation type="unfinished" />
+        <translation>提交器 Pod %1</translation>
     </message>
     <message>
         <source>pod %1</source>
-        <translation type="unfinished" />
+        <translation>Pod %1</translation>
     </message>
     <message>
         <source>the %1 pod %2</source>
-        <translation type="unfinished" />
+        <translation>%1 Pod %2</translation>
     </message>
     <message>
         <source>. Kubelet: %1</source>
-        <translation type="unfinished" />
+        <translation>。Kubelet：%1</translation>
     </message>
     <message>
         <source>a node</source>
-        <translation type="unfinished" />
+        <translation>一个节点</translation>
     </message>
     <message>
         <source>one %1 node</source>
-        <translation type="unfinished" />
+        <translation>一个 %1 节点</translation>
     </message>
     <message>
         <source>. Scheduler: %1</source>
-        <translation type="unfinished" />
+        <translation>。调度器：%1</translation>
     </message>
     <message>
         <source> of %1 s</source>
-        <translation type="unfinished" />
+        <translation> (%1 秒)</translation>
     </message>
 </context>
 <context>
@@ -644,67 +642,67 @@
     <name>EffectiveConfig</name>
     <message>
         <source>unset</source>
-        <translation type="unfinished" />
+        <translation>未设置</translation>
     </message>
     <message>
         <source>default</source>
-        <translation type="unfinished" />
+        <translation>默认值</translation>
     </message>
     <message>
         <source>profile</source>
-        <translation type="unfinished" />
+        <translation>配置文件</translation>
     </message>
     <message>
         <source>environment</source>
-        <translation type="unfinished" />
+        <translation>环境变量</translation>
     </message>
     <message>
         <source>keychain</source>
-        <translation type="unfinished" />
+        <translation>钥匙串</translation>
     </message>
     <message>
         <source>environment variable %1</source>
         <extracomment>%1: the problem, starting with the variable's name ("FORGE_K8S_SHM_SIZE: ...")</extracomment>
-        <translation type="unfinished" />
+        <translation>环境变量 %1</translation>
     </message>
 </context>
 <context>
     <name>ExecPlugin</name>
     <message>
         <source>the exec plugin asks for client.authentication.k8s.io/v1alpha1, which Kubernetes removed in 1.24; use v1 (or v1beta1) in the kubeconfig's user.exec.apiVersion</source>
-        <translation type="unfinished" />
+        <translation>exec 插件要求 client.authentication.k8s.io/v1alpha1，而 Kubernetes 已在 1.24 中将其移除；请在 kubeconfig 的 user.exec.apiVersion 中使用 v1（或 v1beta1）</translation>
     </message>
     <message>
         <source>the exec plugin's apiVersion must be %1 or %2, not '%3'</source>
-        <translation type="unfinished" />
+        <translation>exec 插件的 apiVersion 必须为 %1 或 %2，而不是 '%3'</translation>
     </message>
     <message>
         <source>the exec plugin has no command; give the program that prints the credential</source>
-        <translation type="unfinished" />
+        <translation>exec 插件没有 command；请提供输出凭据的程序</translation>
     </message>
     <message>
         <source>the exec plugin's args must be a list of strings</source>
-        <translation type="unfinished" />
+        <translation>exec 插件的 args 必须是字符串列表</translation>
     </message>
     <message>
         <source>the exec plugin's env must be a list of {name, value}</source>
-        <translation type="unfinished" />
+        <translation>exec 插件的 env 必须是 {name, value} 列表</translation>
     </message>
     <message>
         <source>every entry of the exec plugin's env needs a name (without '=') and a value</source>
-        <translation type="unfinished" />
+        <translation>exec 插件 env 中的每一项都需要 name（不含 '='）和 value</translation>
     </message>
     <message>
         <source>the exec plugin's interactiveMode must be Never, IfAvailable or Always, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>exec 插件的 interactiveMode 必须为 Never、IfAvailable 或 Always，而不是 '%1'</translation>
     </message>
     <message>
         <source>the exec plugin is not a JSON object (%1); write it as the kubeconfig's user.exec in JSON, e.g. {"apiVersion": "%2", "command": "aws", "args": ["eks", "get-token"]}</source>
-        <translation type="unfinished" />
+        <translation>exec 插件不是 JSON 对象（%1）；请按 kubeconfig 的 user.exec 以 JSON 格式填写，例如 {"apiVersion": "%2", "command": "aws", "args": ["eks", "get-token"]}</translation>
     </message>
     <message>
         <source>not an object</source>
-        <translation type="unfinished" />
+        <translation>不是对象</translation>
     </message>
 </context>
 <context>
@@ -1183,47 +1181,47 @@
     <name>Kubeconfig</name>
     <message>
         <source>%1 and %2</source>
-        <translation type="unfinished" />
+        <translation>%1 和 %2</translation>
     </message>
     <message>
         <source>the kubeconfig %1 does not exist; give its path, e.g. ~/.kube/config</source>
-        <translation type="unfinished" />
+        <translation>kubeconfig %1 不存在；请提供其路径，例如 ~/.kube/config</translation>
     </message>
     <message>
         <source>cannot read the kubeconfig %1: %2</source>
-        <translation type="unfinished" />
+        <translation>无法读取 kubeconfig %1：%2</translation>
     </message>
     <message>
         <source>none of the kubeconfig files exist: %1</source>
-        <translation type="unfinished" />
+        <translation>所有 kubeconfig 文件均不存在：%1</translation>
     </message>
     <message>
         <source>the kubeconfig</source>
-        <translation type="unfinished" />
+        <translation>该 kubeconfig</translation>
     </message>
     <message>
         <source>%1 is not a kubeconfig: its top level is not a mapping</source>
-        <translation type="unfinished" />
+        <translation>%1 不是 kubeconfig：其顶层不是映射</translation>
     </message>
     <message>
         <source>the auth provider '%1'</source>
-        <translation type="unfinished" />
+        <translation>认证提供程序 '%1'</translation>
     </message>
     <message>
         <source>basic authentication (username and password)</source>
-        <translation type="unfinished" />
+        <translation>基本认证（用户名和密码）</translation>
     </message>
     <message>
         <source>%1 is not valid YAML: %2</source>
-        <translation type="unfinished" />
+        <translation>%1 不是有效的 YAML：%2</translation>
     </message>
     <message>
         <source>the kubeconfig has no current-context; choose one of: %1</source>
-        <translation type="unfinished" />
+        <translation>kubeconfig 没有 current-context；请从以下上下文中选择一个：%1</translation>
     </message>
     <message>
         <source>the kubeconfig has no context '%1'; it has: %2</source>
-        <translation type="unfinished" />
+        <translation>kubeconfig 中没有上下文 '%1'；现有上下文：%2</translation>
     </message>
     <message>
         <source>none</source>
@@ -1231,90 +1229,90 @@
     </message>
     <message>
         <source>context '%1' names the cluster '%2', which the kubeconfig does not define</source>
-        <translation type="unfinished" />
+        <translation>上下文 '%1' 指定的集群 '%2' 未在 kubeconfig 中定义</translation>
     </message>
     <message>
         <source>context '%1' names the user '%2', which the kubeconfig does not define</source>
-        <translation type="unfinished" />
+        <translation>上下文 '%1' 指定的用户 '%2' 未在 kubeconfig 中定义</translation>
     </message>
     <message>
         <source>context '%1' signs in with %2, which Starforge does not support. Use a token, a client certificate or an exec credential plugin (what kubectl supports today).</source>
-        <translation type="unfinished" />
+        <translation>上下文 '%1' 使用 %2 登录，而 Starforge 不支持这种方式。请使用令牌、客户端证书或 exec 凭据插件（即 kubectl 目前支持的方式）。</translation>
     </message>
     <message>
         <source>context '%1' gives user '%2' no token, client certificate or exec plugin; add one to the kubeconfig, or set FORGE_K8S_TOKEN after import</source>
-        <translation type="unfinished" />
+        <translation>上下文 '%1' 没有为用户 '%2' 提供令牌、客户端证书或 exec 插件；请在 kubeconfig 中添加其中一项，或在导入后设置 FORGE_K8S_TOKEN</translation>
     </message>
     <message>
         <source>context '%1': user '%2' has a client certificate but no client key; kubectl needs both as well</source>
-        <translation type="unfinished" />
+        <translation>上下文 '%1'：用户 '%2' 有客户端证书但没有客户端密钥；kubectl 同样需要两者</translation>
     </message>
     <message>
         <source>context '%1': user '%2' has a client key but no client certificate; kubectl needs both as well</source>
-        <translation type="unfinished" />
+        <translation>上下文 '%1'：用户 '%2' 有客户端密钥但没有客户端证书；kubectl 同样需要两者</translation>
     </message>
     <message>
         <source>the user also has %1, which Starforge ignores</source>
-        <translation type="unfinished" />
+        <translation>该用户还配置了 %1，Starforge 会将其忽略</translation>
     </message>
     <message>
         <source>context '%1', %2: %3</source>
         <extracomment>%2: the kubeconfig field ("cluster 'c' server"), %3: what is wrong with its value</extracomment>
-        <translation type="unfinished" />
+        <translation>上下文 '%1'，%2：%3</translation>
     </message>
     <message>
         <source>%1 → %2</source>
-        <translation type="unfinished" />
+        <translation>%1 → %2</translation>
     </message>
     <message>
         <source>%1 → %2 (in the keychain)</source>
-        <translation type="unfinished" />
+        <translation>%1 → %2（存入钥匙串）</translation>
     </message>
     <message>
         <source>cluster '%1' of context '%2' has no server URL</source>
-        <translation type="unfinished" />
+        <translation>上下文 '%2' 的集群 '%1' 没有服务器 URL</translation>
     </message>
     <message>
         <source>cluster '%1' %2</source>
         <extracomment>%2: a kubeconfig field name (server, certificate-authority-data, ...), as written in the file</extracomment>
-        <translation type="unfinished" />
+        <translation>集群 '%1' 的 %2</translation>
     </message>
     <message>
         <source>the cluster skips TLS verification (insecure-skip-tls-verify); the window will show a warning</source>
-        <translation type="unfinished" />
+        <translation>该集群跳过 TLS 验证（insecure-skip-tls-verify）；窗口将显示警告</translation>
     </message>
     <message>
         <source>context '%1' namespace</source>
-        <translation type="unfinished" />
+        <translation>上下文 '%1' 的命名空间</translation>
     </message>
     <message>
         <source>user '%1' %2</source>
         <extracomment>%2: a kubeconfig field name (token, client-key-data, ...), as written in the file</extracomment>
-        <translation type="unfinished" />
+        <translation>用户 '%1' 的 %2</translation>
     </message>
     <message>
         <source>user '%1' client certificate</source>
-        <translation type="unfinished" />
+        <translation>用户 '%1' 的客户端证书</translation>
     </message>
     <message>
         <source>user '%1' client key</source>
-        <translation type="unfinished" />
+        <translation>用户 '%1' 的客户端密钥</translation>
     </message>
     <message>
         <source>connecting will fail until this is fixed: %1</source>
-        <translation type="unfinished" />
+        <translation>在修复此问题之前，连接将会失败：%1</translation>
     </message>
     <message>
         <source>signs in with the client certificate %1, valid until %2</source>
-        <translation type="unfinished" />
+        <translation>使用客户端证书 %1 登录，有效期至 %2</translation>
     </message>
     <message>
         <source>signs in by running %1 when connecting and before its credential expires</source>
-        <translation type="unfinished" />
+        <translation>在连接时以及凭据过期之前运行 %1 进行登录</translation>
     </message>
     <message>
         <source>the exec plugin's credential is used instead of the user's token</source>
-        <translation type="unfinished" />
+        <translation>将使用 exec 插件的凭据，而不是该用户的令牌</translation>
     </message>
 </context>
 <context>
@@ -1662,79 +1660,79 @@
     <name>ProfileStore</name>
     <message>
         <source>profile %1: renamed %2 to %3</source>
-        <translation type="unfinished" />
+        <translation>配置文件 %1：已将 %2 重命名为 %3</translation>
     </message>
     <message>
         <source>profile %1: dropped unknown setting %2</source>
-        <translation type="unfinished" />
+        <translation>配置文件 %1：已丢弃未知设置项 %2</translation>
     </message>
     <message>
         <source>profile %1: %2 moves from the settings file to the keychain</source>
-        <translation type="unfinished" />
+        <translation>配置文件 %1：%2 将从设置文件移至钥匙串</translation>
     </message>
     <message>
         <source>profile %1: dropped invalid value (%2)</source>
-        <translation type="unfinished" />
+        <translation>配置文件 %1：已丢弃无效值（%2）</translation>
     </message>
     <message>
         <source>cannot read the profiles file %1: %2</source>
-        <translation type="unfinished" />
+        <translation>无法读取配置文件存储文件 %1：%2</translation>
     </message>
     <message>
         <source>the profiles file %1 is not a valid INI file; fix or move it away</source>
-        <translation type="unfinished" />
+        <translation>配置文件存储文件 %1 不是有效的 INI 文件；请修复它或将其移走</translation>
     </message>
     <message>
         <source>the profiles file %1 has an unreadable settings/version '%2'</source>
-        <translation type="unfinished" />
+        <translation>配置文件存储文件 %1 中的 settings/version '%2' 无法读取</translation>
     </message>
     <message>
         <source>the profiles file %1 was written by a newer Starforge (settings version %2; this one reads up to %3). Update Starforge; the file was left untouched.</source>
-        <translation type="unfinished" />
+        <translation>配置文件存储文件 %1 由较新版本的 Starforge 写入（设置版本 %2；当前版本最高只能读取 %3）。请更新 Starforge；该文件未被改动。</translation>
     </message>
     <message>
         <source>profile '%1' has an invalid name and was skipped</source>
-        <translation type="unfinished" />
+        <translation>配置文件 '%1' 的名称无效，已跳过</translation>
     </message>
     <message>
         <source>profile %1: ignored invalid value (%2)</source>
-        <translation type="unfinished" />
+        <translation>配置文件 %1：已忽略无效值（%2）</translation>
     </message>
     <message>
         <source>the active profile '%1' does not exist; none is active</source>
-        <translation type="unfinished" />
+        <translation>活动配置文件 '%1' 不存在；当前没有活动配置文件</translation>
     </message>
     <message>
         <source>cannot create the folder %1 for the profiles file</source>
-        <translation type="unfinished" />
+        <translation>无法为配置文件存储文件创建文件夹 %1</translation>
     </message>
     <message>
         <source>cannot write in the folder of the profiles file %1: %2</source>
-        <translation type="unfinished" />
+        <translation>无法在配置文件存储文件 %1 所在的文件夹中写入：%2</translation>
     </message>
     <message>
         <source>cannot write the profiles file %1</source>
-        <translation type="unfinished" />
+        <translation>无法写入配置文件存储文件 %1</translation>
     </message>
     <message>
         <source>cannot replace the profiles file %1: %2</source>
-        <translation type="unfinished" />
+        <translation>无法替换配置文件存储文件 %1：%2</translation>
     </message>
     <message>
         <source>'%1' has surrounding spaces; a profile name has none</source>
-        <translation type="unfinished" />
+        <translation>'%1' 前后有空格；配置文件名称不能带有前后空格</translation>
     </message>
     <message>
         <source>a profile named '%1' already exists; choose another name</source>
-        <translation type="unfinished" />
+        <translation>已存在名为 '%1' 的配置文件；请换一个名称</translation>
     </message>
     <message>
         <source>there is no profile named '%1'</source>
-        <translation type="unfinished" />
+        <translation>没有名为 '%1' 的配置文件</translation>
     </message>
     <message>
         <source>%1 is a secret and is kept in the keychain, not in the profile file</source>
-        <translation type="unfinished" />
+        <translation>%1 是机密项，保存在钥匙串中，而不是配置文件存储文件中</translation>
     </message>
 </context>
 <context>
@@ -2138,103 +2136,103 @@
     <name>SandboxApp</name>
     <message>
         <source>A local Kubernetes + KubeRay cluster for Starforge and its tests.</source>
-        <translation type="unfinished" />
+        <translation>用于 Starforge 及其测试的本地 Kubernetes + KubeRay 集群。</translation>
     </message>
     <message>
         <source>Loopback address and port (port 0: any free one).</source>
-        <translation type="unfinished" />
+        <translation>环回地址和端口（端口 0：任意空闲端口）。</translation>
     </message>
     <message>
         <source>Where to write the connection details once ready (JSON).</source>
-        <translation type="unfinished" />
+        <translation>就绪后写入连接信息的位置（JSON）。</translation>
     </message>
     <message>
         <source>Nodes: SERIES:NODESxGPUS,... (e.g. h200:4x8,cpu:2x0) or scale:N.</source>
-        <translation type="unfinished" />
+        <translation>节点：SERIES:NODESxGPUS,...（例如 h200:4x8,cpu:2x0）或 scale:N。</translation>
     </message>
     <message>
         <source>Seed for the sandbox's random choices.</source>
-        <translation type="unfinished" />
+        <translation>沙盒随机选择所用的种子。</translation>
     </message>
     <message>
         <source>RBAC file adding users with fewer rights.</source>
-        <translation type="unfinished" />
+        <translation>用于添加权限较少的用户的 RBAC 文件。</translation>
     </message>
     <message>
         <source>Faults from the start: rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F,next500Creates=N,holdS3Uploads=0|1 (docs/sandbox.md).</source>
-        <translation type="unfinished" />
+        <translation>从启动起就注入的故障：rate429=F,rate500=F,delayMs=N,dropWatchesAfterMs=N,dropLogsAfterMs=N,s3PartFailureRate=F,next500Creates=N,holdS3Uploads=0|1（docs/sandbox.md）。</translation>
     </message>
     <message>
         <source>The namespace for Starforge's objects.</source>
-        <translation type="unfinished" />
+        <translation>Starforge 对象所在的命名空间。</translation>
     </message>
     <message>
         <source>Images present on the nodes, comma-separated (default: the FORGE_IMAGE_* defaults); others fail to pull.</source>
-        <translation type="unfinished" />
+        <translation>节点上已有的镜像，以逗号分隔（默认：FORGE_IMAGE_* 的默认值）；其他镜像会拉取失败。</translation>
     </message>
     <message>
         <source>Image prefix of the private registry: its images need an imagePullSecrets Secret (kubernetes.io/dockerconfigjson) with credentials for its host, else the pull fails with 401 Unauthorized (default registry.sandbox.internal/private/; empty: none).</source>
-        <translation type="unfinished" />
+        <translation>私有镜像仓库的镜像前缀：其镜像需要一个 imagePullSecrets Secret（kubernetes.io/dockerconfigjson），其中含有该仓库主机的凭据，否则拉取会以 401 Unauthorized 失败（默认 registry.sandbox.internal/private/；留空：无）。</translation>
     </message>
     <message>
         <source>The KubeRay release to be, 1.4 to 1.7: its RayJob CRD is served and admitted against (1.5 and older prune preRunningDeadlineSeconds).</source>
-        <translation type="unfinished" />
+        <translation>要模拟的 KubeRay 版本，1.4 到 1.7：按该版本的 RayJob CRD 提供服务并进行准入校验（1.5 及更早版本会剪除 preRunningDeadlineSeconds）。</translation>
     </message>
     <message>
         <source>Lifetime of the tokens starforge-sandbox-credential (the kubeconfig's starforge-sandbox-exec context) mints (default 3600; 0: they never expire).</source>
-        <translation type="unfinished" />
+        <translation>starforge-sandbox-credential（kubeconfig 中的 starforge-sandbox-exec 上下文）签发的令牌的有效期（默认 3600；0：永不过期）。</translation>
     </message>
     <message>
         <source>Run the operator with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true: shutdownAfterJobFinishes deletes the RayJob itself at ttlSecondsAfterFinished.</source>
-        <translation type="unfinished" />
+        <translation>以 DELETE_RAYJOB_CR_AFTER_JOB_FINISHES=true 运行 operator：shutdownAfterJobFinishes 会在 ttlSecondsAfterFinished 到期时删除 RayJob 本身。</translation>
     </message>
     <message>
         <source>The operator's feature gates: RayJobDeletionPolicy=true|false (spec.deletionStrategy; default on from --kuberay-version 1.6).</source>
-        <translation type="unfinished" />
+        <translation>operator 的特性门控：RayJobDeletionPolicy=true|false（spec.deletionStrategy；从 --kuberay-version 1.6 起默认开启）。</translation>
     </message>
     <message>
         <source>The operator's environment, comma-separated: ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION (on unless false) and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES (off unless true), e.g. ENABLE_PROBES_INJECTION=false.</source>
-        <translation type="unfinished" />
+        <translation>operator 的环境变量，以逗号分隔：ENABLE_INIT_CONTAINER_INJECTION、ENABLE_PROBES_INJECTION（除非设为 false，否则开启）和 DELETE_RAYJOB_CR_AFTER_JOB_FINISHES（除非设为 true，否则关闭），例如 ENABLE_PROBES_INJECTION=false。</translation>
     </message>
     <message>
         <source>Tokens per second the vLLM stand-in generates in playground pods (default 50).</source>
-        <translation type="unfinished" />
+        <translation>vLLM 替身在试验场 Pod 中每秒生成的 token 数（默认 50）。</translation>
     </message>
     <message>
         <source>--listen takes HOST:PORT with a loopback address, e.g. 127.0.0.1:0, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--listen 需要带环回地址的 HOST:PORT，例如 127.0.0.1:0，而不是 '%1'</translation>
     </message>
     <message>
         <source>--seed takes a non-negative integer</source>
-        <translation type="unfinished" />
+        <translation>--seed 需要一个非负整数</translation>
     </message>
     <message>
         <source>--kuberay-version: %1</source>
-        <translation type="unfinished" />
+        <translation>--kuberay-version: %1</translation>
     </message>
     <message>
         <source>--token-ttl takes a number of seconds (0: tokens never expire), not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--token-ttl 需要一个秒数（0：令牌永不过期），而不是 '%1'</translation>
     </message>
     <message>
         <source>--token-rate takes a positive number of tokens per second, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--token-rate 需要一个正数（每秒 token 数），而不是 '%1'</translation>
     </message>
     <message>
         <source>--feature-gates takes RayJobDeletionPolicy=true or RayJobDeletionPolicy=false, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--feature-gates 只接受 RayJobDeletionPolicy=true 或 RayJobDeletionPolicy=false，而不是 '%1'</translation>
     </message>
     <message>
         <source>--operator-env takes NAME=VALUE pairs, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--operator-env 需要 NAME=VALUE 形式的键值对，而不是 '%1'</translation>
     </message>
     <message>
         <source>--operator-env knows ENABLE_INIT_CONTAINER_INJECTION, ENABLE_PROBES_INJECTION and DELETE_RAYJOB_CR_AFTER_JOB_FINISHES, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--operator-env 只识别 ENABLE_INIT_CONTAINER_INJECTION、ENABLE_PROBES_INJECTION 和 DELETE_RAYJOB_CR_AFTER_JOB_FINISHES，而不是 '%1'</translation>
     </message>
     <message>
         <source>starforge-sandbox %1 serving %2; connection file %3</source>
-        <translation type="unfinished" />
+        <translation>starforge-sandbox %1 正在 %2 上提供服务；连接文件：%3</translation>
     </message>
 </context>
 <context>
@@ -2271,35 +2269,35 @@
     <name>SettingsSchema</name>
     <message>
         <source>Cluster</source>
-        <translation type="unfinished" />
+        <translation>集群</translation>
     </message>
     <message>
         <source>Sign-in</source>
-        <translation type="unfinished" />
+        <translation>登录</translation>
     </message>
     <message>
         <source>Network</source>
-        <translation type="unfinished" />
+        <translation>网络</translation>
     </message>
     <message>
         <source>GPUs and pods</source>
-        <translation type="unfinished" />
+        <translation>GPU 与 Pod</translation>
     </message>
     <message>
         <source>Images</source>
-        <translation type="unfinished" />
+        <translation>镜像</translation>
     </message>
     <message>
         <source>Storage</source>
-        <translation type="unfinished" />
+        <translation>存储</translation>
     </message>
     <message>
         <source>Object storage (S3)</source>
-        <translation type="unfinished" />
+        <translation>对象存储 (S3)</translation>
     </message>
     <message>
         <source>KubeRay</source>
-        <translation type="unfinished" />
+        <translation>KubeRay</translation>
     </message>
     <message>
         <source>API server</source>
@@ -2307,23 +2305,23 @@
     </message>
     <message>
         <source>URL of the Kubernetes API server, e.g. https://api.example.com:6443. Required to connect. Plain http:// is accepted only for this machine (kubectl proxy on 127.0.0.1), since the token would otherwise cross the network unencrypted.</source>
-        <translation type="unfinished" />
+        <translation>Kubernetes API 服务器的 URL，例如 https://api.example.com:6443。连接时必填。仅当连接本机时（127.0.0.1 上的 kubectl proxy）才接受明文 http://，否则令牌会以未加密方式在网络上传输。</translation>
     </message>
     <message>
         <source>Namespace</source>
-        <translation type="unfinished" />
+        <translation>命名空间</translation>
     </message>
     <message>
         <source>Namespace where RayJobs, their pods and playground pods are created.</source>
-        <translation type="unfinished" />
+        <translation>创建 RayJob、其 Pod 以及试验场 Pod 的命名空间。</translation>
     </message>
     <message>
         <source>Job owner</source>
-        <translation type="unfinished" />
+        <translation>作业所有者</translation>
     </message>
     <message>
         <source>Whose the jobs submitted with this profile are, recorded on each RayJob (starforge.dev/owner). The app archives, stops and deletes only its owner's jobs and shows everyone else's read-only. Empty: the user name the cluster knows the credentials by (a SelfSubjectReview), the same on every workstation.</source>
-        <translation type="unfinished" />
+        <translation>使用此配置文件提交的作业归谁所有，记录在每个 RayJob 上（starforge.dev/owner）。应用只会归档、停止和删除其所有者的作业，其他人的作业以只读方式显示。留空：使用集群识别这些凭据时所用的用户名（通过 SelfSubjectReview 获得），在每台工作站上都相同。</translation>
     </message>
     <message>
         <source>Backend</source>
@@ -2331,383 +2329,383 @@
     </message>
     <message>
         <source>Which backend runs jobs. Only kuberay (one ephemeral RayCluster per job, as a RayJob) exists.</source>
-        <translation type="unfinished" />
+        <translation>由哪个后端运行作业。目前只有 kuberay（每个作业一个临时 RayCluster，以 RayJob 形式运行）。</translation>
     </message>
     <message>
         <source>Token</source>
-        <translation type="unfinished" />
+        <translation>令牌</translation>
     </message>
     <message>
         <source>Bearer token (e.g. a ServiceAccount token) with RayJob and Pod permissions in the namespace. Kept only in the OS keychain.</source>
-        <translation type="unfinished" />
+        <translation>在该命名空间中拥有 RayJob 和 Pod 权限的 bearer 令牌（例如 ServiceAccount 令牌）。仅保存在操作系统钥匙串中。</translation>
     </message>
     <message>
         <source>Token file</source>
-        <translation type="unfinished" />
+        <translation>令牌文件</translation>
     </message>
     <message>
         <source>A file to read the bearer token from at every connect, as kubeconfig's tokenFile. Used when FORGE_K8S_TOKEN is not set.</source>
-        <translation type="unfinished" />
+        <translation>每次连接时从中读取 bearer 令牌的文件，相当于 kubeconfig 的 tokenFile。在未设置 FORGE_K8S_TOKEN 时使用。</translation>
     </message>
     <message>
         <source>Client certificate file</source>
-        <translation type="unfinished" />
+        <translation>客户端证书文件</translation>
     </message>
     <message>
         <source>PEM file of the client certificate presented in the TLS handshake (kubeconfig's client-certificate; kind, minikube and kubeadm's admin.conf sign in this way). Needs a client key.</source>
-        <translation type="unfinished" />
+        <translation>在 TLS 握手中出示的客户端证书的 PEM 文件（kubeconfig 的 client-certificate；kind、minikube 和 kubeadm 的 admin.conf 都以这种方式登录）。需要配合客户端密钥使用。</translation>
     </message>
     <message>
         <source>Client certificate (inline)</source>
-        <translation type="unfinished" />
+        <translation>客户端证书（内联）</translation>
     </message>
     <message>
         <source>The same certificate as base64 of the PEM text (client-certificate-data). Takes precedence over FORGE_K8S_CLIENT_CERT_FILE.</source>
-        <translation type="unfinished" />
+        <translation>同一证书的 PEM 文本的 base64 编码（client-certificate-data）。优先于 FORGE_K8S_CLIENT_CERT_FILE。</translation>
     </message>
     <message>
         <source>Client key file</source>
-        <translation type="unfinished" />
+        <translation>客户端密钥文件</translation>
     </message>
     <message>
         <source>PEM file of the client certificate's private key, RSA or EC, unencrypted (client-key). The path is kept, never the key.</source>
-        <translation type="unfinished" />
+        <translation>客户端证书私钥的 PEM 文件，RSA 或 EC 格式，未加密（client-key）。只保存路径，从不保存密钥本身。</translation>
     </message>
     <message>
         <source>Client key (inline)</source>
-        <translation type="unfinished" />
+        <translation>客户端密钥（内联）</translation>
     </message>
     <message>
         <source>The client key as base64 of the PEM text (client-key-data). Kept only in the OS keychain; takes precedence over FORGE_K8S_CLIENT_KEY_FILE.</source>
-        <translation type="unfinished" />
+        <translation>客户端密钥的 PEM 文本的 base64 编码（client-key-data）。仅保存在操作系统钥匙串中；优先于 FORGE_K8S_CLIENT_KEY_FILE。</translation>
     </message>
     <message>
         <source>Credential plugin</source>
-        <translation type="unfinished" />
+        <translation>凭据插件</translation>
     </message>
     <message>
         <source>An exec credential plugin, as the kubeconfig's user.exec in JSON: apiVersion, command, args, env, interactiveMode, provideClusterInfo, installHint (aws eks get-token, gke-gcloud-auth-plugin, kubelogin). Run as kubectl runs it; its token or certificate stays in memory. Takes precedence over tokens.</source>
-        <translation type="unfinished" />
+        <translation>exec 凭据插件，格式同 kubeconfig 的 user.exec（JSON）：apiVersion、command、args、env、interactiveMode、provideClusterInfo、installHint（aws eks get-token、gke-gcloud-auth-plugin、kubelogin）。按 kubectl 的方式运行；其令牌或证书只保留在内存中。优先于令牌。</translation>
     </message>
     <message>
         <source>CA certificates file</source>
-        <translation type="unfinished" />
+        <translation>CA 证书文件</translation>
     </message>
     <message>
         <source>PEM file with the CA certificates that sign the API server's certificate. Without it (and without FORGE_K8S_CA_DATA) the system CA store is used.</source>
-        <translation type="unfinished" />
+        <translation>包含为 API 服务器证书签名的 CA 证书的 PEM 文件。如果没有它（且未设置 FORGE_K8S_CA_DATA），则使用系统 CA 存储。</translation>
     </message>
     <message>
         <source>CA certificates (inline)</source>
-        <translation type="unfinished" />
+        <translation>CA 证书（内联）</translation>
     </message>
     <message>
         <source>The same CA bundle as base64 of the PEM text (kubeconfig's certificate-authority-data). Takes precedence over FORGE_K8S_CA_FILE.</source>
-        <translation type="unfinished" />
+        <translation>同一 CA 证书包的 PEM 文本的 base64 编码（kubeconfig 的 certificate-authority-data）。优先于 FORGE_K8S_CA_FILE。</translation>
     </message>
     <message>
         <source>TLS server name</source>
-        <translation type="unfinished" />
+        <translation>TLS 服务器名称</translation>
     </message>
     <message>
         <source>Server name to verify the API server's certificate against and send in SNI, when it differs from the URL's host (kubeconfig's tls-server-name).</source>
-        <translation type="unfinished" />
+        <translation>用于校验 API 服务器证书并在 SNI 中发送的服务器名称，在它与 URL 中的主机不同时使用（kubeconfig 的 tls-server-name）。</translation>
     </message>
     <message>
         <source>Proxy</source>
-        <translation type="unfinished" />
+        <translation>代理</translation>
     </message>
     <message>
         <source>Proxy for the API server: http:// or socks5:// (kubeconfig's proxy-url); socks5 proxies resolve host names, as with kubectl. Empty: HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment, as kubectl reads them.</source>
-        <translation type="unfinished" />
+        <translation>访问 API 服务器所用的代理：http:// 或 socks5://（kubeconfig 的 proxy-url）；与 kubectl 一样，socks5 代理会解析主机名。留空：与 kubectl 一样，使用环境变量中的 HTTPS_PROXY、HTTP_PROXY 和 NO_PROXY。</translation>
     </message>
     <message>
         <source>Skip certificate check</source>
-        <translation type="unfinished" />
+        <translation>跳过证书检查</translation>
     </message>
     <message>
         <source>Skip verifying the API server's certificate. Only for throw-away clusters: the window shows a warning while it is on.</source>
-        <translation type="unfinished" />
+        <translation>跳过对 API 服务器证书的验证。仅用于临时集群：开启期间窗口会显示警告。</translation>
     </message>
     <message>
         <source>GPU series node label</source>
-        <translation type="unfinished" />
+        <translation>GPU 系列节点标签</translation>
     </message>
     <message>
         <source>Node label whose value is the GPU series (h200, h100, ...). One source for capacity figures and for the nodeSelector of every pool.</source>
-        <translation type="unfinished" />
+        <translation>其值为 GPU 系列（h200、h100 等）的节点标签。容量数据和每个池的 nodeSelector 都以它为唯一依据。</translation>
     </message>
     <message>
         <source>Request GPUs from Kubernetes</source>
-        <translation type="unfinished" />
+        <translation>向 Kubernetes 请求 GPU</translation>
     </message>
     <message>
         <source>Request nvidia.com/gpu for Ray pods. false only for GPU-less test clusters (kind, CI): Ray's logical GPUs stay.</source>
-        <translation type="unfinished" />
+        <translation>为 Ray Pod 请求 nvidia.com/gpu。仅在没有 GPU 的测试集群（kind、CI）上设为 false：Ray 的逻辑 GPU 仍会保留。</translation>
     </message>
     <message>
         <source>Shared memory per pod</source>
-        <translation type="unfinished" />
+        <translation>每个 Pod 的共享内存</translation>
     </message>
     <message>
         <source>Size of the in-memory /dev/shm volume of every Ray pod; Ray's object store lives there.</source>
-        <translation type="unfinished" />
+        <translation>每个 Ray Pod 中基于内存的 /dev/shm 卷的大小；Ray 的对象存储就位于其中。</translation>
     </message>
     <message>
         <source>NeMo-RL image</source>
-        <translation type="unfinished" />
+        <translation>NeMo-RL 镜像</translation>
     </message>
     <message>
         <source>Container image of the head, worker and submitter pods: NeMo-RL with Ray.</source>
-        <translation type="unfinished" />
+        <translation>head、worker 和提交器 Pod 的容器镜像：带有 Ray 的 NeMo-RL。</translation>
     </message>
     <message>
         <source>NeMo-RL folder in the image</source>
-        <translation type="unfinished" />
+        <translation>镜像中的 NeMo-RL 文件夹</translation>
     </message>
     <message>
         <source>Where NeMo-RL is installed inside the image; the runner starts its examples/ scripts from there.</source>
-        <translation type="unfinished" />
+        <translation>NeMo-RL 在镜像中的安装位置；runner 从该位置启动其 examples/ 下的脚本。</translation>
     </message>
     <message>
         <source>vLLM image</source>
-        <translation type="unfinished" />
+        <translation>vLLM 镜像</translation>
     </message>
     <message>
         <source>Container image of playground pods, serving an OpenAI-compatible API with vLLM.</source>
-        <translation type="unfinished" />
+        <translation>试验场 Pod 的容器镜像，通过 vLLM 提供兼容 OpenAI 的 API。</translation>
     </message>
     <message>
         <source>Storage root in pods</source>
-        <translation type="unfinished" />
+        <translation>Pod 中的存储根目录</translation>
     </message>
     <message>
         <source>The one storage root inside pods: jobs/&lt;id&gt;/ checkpoints and logs go under it.</source>
-        <translation type="unfinished" />
+        <translation>Pod 内唯一的存储根目录：检查点和日志都存放在其下的 jobs/&lt;id&gt;/ 中。</translation>
     </message>
     <message>
         <source>Storage claim</source>
-        <translation type="unfinished" />
+        <translation>存储卷声明</translation>
     </message>
     <message>
         <source>PersistentVolumeClaim mounted at the storage root in every Ray pod.</source>
-        <translation type="unfinished" />
+        <translation>在每个 Ray Pod 中挂载到存储根目录的 PersistentVolumeClaim。</translation>
     </message>
     <message>
         <source>Claim shared between nodes</source>
-        <translation type="unfinished" />
+        <translation>卷声明在节点间共享</translation>
     </message>
     <message>
         <source>Whether the storage claim is shared between nodes (ReadWriteMany). When false, jobs with more than one node are rejected before submission.</source>
-        <translation type="unfinished" />
+        <translation>存储卷声明是否在节点之间共享（ReadWriteMany）。为 false 时，使用多个节点的作业会在提交前被拒绝。</translation>
     </message>
     <message>
         <source>Claim mount path</source>
-        <translation type="unfinished" />
+        <translation>卷声明挂载路径</translation>
     </message>
     <message>
         <source>Mount path of the storage claim when pods cannot mount it at the storage root. Empty: mount at FORGE_STORAGE_ROOT.</source>
-        <translation type="unfinished" />
+        <translation>当 Pod 无法将存储卷声明挂载到存储根目录时所用的挂载路径。留空：挂载到 FORGE_STORAGE_ROOT。</translation>
     </message>
     <message>
         <source>Corpus claim</source>
-        <translation type="unfinished" />
+        <translation>语料卷声明</translation>
     </message>
     <message>
         <source>Optional read-only claim with training corpora, mounted into Ray pods of jobs that ask for it.</source>
-        <translation type="unfinished" />
+        <translation>可选的只读卷声明，包含训练语料，会挂载到请求它的作业的 Ray Pod 中。</translation>
     </message>
     <message>
         <source>Endpoint</source>
-        <translation type="unfinished" />
+        <translation>端点</translation>
     </message>
     <message>
         <source>URL of the S3-compatible object store that carries Capsules, logs and job history. https:// gives presigned working_dir URLs; http:// switches to the init-container download.</source>
-        <translation type="unfinished" />
+        <translation>兼容 S3 的对象存储的 URL，用于传送 Capsule、日志和作业历史。使用 https:// 时提供预签名的 working_dir URL；使用 http:// 时改为由 Init 容器下载。</translation>
     </message>
     <message>
         <source>Bucket</source>
-        <translation type="unfinished" />
+        <translation>存储桶</translation>
     </message>
     <message>
         <source>Bucket for capsules/&lt;sha256&gt;.zip and jobs/&lt;id&gt;/.</source>
-        <translation type="unfinished" />
+        <translation>存放 capsules/&lt;sha256&gt;.zip 和 jobs/&lt;id&gt;/ 的存储桶。</translation>
     </message>
     <message>
         <source>Region</source>
-        <translation type="unfinished" />
+        <translation>区域</translation>
     </message>
     <message>
         <source>Region used in SigV4 signatures. Most S3-compatible servers accept us-east-1.</source>
-        <translation type="unfinished" />
+        <translation>SigV4 签名中使用的区域。大多数兼容 S3 的服务器都接受 us-east-1。</translation>
     </message>
     <message>
         <source>Path-style addressing</source>
-        <translation type="unfinished" />
+        <translation>路径样式寻址</translation>
     </message>
     <message>
         <source>Address buckets as endpoint/bucket/key (path style) rather than bucket.endpoint/key (virtual-host style). Most self-hosted servers need path style.</source>
-        <translation type="unfinished" />
+        <translation>以 endpoint/bucket/key（路径样式）而不是 bucket.endpoint/key（虚拟主机样式）的形式访问存储桶。大多数自托管服务器需要路径样式。</translation>
     </message>
     <message>
         <source>PEM file of the CA that signed the S3 endpoint's certificate, for a self-hosted store. Without it the system CA store is used.</source>
-        <translation type="unfinished" />
+        <translation>为 S3 端点证书签名的 CA 的 PEM 文件，用于自托管的存储。如果没有它，则使用系统 CA 存储。</translation>
     </message>
     <message>
         <source>Proxy for the object store: http:// or socks5://. Empty: HTTPS_PROXY, HTTP_PROXY and NO_PROXY from the environment.</source>
-        <translation type="unfinished" />
+        <translation>访问对象存储所用的代理：http:// 或 socks5://。留空：使用环境变量中的 HTTPS_PROXY、HTTP_PROXY 和 NO_PROXY。</translation>
     </message>
     <message>
         <source>Access key</source>
-        <translation type="unfinished" />
+        <translation>访问密钥</translation>
     </message>
     <message>
         <source>S3 access key id. Kept only in the OS keychain.</source>
-        <translation type="unfinished" />
+        <translation>S3 访问密钥 ID。仅保存在操作系统钥匙串中。</translation>
     </message>
     <message>
         <source>Secret key</source>
-        <translation type="unfinished" />
+        <translation>私密密钥</translation>
     </message>
     <message>
         <source>S3 secret access key. Kept only in the OS keychain.</source>
-        <translation type="unfinished" />
+        <translation>S3 私密访问密钥。仅保存在操作系统钥匙串中。</translation>
     </message>
     <message>
         <source>Ray version</source>
-        <translation type="unfinished" />
+        <translation>Ray 版本</translation>
     </message>
     <message>
         <source>rayVersion of every RayCluster: the Ray release in the image, compatible with the operator.</source>
-        <translation type="unfinished" />
+        <translation>每个 RayCluster 的 rayVersion：镜像中的 Ray 版本，须与 operator 兼容。</translation>
     </message>
     <message>
         <source>Keep a finished cluster (s)</source>
-        <translation type="unfinished" />
+        <translation>保留已结束的集群（秒）</translation>
     </message>
     <message>
         <source>ttlSecondsAfterFinished: seconds the operator keeps a finished job's RayCluster (the head and worker pods with their logs) before deleting it, whether or not the logs were archived. Logs are archived only while the app or `starforge-cli jobs --follow` runs, so this is how long a finished job may wait for one of them; past it the head and worker logs are lost. Meanwhile the job's idle Ray pods keep their GPUs.</source>
-        <translation type="unfinished" />
+        <translation>ttlSecondsAfterFinished：operator 在删除已结束作业的 RayCluster（head 和 worker Pod 及其日志）之前将其保留的秒数，无论日志是否已归档。只有在应用或 `starforge-cli jobs --follow` 运行期间才会归档日志，因此这就是已结束作业等待二者之一的时长；超过此时长，head 和 worker 日志将会丢失。在此期间，该作业空闲的 Ray Pod 仍会占用其 GPU。</translation>
     </message>
     <message>
         <source>Start deadline (s)</source>
-        <translation type="unfinished" />
+        <translation>启动截止时间（秒）</translation>
     </message>
     <message>
         <source>Seconds a job may spend before running (image pulls, scheduling) before it is failed and deleted, with the events that explain why kept.</source>
-        <translation type="unfinished" />
+        <translation>作业在开始运行之前（拉取镜像、调度）最多可用的秒数；超时后作业将被标记为失败并删除，但会保留说明原因的事件。</translation>
     </message>
     <message>
         <source>Which Kubernetes cluster and namespace jobs go to, and whose they are.</source>
-        <translation type="unfinished" />
+        <translation>作业发往哪个 Kubernetes 集群和命名空间，以及作业归谁所有。</translation>
     </message>
     <message>
         <source>How the app proves who you are to the API server: one of a token, a client certificate or a credential plugin.</source>
-        <translation type="unfinished" />
+        <translation>应用如何向 API 服务器证明您的身份：令牌、客户端证书或凭据插件三者之一。</translation>
     </message>
     <message>
         <source>How the API server's certificate is checked and which proxy reaches it.</source>
-        <translation type="unfinished" />
+        <translation>如何检查 API 服务器的证书，以及通过哪个代理访问它。</translation>
     </message>
     <message>
         <source>How GPU nodes are recognised and what every Ray pod is given.</source>
-        <translation type="unfinished" />
+        <translation>如何识别 GPU 节点，以及为每个 Ray Pod 分配什么。</translation>
     </message>
     <message>
         <source>The container images training jobs and playground pods run.</source>
-        <translation type="unfinished" />
+        <translation>训练作业和试验场 Pod 运行的容器镜像。</translation>
     </message>
     <message>
         <source>The shared volume in the pods where checkpoints and logs are written.</source>
-        <translation type="unfinished" />
+        <translation>Pod 中用于写入检查点和日志的共享卷。</translation>
     </message>
     <message>
         <source>The bucket that carries your code to the cluster and keeps job history and archived logs.</source>
-        <translation type="unfinished" />
+        <translation>将您的代码传送到集群、并保存作业历史和已归档日志的存储桶。</translation>
     </message>
     <message>
         <source>What every RayJob asks of the KubeRay operator: the Ray release, deadlines and clean-up.</source>
-        <translation type="unfinished" />
+        <translation>每个 RayJob 对 KubeRay operator 的要求：Ray 版本、截止时间和清理。</translation>
     </message>
     <message>
         <source>text</source>
-        <translation type="unfinished" />
+        <translation>文本</translation>
     </message>
     <message>
         <source>choice</source>
-        <translation type="unfinished" />
+        <translation>选项</translation>
     </message>
     <message>
         <source>URL</source>
-        <translation type="unfinished" />
+        <translation>URL</translation>
     </message>
     <message>
         <source>Kubernetes quantity</source>
-        <translation type="unfinished" />
+        <translation>Kubernetes 资源数量</translation>
     </message>
     <message>
         <source>label key</source>
-        <translation type="unfinished" />
+        <translation>标签键</translation>
     </message>
     <message>
         <source>DNS-1123 label</source>
-        <translation type="unfinished" />
+        <translation>DNS-1123 标签</translation>
     </message>
     <message>
         <source>DNS-1123 subdomain</source>
-        <translation type="unfinished" />
+        <translation>DNS-1123 子域名</translation>
     </message>
     <message>
         <source>integer</source>
-        <translation type="unfinished" />
+        <translation>整数</translation>
     </message>
     <message>
         <source>boolean</source>
-        <translation type="unfinished" />
+        <translation>布尔值</translation>
     </message>
     <message>
         <source>absolute path</source>
-        <translation type="unfinished" />
+        <translation>绝对路径</translation>
     </message>
     <message>
         <source>image reference</source>
-        <translation type="unfinished" />
+        <translation>镜像引用</translation>
     </message>
     <message>
         <source>bucket name</source>
-        <translation type="unfinished" />
+        <translation>存储桶名称</translation>
     </message>
     <message>
         <source>version</source>
-        <translation type="unfinished" />
+        <translation>版本</translation>
     </message>
     <message>
         <source>PEM file</source>
-        <translation type="unfinished" />
+        <translation>PEM 文件</translation>
     </message>
     <message>
         <source>base64 PEM</source>
-        <translation type="unfinished" />
+        <translation>base64 PEM</translation>
     </message>
     <message>
         <source>proxy URL</source>
-        <translation type="unfinished" />
+        <translation>代理 URL</translation>
     </message>
     <message>
         <source>exec plugin (JSON)</source>
-        <translation type="unfinished" />
+        <translation>exec 插件 (JSON)</translation>
     </message>
     <message>
         <source>secret (keychain)</source>
-        <translation type="unfinished" />
+        <translation>机密（钥匙串）</translation>
     </message>
     <message>
         <source>%1 must not be empty; its default is '%2'</source>
-        <translation type="unfinished" />
+        <translation>%1 不能为空；其默认值为 '%2'</translation>
     </message>
     <message>
         <source>'%1' is not one of: %2</source>
-        <translation type="unfinished" />
+        <translation>'%1' 不是以下值之一：%2</translation>
     </message>
     <message>
         <source>%1: %2</source>
@@ -2715,113 +2713,108 @@
     </message>
     <message>
         <source>%1 is not a setting; `starforge-cli settings` lists them</source>
-        <translation type="unfinished" />
+        <translation>%1 不是设置项；`starforge-cli settings` 会列出所有设置项</translation>
     </message>
     <message>
         <source>%1 is not a setting (did you mean %2?); `starforge-cli settings` lists them</source>
-        <translation type="unfinished" />
+        <translation>%1 不是设置项（您是否指的是 %2？）；`starforge-cli settings` 会列出所有设置项</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::BuildCommand</name>
     <message>
         <source>--kuberay-version takes a KubeRay release, e.g. --kuberay-version 1.7</source>
-        <translation type="unfinished" />
+        <translation>--kuberay-version 需要一个 KubeRay 版本，例如 --kuberay-version 1.7</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::CapacityCommand</name>
     <message>
         <source>usage: starforge-cli capacity [--spec SPEC] [--json]</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli capacity [--spec SPEC] [--json]</translation>
     </message>
     <message>
         <source>no GPU nodes: no node has the series label %1 (FORGE_K8S_GPU_NODE_LABEL)</source>
-        <translation type="unfinished" />
+        <translation>没有 GPU 节点：没有任何节点带有系列标签 %1（FORGE_K8S_GPU_NODE_LABEL）</translation>
     </message>
     <message numerus="yes">
         <source> (%n node(s))</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform> (%n 个节点)</numerusform></translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::CapsuleBuildCommand</name>
     <message>
         <source>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</translation>
     </message>
     <message>
         <source>%1 is not a folder; give the code folder to pack.</source>
-        <translation type="unfinished" />
+        <translation>%1 不是文件夹；请提供要打包的代码文件夹。</translation>
     </message>
     <message>
         <source>minimal (no --spec given), name %1</source>
-        <translation type="unfinished" />
+        <translation>最简版（未指定 --spec），名称为 %1</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::ChatCommand</name>
     <message>
         <source>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</translation>
     </message>
     <message>
         <source>no prompt: give it after NAME or on standard input</source>
-        <translation type="unfinished" />
+        <translation>没有提示词：请在 NAME 之后或通过标准输入提供</translation>
     </message>
     <message>
         <source>--temperature, --top-p and --max-tokens take numbers</source>
-        <translation type="unfinished" />
+        <translation>--temperature、--top-p 和 --max-tokens 只接受数字</translation>
     </message>
     <message>
         <source>%1 is a conversation with nothing readable, not %2; give another --session file</source>
-        <translation type="unfinished" />
+        <translation>%1 中的对话无法读出其对话对象，并非与 %2 的对话；请换一个 --session 文件</translation>
     </message>
     <message>
         <source>%1 is a conversation with %2, not %3; give another --session file</source>
-        <translation type="unfinished" />
+        <translation>%1 是与 %2 的对话，而不是与 %3 的对话；请换一个 --session 文件</translation>
     </message>
     <message>
         <source>no playground pod of yours named %1 (see `starforge-cli playground list`)</source>
-        <translation type="unfinished" />
+        <translation>您没有名为 %1 的试验场 Pod（请参阅 `starforge-cli playground list`）</translation>
     </message>
     <message numerus="yes">
         <source>%n token(s), first after %1 ms, %2 tokens/s</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>%n 个 token，首个 token 用时 %1 ms，%2 token/s</numerusform></translation>
     </message>
     <message numerus="yes">
         <source>%n token(s), first after %1 ms, %2 tokens/s (%3)</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>%n 个 token，首个 token 用时 %1 ms，%2 token/s（%3）</numerusform></translation>
     </message>
     <message>
         <source>cannot write %1: %2</source>
-        <translation type="unfinished" />
+        <translation>无法写入 %1：%2</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::CliApplication</name>
     <message>
         <source>%1 needs a subcommand: %2</source>
-        <translation type="unfinished" />
+        <translation>%1 需要子命令：%2</translation>
     </message>
     <message>
         <source>unknown subcommand '%1 %2'; use %3</source>
-        <translation type="unfinished" />
+        <translation>未知子命令 '%1 %2'；请使用 %3</translation>
     </message>
     <message>
         <source>unknown command '%1'; commands: %2 (see --help)</source>
-        <translation type="unfinished" />
+        <translation>未知命令 '%1'；可用命令：%2（参见 --help）</translation>
     </message>
     <message>
         <source>usage: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...
 </source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...
+</translation>
     </message>
     <message>
         <source>Playground (vLLM pods of your own, reached through the API server's pod proxy):
@@ -2832,7 +2825,14 @@
   playground chat NAME [PROMPT] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]
                                        stream a reply (PROMPT or stdin); --session keeps the conversation
 </source>
-        <translation type="unfinished" />
+        <translation>试验场（您自己的 vLLM Pod，通过 API 服务器的 Pod 代理访问）：
+  playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]
+                                       部署一个模型，或已结束作业最新的可聊天检查点
+  playground list                      您的试验场 Pod：状态、模型、系列、GPU、剩余时间
+  playground stop NAME                 删除其中一个（已过期和已结束的 Pod 总会被自动清理）
+  playground chat NAME [PROMPT] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]
+                                       流式输出回复（PROMPT 或标准输入）；--session 保存对话
+</translation>
     </message>
     <message>
         <source>Secrets (FORGE_K8S_TOKEN, FORGE_S3_ACCESS_KEY, FORGE_S3_SECRET_KEY) are kept in the OS keychain only
@@ -2843,7 +2843,14 @@ The profile is --profile, else $STARFORGE_PROFILE, else the active one. Exit cod
 Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else the system's;
 --json output stays English.
 </source>
-        <translation type="unfinished" />
+        <translation>机密项（FORGE_K8S_TOKEN、FORGE_S3_ACCESS_KEY、FORGE_S3_SECRET_KEY）仅保存在操作系统钥匙串中，
+绝不以 KEY=VALUE 参数的形式接收。环境变量 FORGE_* 会覆盖配置文件中的值。
+使用的配置文件依次为 --profile、$STARFORGE_PROFILE、活动配置文件。退出码：0 成功，
+1 用户错误，2 内部错误，3 submit --wait 所跟踪的作业以 Failed 或 Stopped 结束，
+130 被中断（Ctrl-C 会取消正在进行的提交，并删除其已创建的内容）。
+消息使用 $STARFORGE_LANGUAGE 指定的语言（如 de、zh_CN、en），否则使用系统语言；
+--json 输出始终为英文。
+</translation>
     </message>
     <message>
         <source>Commands:
@@ -2862,32 +2869,99 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
                                        its SHA-256, size and file count
   settings [--markdown]                every setting: type, default, meaning
   check                                test the connection: API server, sign-in, KubeRay, what the
+                                       token may do per feature, the bucket (exit 1 if a part fails)
+  cluster-setup [--namespace NS] [--user NAME]
+                                       the YAML a cluster administrator applies (kubectl apply -f -):
+                                       Namespace, ServiceAccount NAME (default starforge-user) and its
+                                       token Secret, the Role and ClusterRole every feature needs, bound
+                                       to it; NS defaults to the profile's FORGE_K8S_NAMESPACE
 </source>
-        <translation type="unfinished" />
+        <translation>命令：
+  profile list                         列出配置文件，并标出活动配置文件
+  profile show [NAME]                  生效的设置及每项设置的来源
+  profile set NAME KEY=VALUE...        修改设置（NAME 不存在时创建）；KEY= 恢复为默认值
+  profile set NAME KEY --stdin         从标准输入读取值（例如机密项）
+  profile set NAME KEY --from-env      保存环境变量 KEY 的值（例如机密项）
+  profile import-kubeconfig [FILE] [--context C] [--name NAME]
+                                       根据 kubeconfig 上下文创建或更新配置文件
+  profile use NAME                     将 NAME 设为活动配置文件
+  profile rename OLD NEW | duplicate SOURCE NEW | delete NAME [--force]
+  capsule build DIR [--spec SPEC] [--out FILE]
+                                       将 DIR 与 SPEC（否则为 DIR/jobspec.json，再否则为最小
+                                       JobSpec）一起打包为 Capsule（默认 ./capsule.zip）；输出
+                                       其 SHA-256、大小和文件数
+  settings [--markdown]                所有设置：类型、默认值、含义
+  check                                测试连接：API 服务器、登录、KubeRay、令牌在各功能上
+                                       可做什么、存储桶（任一部分失败时退出码为 1）
+  cluster-setup [--namespace NS] [--user NAME]
+                                       集群管理员要应用的 YAML（kubectl apply -f -）：
+                                       Namespace、ServiceAccount NAME（默认 starforge-user）及其
+                                       令牌 Secret、每项功能所需的 Role 和 ClusterRole，并绑定到
+                                       该账户；NS 默认为配置文件的 FORGE_K8S_NAMESPACE
+</translation>
     </message>
     <message>
         <source>Jobs (on the profile's cluster and bucket, or the sandbox's with --connection-file FILE;
+JOB is a job id or its RayJob name):
+  manifest SPEC [--kuberay-version V]  the RayJob SPEC would make, as JSON; nothing is submitted
+  submit SPEC [--wait] [--force]       build, upload and create the job; --wait follows it until it
+                                       is archived (exit 0 Succeeded, 3 Failed or Stopped); a job
+                                       that can never fit the cluster is refused unless --force
+  jobs [--follow]                      the jobs on the cluster and their states; --follow keeps
+                                       archiving each job that ends, one line each, until Ctrl-C
+  status JOB                           state, times, pods, and why it is not running yet
+  events JOB [--timeline]              the job's Kubernetes events, oldest first; --timeline draws
+                                       them on lanes per object over the job's phases
+  diagnose JOB                         the cause of a job that is not running, with evidence
+  logs JOB [-f] [--pod P] [--container C] [--tail N] [--grep PATTERN [-i] [-E] [--count]]
+                                       the driver's log (P: a pod, submitter, head or worker);
+                                       from the archive once the job has ended
+  capacity [--spec SPEC]               GPUs per series: total, used, free, blocked, largest free node;
+                                       with SPEC, whether its pools fit now, once busy nodes free up, or never
+  stop JOB                             stop a job; its logs and events are archived first
+  delete JOB                           remove a job and its archive (the Capsule stays)
+  history                              archived jobs, newest first
 </source>
-        <translation type="unfinished" />
+        <translation>作业（位于配置文件的集群和存储桶上，使用 --connection-file FILE 时则位于沙盒的集群和存储桶上；
+JOB 为作业 ID 或其 RayJob 名称）：
+  manifest SPEC [--kuberay-version V]  以 JSON 输出 SPEC 将生成的 RayJob；不提交任何内容
+  submit SPEC [--wait] [--force]       构建、上传并创建作业；--wait 会跟踪它直到归档
+                                       （Succeeded 时退出码为 0，Failed 或 Stopped 时为 3）；
+                                       永远无法容纳于集群的作业会被拒绝，除非使用 --force
+  jobs [--follow]                      集群上的作业及其状态；--follow 会持续归档每个结束的
+                                       作业，每个一行，直到按下 Ctrl-C
+  status JOB                           状态、时间、Pod，以及尚未运行的原因
+  events JOB [--timeline]              作业的 Kubernetes 事件，最早的在前；--timeline 按对象
+                                       分泳道，在作业的各阶段上绘制它们
+  diagnose JOB                         作业未运行的原因及证据
+  logs JOB [-f] [--pod P] [--container C] [--tail N] [--grep PATTERN [-i] [-E] [--count]]
+                                       driver 的日志（P：某个 Pod、submitter、head 或 worker）；
+                                       作业结束后从归档读取
+  capacity [--spec SPEC]               每个系列的 GPU：总数、已用、空闲、受阻、最大空闲节点；
+                                       给出 SPEC 时，判断其池是现在可容纳、繁忙节点空出后可容纳还是永远无法容纳
+  stop JOB                             停止作业；先归档其日志和事件
+  delete JOB                           删除作业及其归档（Capsule 保留）
+  history                              已归档的作业，最新的在前
+</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::ClusterSetupCommand</name>
     <message>
         <source>usage: starforge-cli cluster-setup [--namespace NS] [--user NAME]</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli cluster-setup [--namespace NS] [--user NAME]</translation>
     </message>
     <message>
         <source>--namespace</source>
-        <translation type="unfinished" />
+        <translation>--namespace</translation>
     </message>
     <message>
         <source>there is no profile '%1' (see `starforge-cli profile list`)</source>
-        <translation type="unfinished" />
+        <translation>不存在配置文件 '%1'（参见 `starforge-cli profile list`）</translation>
     </message>
     <message>
         <source>the environment (FORGE_K8S_NAMESPACE)</source>
-        <translation type="unfinished" />
+        <translation>环境变量（FORGE_K8S_NAMESPACE）</translation>
     </message>
     <message>
         <source>profile %1</source>
@@ -2895,11 +2969,11 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     </message>
     <message>
         <source>the default of FORGE_K8S_NAMESPACE</source>
-        <translation type="unfinished" />
+        <translation>FORGE_K8S_NAMESPACE 的默认值</translation>
     </message>
     <message>
         <source>namespace %1 (from %2), ServiceAccount %3; apply with `kubectl apply -f -`, then give the token in Secret %4 to the researchers' profiles (docs/cluster-setup.md).</source>
-        <translation type="unfinished" />
+        <translation>命名空间 %1（来自 %2），ServiceAccount %3；请用 `kubectl apply -f -` 应用，然后将 Secret %4 中的令牌提供给研究人员的配置文件（docs/cluster-setup.md）。</translation>
     </message>
 </context>
 <context>
@@ -2910,83 +2984,79 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     </message>
     <message>
         <source>note: %1</source>
-        <translation type="unfinished" />
+        <translation>注意：%1</translation>
     </message>
     <message>
         <source>give --profile or --connection-file, not both</source>
-        <translation type="unfinished" />
+        <translation>请指定 --profile 或 --connection-file 之一，不要同时指定</translation>
     </message>
     <message>
         <source>no connection profile is active: pass --profile NAME or --connection-file FILE (the sandbox's), or make one with `starforge-cli profile import-kubeconfig`</source>
-        <translation type="unfinished" />
+        <translation>没有活动的连接配置：请传入 --profile NAME 或 --connection-file FILE（沙盒的连接文件），或用 `starforge-cli profile import-kubeconfig` 创建一个</translation>
     </message>
     <message>
         <source>there is no profile '%1' (see `starforge-cli profile list`)</source>
-        <translation type="unfinished" />
+        <translation>不存在配置文件 '%1'（参见 `starforge-cli profile list`）</translation>
     </message>
     <message>
         <source>usage: starforge-cli %1</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli %1</translation>
     </message>
     <message>
         <source>'%1' is not a job id or a RayJob name (see `starforge-cli jobs` and `starforge-cli history`)</source>
-        <translation type="unfinished" />
+        <translation>'%1' 不是作业 ID 或 RayJob 名称（参见 `starforge-cli jobs` 和 `starforge-cli history`）</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::DeleteCommand</name>
     <message numerus="yes">
         <source>deleted job %1: its RayJob and its archive (%n object(s))</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>已删除作业 %1：其 RayJob 及其归档（%n 个对象）</numerusform></translation>
     </message>
     <message>
         <source>deleted job %1: its RayJob</source>
-        <translation type="unfinished" />
+        <translation>已删除作业 %1：其 RayJob</translation>
     </message>
     <message numerus="yes">
         <source>deleted job %1: its archive (%n object(s))</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>已删除作业 %1：其归档（%n 个对象）</numerusform></translation>
     </message>
     <message>
         <source>deleted job %1: </source>
-        <translation type="unfinished" />
+        <translation>已删除作业 %1： </translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::EventsCommand</name>
     <message>
         <source>events: --json and --timeline are two different outputs; give one of them</source>
-        <translation type="unfinished" />
+        <translation>events：--json 和 --timeline 是两种不同的输出；请只指定其中一个</translation>
     </message>
     <message>
         <source>the event journal %1 is not read: %2</source>
-        <translation type="unfinished" />
+        <translation>未读取事件日志 %1：%2</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::HistoryCommand</name>
     <message>
         <source>usage: starforge-cli history [--json]</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli history [--json]</translation>
     </message>
     <message>
         <source>starforge-cli: skipped %1</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: 已跳过 %1</translation>
     </message>
     <message>
         <source>no archived jobs in the bucket yet</source>
-        <translation type="unfinished" />
+        <translation>存储桶中尚无已归档的作业</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::JobCommand</name>
     <message>
         <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 不在集群上，且无法读取归档：%2</translation>
     </message>
     <message>
         <source>job %1 is neither on the cluster nor in the job history</source>
@@ -2997,160 +3067,159 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     <name>Starforge::Cli::JobsCommand</name>
     <message>
         <source>usage: starforge-cli jobs [--follow] [--json]</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli jobs [--follow] [--json]</translation>
     </message>
     <message>
         <source>list the jobs in namespace %1</source>
-        <translation type="unfinished" />
+        <translation>列出命名空间 %1 中的作业</translation>
     </message>
     <message>
         <source>no jobs on the cluster in namespace %1 (ended jobs: starforge-cli history)</source>
-        <translation type="unfinished" />
+        <translation>集群的命名空间 %1 中没有作业（已结束的作业：starforge-cli history）</translation>
     </message>
     <message>
         <source>stopped following; jobs that end from now on are archived by the app or the next `jobs --follow`</source>
-        <translation type="unfinished" />
+        <translation>已停止跟踪；此后结束的作业将由应用或下一次 `jobs --follow` 归档</translation>
     </message>
     <message>
         <source>cannot follow jobs: %1</source>
-        <translation type="unfinished" />
+        <translation>无法跟踪作业：%1</translation>
     </message>
     <message>
         <source>cannot follow jobs: the job tracker is off</source>
-        <translation type="unfinished" />
+        <translation>无法跟踪作业：作业跟踪器已关闭</translation>
     </message>
     <message>
         <source>following the jobs in namespace %1; each job that ends is archived to the bucket (Ctrl-C to stop)</source>
-        <translation type="unfinished" />
+        <translation>正在跟踪命名空间 %1 中的作业；每个结束的作业都会归档到存储桶（按 Ctrl-C 停止）</translation>
     </message>
     <message>
         <source>archived %1 %2 %3</source>
-        <translation type="unfinished" />
+        <translation>已归档 %1 %2 %3</translation>
     </message>
     <message numerus="yes">
         <source>archived %1 %2 %3 (%n not archived)</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>已归档 %1 %2 %3（%n 项未归档）</numerusform></translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::LaunchCommand</name>
     <message>
         <source>usage: starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]</translation>
     </message>
     <message>
         <source>give either --model or --job
 %1</source>
-        <translation type="unfinished" />
+        <translation>请指定 --model 或 --job 之一
+%1</translation>
     </message>
     <message>
         <source>--gpus takes a number of GPUs (the tensor parallel size)</source>
-        <translation type="unfinished" />
+        <translation>--gpus 的值应为 GPU 数量（张量并行大小）</translation>
     </message>
     <message>
         <source>--ttl takes a duration such as 90m, 2h or 3600, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--ttl 的值应为时长，例如 90m、2h 或 3600，而不是 '%1'</translation>
     </message>
     <message>
         <source>%1 (a job's checkpoints are served once it has ended)</source>
-        <translation type="unfinished" />
+        <translation>%1（作业结束后才能部署其检查点）</translation>
     </message>
     <message>
         <source>job %1 belongs to nobody recorded; the playground serves only your own jobs' checkpoints</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 没有记录所有者；试验场只部署您自己作业的检查点</translation>
     </message>
     <message>
         <source>job %1 belongs to %2; the playground serves only your own jobs' checkpoints</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 属于 %2；试验场只部署您自己作业的检查点</translation>
     </message>
     <message>
         <source>its %1 checkpoints have no Hugging Face weights and no converter</source>
-        <translation type="unfinished" />
+        <translation>其 %1 检查点没有 Hugging Face 权重，也没有转换器</translation>
     </message>
     <message>
         <source>its %1 checkpoints need NeMo-RL's %2 first</source>
-        <translation type="unfinished" />
+        <translation>其 %1 检查点需要先用 NeMo-RL 的 %2 转换</translation>
     </message>
     <message>
         <source>job %1 has no checkpoint at step %2 vLLM can serve</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 在第 %2 步没有 vLLM 可部署的检查点</translation>
     </message>
     <message>
         <source>job %1 has no checkpoint at step %2 vLLM can serve: %3</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 在第 %2 步没有 vLLM 可部署的检查点：%3</translation>
     </message>
     <message>
         <source>job %1 has no checkpoint vLLM can serve</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 没有 vLLM 可部署的检查点</translation>
     </message>
     <message>
         <source>job %1 has no checkpoint vLLM can serve: %2</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 没有 vLLM 可部署的检查点：%2</translation>
     </message>
     <message>
         <source>%1 launched: %2 on %3</source>
-        <translation type="unfinished" />
+        <translation>%1 已启动：%2，位于 %3</translation>
     </message>
     <message>
         <source>ask %1 for its health</source>
-        <translation type="unfinished" />
+        <translation>向 %1 查询其健康状态</translation>
     </message>
     <message>
         <source>%1 ready</source>
-        <translation type="unfinished" />
+        <translation>%1 已就绪</translation>
     </message>
     <message>
         <source>%1 ended before it was ready (%2); see `kubectl logs %1`</source>
-        <translation type="unfinished" />
+        <translation>%1 在就绪前已结束（%2）；请查看 `kubectl logs %1`</translation>
     </message>
     <message>
         <source>%1 is waiting: %2: %3</source>
-        <translation type="unfinished" />
+        <translation>%1 正在等待：%2：%3</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::LogsCommand</name>
     <message>
         <source>--count needs the whole log: leave out -f, or --count</source>
-        <translation type="unfinished" />
+        <translation>--count 需要完整日志：请去掉 -f 或 --count</translation>
     </message>
     <message>
         <source>-i, -E and --count go with --grep PATTERN</source>
-        <translation type="unfinished" />
+        <translation>-i、-E 和 --count 需与 --grep PATTERN 一起使用</translation>
     </message>
     <message>
         <source>--tail takes a number of lines, e.g. --tail 100, not '%1'</source>
-        <translation type="unfinished" />
+        <translation>--tail 的值应为行数，例如 --tail 100，而不是 '%1'</translation>
     </message>
     <message>
         <source>job %1 has no pods yet (see `starforge-cli status %1`)</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 还没有 Pod（参见 `starforge-cli status %1`）</translation>
     </message>
     <message>
         <source>job %1 has no pod '%2'; its pods: %3</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 没有 Pod '%2'；其 Pod：%3</translation>
     </message>
     <message>
         <source>cannot make a temporary file for the log: %1</source>
-        <translation type="unfinished" />
+        <translation>无法为日志创建临时文件：%1</translation>
     </message>
     <message>
         <source>starforge-cli: pod %1 is gone (the job ended?); its archived log: starforge-cli logs %2</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: Pod %1 已不存在（作业已结束？）；其归档日志：starforge-cli logs %2</translation>
     </message>
     <message>
         <source>%1 Gave up after %2 s.</source>
-        <translation type="unfinished" />
+        <translation>%1 %2 秒后放弃。</translation>
     </message>
     <message>
         <source>starforge-cli: log interrupted (%1); reconnecting</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: 日志中断（%1）；正在重新连接</translation>
     </message>
     <message>
         <source>cannot make a temporary file for the archived log: %1</source>
-        <translation type="unfinished" />
+        <translation>无法为归档日志创建临时文件：%1</translation>
     </message>
     <message>
         <source>%1 is not in the archive.</source>
@@ -3158,75 +3227,73 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     </message>
     <message>
         <source>cannot read the downloaded log %1: %2</source>
-        <translation type="unfinished" />
+        <translation>无法读取已下载的日志 %1：%2</translation>
     </message>
     <message>
         <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 不在集群上，且无法读取归档：%2</translation>
     </message>
     <message>
         <source>job %1 was archived without logs</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 归档时没有日志</translation>
     </message>
     <message>
         <source>job %1 was archived without logs: %2</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 归档时没有日志：%2</translation>
     </message>
     <message>
         <source>the archive of job %1 has no log for '%2'; it has: %3</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 的归档中没有 '%2' 的日志；其中有：%3</translation>
     </message>
     <message>
         <source>the archive of job %1 is damaged: its log %2/%3 is kept under '%4', outside %5</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 的归档已损坏：其日志 %2/%3 保存在 '%4' 下，位于 %5 之外</translation>
     </message>
     <message>
         <source>starforge-cli: job %1 has ended; showing its archived log</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: 作业 %1 已结束；显示其归档日志</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::PlaygroundCommand</name>
     <message>
         <source>the owner is unknown; set FORGE_OWNER (the playground acts only on your own pods)</source>
-        <translation type="unfinished" />
+        <translation>所有者未知；请设置 FORGE_OWNER（试验场只操作您自己的 Pod）</translation>
     </message>
     <message>
         <source>reaped %1</source>
-        <translation type="unfinished" />
+        <translation>已清理 %1</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::ProfileCommand</name>
     <message numerus="yes">
         <source>starforge-cli: note: moved %n secret(s) from the settings file into the keychain</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>starforge-cli: 注意：已将 %n 个机密项从设置文件移入钥匙串</numerusform></translation>
     </message>
     <message>
         <source>No profiles yet. Create one with `starforge-cli profile set NAME FORGE_K8S_API_SERVER=https://...` or `starforge-cli profile import-kubeconfig`.</source>
-        <translation type="unfinished" />
+        <translation>尚无配置文件。请用 `starforge-cli profile set NAME FORGE_K8S_API_SERVER=https://...` 或 `starforge-cli profile import-kubeconfig` 创建一个。</translation>
     </message>
     <message>
         <source>there is no profile named '%1'; `starforge-cli profile list` shows them</source>
-        <translation type="unfinished" />
+        <translation>不存在名为 '%1' 的配置文件；`starforge-cli profile list` 会列出所有配置文件</translation>
     </message>
     <message>
         <source>(set)</source>
-        <translation type="unfinished" />
+        <translation>（已设置）</translation>
     </message>
     <message>
         <source> (invalid: %1)</source>
-        <translation type="unfinished" />
+        <translation> (无效：%1)</translation>
     </message>
     <message>
         <source>Profile: (none: defaults and environment only)</source>
-        <translation type="unfinished" />
+        <translation>配置文件：（无：仅默认值和环境变量）</translation>
     </message>
     <message>
         <source>Profile: %1 (active)</source>
-        <translation type="unfinished" />
+        <translation>配置文件：%1（活动）</translation>
     </message>
     <message>
         <source>Profile: %1</source>
@@ -3234,242 +3301,242 @@ Messages are in the language of $STARFORGE_LANGUAGE (e.g. de, zh_CN, en), else t
     </message>
     <message>
         <source>starforge-cli: warning: secrets not shown: %1</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: 警告：未显示机密项：%1</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env</translation>
     </message>
     <message>
         <source>use either --stdin or --from-env, not both</source>
-        <translation type="unfinished" />
+        <translation>请使用 --stdin 或 --from-env 之一，不要同时使用</translation>
     </message>
     <message>
         <source>with --stdin or --from-env give exactly one KEY, without '='</source>
-        <translation type="unfinished" />
+        <translation>使用 --stdin 或 --from-env 时，请只给出一个 KEY，且不带 '='</translation>
     </message>
     <message>
         <source>the environment variable %1 is not set</source>
-        <translation type="unfinished" />
+        <translation>环境变量 %1 未设置</translation>
     </message>
     <message>
         <source>'%1' is not KEY=VALUE; write e.g. FORGE_K8S_NAMESPACE=ml-team</source>
-        <translation type="unfinished" />
+        <translation>'%1' 不是 KEY=VALUE 形式；请写成例如 FORGE_K8S_NAMESPACE=ml-team</translation>
     </message>
     <message>
         <source>%1 is a secret and is not taken on the command line, where shell history and process listings would keep it; use `profile set %2 %1 --stdin` or --from-env</source>
-        <translation type="unfinished" />
+        <translation>%1 是机密项，不能在命令行中提供，否则 shell 历史和进程列表会保留它；请使用 `profile set %2 %1 --stdin` 或 --from-env</translation>
     </message>
     <message>
         <source>created profile %1</source>
-        <translation type="unfinished" />
+        <translation>已创建配置文件 %1</translation>
     </message>
     <message>
         <source>updated profile %1</source>
-        <translation type="unfinished" />
+        <translation>已更新配置文件 %1</translation>
     </message>
     <message>
         <source>created profile %1 (%2 in the keychain)</source>
-        <translation type="unfinished" />
+        <translation>已创建配置文件 %1（%2 保存在钥匙串中）</translation>
     </message>
     <message>
         <source>updated profile %1 (%2 in the keychain)</source>
-        <translation type="unfinished" />
+        <translation>已更新配置文件 %1（%2 保存在钥匙串中）</translation>
     </message>
     <message>
         <source>%1; choose a name with --name</source>
-        <translation type="unfinished" />
+        <translation>%1；请用 --name 指定名称</translation>
     </message>
     <message>
         <source>created profile %1 from context %2 (%3)</source>
-        <translation type="unfinished" />
+        <translation>已根据上下文 %2（%3）创建配置文件 %1</translation>
     </message>
     <message>
         <source>updated profile %1 from context %2 (%3)</source>
-        <translation type="unfinished" />
+        <translation>已根据上下文 %2（%3）更新配置文件 %1</translation>
     </message>
     <message>
         <source>note: %1</source>
-        <translation type="unfinished" />
+        <translation>注意：%1</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile delete NAME [--force]</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli profile delete NAME [--force]</translation>
     </message>
     <message>
         <source>starforge-cli: warning: %1</source>
-        <translation type="unfinished" />
+        <translation>starforge-cli: 警告：%1</translation>
     </message>
     <message>
         <source>deleted profile %1</source>
-        <translation type="unfinished" />
+        <translation>已删除配置文件 %1</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile use NAME</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli profile use NAME</translation>
     </message>
     <message>
         <source>active profile: %1</source>
-        <translation type="unfinished" />
+        <translation>活动配置文件：%1</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile rename OLD NEW</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli profile rename OLD NEW</translation>
     </message>
     <message>
         <source>renamed profile %1 to %2</source>
-        <translation type="unfinished" />
+        <translation>已将配置文件 %1 重命名为 %2</translation>
     </message>
     <message>
         <source>usage: starforge-cli profile duplicate SOURCE NEW</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli profile duplicate SOURCE NEW</translation>
     </message>
     <message>
         <source>duplicated profile %1 as %2</source>
-        <translation type="unfinished" />
+        <translation>已将配置文件 %1 复制为 %2</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::StatusCommand</name>
     <message>
         <source>job %1 is not on the cluster, and the archive cannot be read: %2</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 不在集群上，且无法读取归档：%2</translation>
     </message>
     <message numerus="yes">
         <source>%n log(s)</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>%n 个日志</numerusform></translation>
     </message>
     <message>
         <source>  not archived: %1</source>
-        <translation type="unfinished" />
+        <translation>  未归档：%1</translation>
     </message>
     <message>
         <source>%1 (%2 ago)</source>
-        <translation type="unfinished" />
+        <translation>%1（%2 前）</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::StopCommand</name>
     <message>
         <source>lost the cluster while stopping job %1: %2</source>
-        <translation type="unfinished" />
+        <translation>停止作业 %1 时与集群失去连接：%2</translation>
     </message>
     <message>
         <source>job %1 has already ended: it is %2 (see `starforge-cli status %1`); there is nothing to stop</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 已经结束：其状态为 %2（参见 `starforge-cli status %1`）；没有可停止的内容</translation>
     </message>
     <message>
         <source>job %1 %2; its logs and events are in jobs/%1/</source>
-        <translation type="unfinished" />
+        <translation>作业 %1：%2；其日志和事件位于 jobs/%1/ 中</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::StopPlaygroundCommand</name>
     <message>
         <source>usage: starforge-cli playground stop NAME</source>
-        <translation type="unfinished" />
+        <translation>用法：starforge-cli playground stop NAME</translation>
     </message>
     <message>
         <source>%1 stopped</source>
-        <translation type="unfinished" />
+        <translation>%1 已停止</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Cli::SubmitCommand</name>
     <message>
         <source>interrupted again; quitting without cleaning up</source>
-        <translation type="unfinished" />
+        <translation>再次中断；不做清理直接退出</translation>
     </message>
     <message>
         <source>cancelling the submission (Ctrl-C again to quit at once)...</source>
-        <translation type="unfinished" />
+        <translation>正在取消提交（再按一次 Ctrl-C 立即退出）...</translation>
     </message>
     <message>
         <source>stopped waiting; the job goes on (see starforge-cli status)</source>
-        <translation type="unfinished" />
+        <translation>已停止等待；作业仍在继续（参见 starforge-cli status）</translation>
     </message>
     <message>
         <source>whether the job fits was not checked: the capacity is unknown</source>
-        <translation type="unfinished" />
+        <translation>未检查作业能否容纳：容量未知</translation>
     </message>
     <message>
         <source>whether the job fits was not checked: %1</source>
-        <translation type="unfinished" />
+        <translation>未检查作业能否容纳：%1</translation>
     </message>
     <message>
         <source>pool %1: %2</source>
-        <translation type="unfinished" />
+        <translation>池 %1：%2</translation>
     </message>
     <message>
         <source>the job can never run on this cluster as it is, so nothing was built or uploaded:
   %1
 Change the pools (see starforge-cli capacity), or submit it anyway with --force: it then waits as Pending until the cluster has the nodes.</source>
-        <translation type="unfinished" />
+        <translation>该作业在此集群当前的状态下永远无法运行，因此未构建或上传任何内容：
+  %1
+请修改池（参见 starforge-cli capacity），或使用 --force 仍然提交：之后它会以 Pending 状态等待，直到集群有这些节点。</translation>
     </message>
     <message>
         <source>warning: it waits for busy GPUs: %1</source>
-        <translation type="unfinished" />
+        <translation>警告：它需要等待繁忙的 GPU：%1</translation>
     </message>
     <message>
         <source>warning: %1</source>
-        <translation type="unfinished" />
+        <translation>警告：%1</translation>
     </message>
     <message>
         <source>submitted job %1 (RayJob %2 in %3)</source>
-        <translation type="unfinished" />
+        <translation>已提交作业 %1（命名空间 %3 中的 RayJob %2）</translation>
     </message>
     <message>
         <source>%1, %2, already in the bucket</source>
-        <translation type="unfinished" />
+        <translation>%1，%2，已在存储桶中</translation>
     </message>
     <message>
         <source>%1, %2, %3 uploaded</source>
-        <translation type="unfinished" />
+        <translation>%1，%2，已上传 %3</translation>
     </message>
     <message>
         <source>its logs are archived to the bucket while the Starforge app or `starforge-cli jobs --follow` runs; without either, the cluster deletes the head and worker logs %1 after the job ends (FORGE_KUBERAY_TTL_SECONDS)</source>
-        <translation type="unfinished" />
+        <translation>在 Starforge 应用或 `starforge-cli jobs --follow` 运行期间，其日志会归档到存储桶；若两者都未运行，集群会在作业结束 %1后删除 head 和 worker 日志（FORGE_KUBERAY_TTL_SECONDS）</translation>
     </message>
     <message>
         <source>lost the cluster while waiting for job %1: %2 The job may still run; see `starforge-cli status %1` once the cluster answers.</source>
-        <translation type="unfinished" />
+        <translation>等待作业 %1 时与集群失去连接：%2 作业可能仍在运行；集群恢复应答后请查看 `starforge-cli status %1`。</translation>
     </message>
     <message>
         <source>%1: why %2: %3</source>
-        <translation type="unfinished" />
+        <translation>%1：原因 %2：%3</translation>
     </message>
     <message>
         <source>  not archived: %1</source>
-        <translation type="unfinished" />
+        <translation>  未归档：%1</translation>
     </message>
     <message>
         <source>job %1 was deleted before it ended (starforge-cli delete); nothing was archived</source>
-        <translation type="unfinished" />
+        <translation>作业 %1 在结束前已被删除（starforge-cli delete）；未归档任何内容</translation>
     </message>
 </context>
 <context>
     <name>Starforge::Config::EmbeddedSandbox</name>
     <message>
         <source>cannot read the sandbox connection file %1: %2</source>
-        <translation type="unfinished" />
+        <translation>无法读取沙盒连接文件 %1：%2</translation>
     </message>
     <message>
         <source>%1 is not a starforge-sandbox connection file (no "forge" values)</source>
-        <translation type="unfinished" />
+        <translation>%1 不是 starforge-sandbox 连接文件（没有 "forge" 值）</translation>
     </message>
     <message>
         <source>starforge-sandbox stopped (exit code %1) before it was ready: %2</source>
-        <translation type="unfinished" />
+        <translation>starforge-sandbox 在就绪前已停止（退出码 %1）：%2</translation>
     </message>
     <message>
         <source>cannot start %1: %2 (build it with scripts/run.sh)</source>
-        <translation type="unfinished" />
+        <translation>无法启动 %1：%2（请用 scripts/run.sh 构建它）</translation>
     </message>
     <message>
         <source>starforge-sandbox did not become ready within %1 s</source>
-        <translation type="unfinished" />
+        <translation>starforge-sandbox 未在 %1 秒内就绪</translation>
     </message>
 </context>
 <context>
@@ -3477,39 +3544,40 @@ Change the pools (see starforge-cli capacity), or submit it anyway with --force:
     <message>
         <source>%1
 Nothing was changed.</source>
-        <translation type="unfinished" />
+        <translation>%1
+未做任何更改。</translation>
     </message>
     <message>
         <source>there is no profile named '%1'</source>
-        <translation type="unfinished" />
+        <translation>不存在名为 '%1' 的配置文件</translation>
     </message>
     <message>
         <source>%1 Nothing was changed.</source>
-        <translation type="unfinished" />
+        <translation>%1 未做任何更改。</translation>
     </message>
     <message>
         <source>%1 The profile was not imported.</source>
-        <translation type="unfinished" />
+        <translation>%1 未导入该配置文件。</translation>
     </message>
     <message>
         <source>%1 The profile was not duplicated.</source>
-        <translation type="unfinished" />
+        <translation>%1 未复制该配置文件。</translation>
     </message>
     <message>
         <source>%1 The profile was not renamed.</source>
-        <translation type="unfinished" />
+        <translation>%1 未重命名该配置文件。</translation>
     </message>
     <message>
         <source>%1 The profile was kept so that its secrets are not orphaned; delete it with --force to leave them in the keychain.</source>
-        <translation type="unfinished" />
+        <translation>%1 已保留该配置文件，以免其机密项成为孤立项；若要删除它并将机密项留在钥匙串中，请使用 --force。</translation>
     </message>
     <message>
         <source>the secrets of profile '%1' may remain in the keychain (service starforge); remove them with: secret-tool clear server starforge user %1/FORGE_K8S_TOKEN, and likewise for FORGE_S3_ACCESS_KEY and FORGE_S3_SECRET_KEY</source>
-        <translation type="unfinished" />
+        <translation>配置文件 '%1' 的机密项可能仍留在钥匙串中（服务 starforge）；可用以下命令删除：secret-tool clear server starforge user %1/FORGE_K8S_TOKEN，FORGE_S3_ACCESS_KEY 和 FORGE_S3_SECRET_KEY 同理</translation>
     </message>
     <message>
         <source>%1 The settings file still holds secrets; they move into the keychain the next time it answers.</source>
-        <translation type="unfinished" />
+        <translation>%1 设置文件中仍有机密项；待钥匙串下次应答时，它们会被移入钥匙串。</translation>
     </message>
 </context>
 <context>
@@ -8028,37 +8096,37 @@ Nothing of it was left on the cluster. Fix the cause, then press Try again (the 
     <message>
         <source>No Secret Service answered while %1 (%2). Starforge keeps tokens and keys only in the OS keychain: install and start gnome-keyring (apt install gnome-keyring libsecret-1-0) or enable KeePassXC's Secret Service integration, then try again. On a machine without a desktop session, run Starforge under dbus-run-session with gnome-keyring-daemon --unlock.</source>
         <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
-        <translation type="unfinished" />
+        <translation>在%1时，没有任何 Secret Service 应答（%2）。Starforge 只将令牌和密钥保存在操作系统钥匙串中：请安装并启动 gnome-keyring（apt install gnome-keyring libsecret-1-0），或启用 KeePassXC 的 Secret Service 集成，然后重试。在没有桌面会话的机器上，请在 dbus-run-session 下配合 gnome-keyring-daemon --unlock 运行 Starforge。</translation>
     </message>
     <message>
         <source>The keychain is locked or has no default collection while %1 (%2). Unlock your login keyring (e.g. in Seahorse, "Passwords and Keys") and try again.</source>
         <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
-        <translation type="unfinished" />
+        <translation>在%1时，钥匙串已锁定或没有默认集合（%2）。请解锁您的登录密钥环（例如在 Seahorse 的 "密码和密钥" 中），然后重试。</translation>
     </message>
     <message>
         <source>Access to the keychain was denied while %1 (%2). Allow Starforge to use the keychain and try again.</source>
         <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
-        <translation type="unfinished" />
+        <translation>在%1时，访问钥匙串被拒绝（%2）。请允许 Starforge 使用钥匙串，然后重试。</translation>
     </message>
     <message>
         <source>The keychain failed while %1: %2</source>
         <extracomment>%1: the operation ("reading FORGE_K8S_TOKEN of profile 'lab'"), %2: the Secret Service's error</extracomment>
-        <translation type="unfinished" />
+        <translation>在%1时钥匙串出错：%2</translation>
     </message>
     <message>
         <source>reading %1 of profile '%2'</source>
         <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
-        <translation type="unfinished" />
+        <translation>读取配置文件 '%2' 的 %1</translation>
     </message>
     <message>
         <source>saving %1 of profile '%2'</source>
         <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
-        <translation type="unfinished" />
+        <translation>保存配置文件 '%2' 的 %1</translation>
     </message>
     <message>
         <source>removing %1 of profile '%2'</source>
         <extracomment>the operation a keychain message names after "while"; %1: the setting (FORGE_K8S_TOKEN), %2: the profile</extracomment>
-        <translation type="unfinished" />
+        <translation>删除配置文件 '%2' 的 %1</translation>
     </message>
 </context>
 <context>
@@ -8167,76 +8235,74 @@ Nothing of it was left on the cluster. Fix the cause, then press Try again (the 
     <name>StarforgeApp</name>
     <message>
         <source>Start a local sandbox cluster (starforge-sandbox) and connect to it.</source>
-        <translation type="unfinished" />
+        <translation>启动本地沙盒集群（starforge-sandbox）并连接到它。</translation>
     </message>
     <message>
         <source>Profiles file (default $STARFORGE_CONFIG_FILE, else ~/.config/starforge/profiles.ini).</source>
-        <translation type="unfinished" />
+        <translation>保存连接配置的文件（默认为 $STARFORGE_CONFIG_FILE，否则为 ~/.config/starforge/profiles.ini）。</translation>
     </message>
     <message>
         <source>file</source>
-        <translation type="unfinished" />
+        <translation>文件</translation>
     </message>
     <message>
         <source>Open the connection profiles dialog at start.</source>
-        <translation type="unfinished" />
+        <translation>启动时打开“连接配置”对话框。</translation>
     </message>
     <message>
         <source>Light or dark for this run: system (as the desktop says), light or dark. View › Appearance keeps a choice.</source>
-        <translation type="unfinished" />
+        <translation>本次运行使用浅色还是深色：system（跟随桌面设置）、light 或 dark。“视图 › 外观”可保存选择。</translation>
     </message>
     <message>
         <source>scheme</source>
-        <translation type="unfinished" />
+        <translation>配色</translation>
     </message>
     <message>
         <source>Run NeMo-RL training on Kubernetes + KubeRay from the desktop.</source>
-        <translation type="unfinished" />
+        <translation>从桌面在 Kubernetes + KubeRay 上运行 NeMo-RL 训练。</translation>
     </message>
     <message>
         <source>A JobSpec file or a code folder to open in the submission wizard.</source>
-        <translation type="unfinished" />
+        <translation>要在提交向导中打开的 JobSpec 文件或代码文件夹。</translation>
     </message>
     <message>
         <source>[JOBSPEC | FOLDER]</source>
-        <translation type="unfinished" />
+        <translation>[JOBSPEC | FOLDER]</translation>
     </message>
     <message>
         <source>starforge: --color-scheme is system, light or dark, not %1</source>
-        <translation type="unfinished" />
+        <translation>starforge: --color-scheme 的值应为 system、light 或 dark，而不是 %1</translation>
     </message>
     <message>
         <source>starforge: give one JobSpec or folder, not %1</source>
-        <translation type="unfinished" />
+        <translation>starforge: 请只指定一个 JobSpec 或文件夹，而不是 %1 个</translation>
     </message>
     <message>
         <source>starforge: sandbox ready; kubectl: KUBECONFIG=%1</source>
-        <translation type="unfinished" />
+        <translation>starforge: 沙盒已就绪；kubectl: KUBECONFIG=%1</translation>
     </message>
 </context>
 <context>
     <name>SubmitCommand</name>
     <message>
         <source>building the Capsule...</source>
-        <translation type="unfinished" />
+        <translation>正在构建 Capsule...</translation>
     </message>
     <message>
         <source>checking the bucket...</source>
-        <translation type="unfinished" />
+        <translation>正在检查存储桶...</translation>
     </message>
     <message>
         <source>uploading...</source>
-        <translation type="unfinished" />
+        <translation>正在上传...</translation>
     </message>
     <message>
         <source>creating the RayJob...</source>
-        <translation type="unfinished" />
+        <translation>正在创建 RayJob...</translation>
     </message>
     <message numerus="yes">
         <source>%n day(s)</source>
-        <translation type="unfinished">
-            <numerusform />
-        </translation>
+        <translation><numerusform>%n 天</numerusform></translation>
     </message>
 </context>
 <context>
@@ -8284,218 +8350,218 @@ events, time since %1:
     <name>Validation</name>
     <message>
         <source>%1 is %2 characters long; at most 63 are allowed</source>
-        <translation type="unfinished" />
+        <translation>%1 长 %2 个字符；最多允许 63 个</translation>
     </message>
     <message>
         <source>%1 has uppercase letters; use lowercase (%2)</source>
-        <translation type="unfinished" />
+        <translation>%1 含有大写字母；请使用小写（%2）</translation>
     </message>
     <message>
         <source>%1 contains %2; only lowercase letters, digits and '-' are allowed</source>
-        <translation type="unfinished" />
+        <translation>%1 包含 %2；只允许使用小写字母、数字和 '-'</translation>
     </message>
     <message>
         <source>%1 must start and end with a lowercase letter or digit</source>
-        <translation type="unfinished" />
+        <translation>%1 必须以小写字母或数字开头和结尾</translation>
     </message>
     <message>
         <source>a URL is required, e.g. https://api.example.com:6443</source>
-        <translation type="unfinished" />
+        <translation>必须填写 URL，例如 https://api.example.com:6443</translation>
     </message>
     <message>
         <source>%1 is not a valid URL (%2)</source>
-        <translation type="unfinished" />
+        <translation>%1 不是有效的 URL（%2）</translation>
     </message>
     <message>
         <source>%1 has no scheme; write it as https://%1</source>
-        <translation type="unfinished" />
+        <translation>%1 没有协议；请写成 https://%1</translation>
     </message>
     <message>
         <source>%1 uses the scheme '%2'; only https:// and http:// are supported</source>
-        <translation type="unfinished" />
+        <translation>%1 使用的协议是 '%2'；仅支持 https:// 和 http://</translation>
     </message>
     <message>
         <source>%1 has no host name; write e.g. %2://api.example.com:6443</source>
-        <translation type="unfinished" />
+        <translation>%1 没有主机名；请写成例如 %2://api.example.com:6443 的形式</translation>
     </message>
     <message>
         <source>%1 carries user credentials; remove them from the URL and set the token or keys instead</source>
-        <translation type="unfinished" />
+        <translation>%1 包含用户凭据；请将其从 URL 中删除，改为设置令牌或密钥</translation>
     </message>
     <message>
         <source>%1 has a query or fragment; remove the part after '?' or '#'</source>
-        <translation type="unfinished" />
+        <translation>%1 包含查询或片段；请删除 '?' 或 '#' 之后的部分</translation>
     </message>
     <message>
         <source>write a number with an optional suffix, e.g. 64Gi, 512Mi or 1G (binary: Ki Mi Gi Ti Pi Ei; decimal: k M G T P E)</source>
-        <translation type="unfinished" />
+        <translation>请写一个数字，可带后缀，例如 64Gi、512Mi 或 1G（二进制：Ki Mi Gi Ti Pi Ei；十进制：k M G T P E）</translation>
     </message>
     <message>
         <source>a quantity is required; %1</source>
         <extracomment>%1: how to write a quantity ("write a number with an optional suffix, ...")</extracomment>
-        <translation type="unfinished" />
+        <translation>必须填写数量；%1</translation>
     </message>
     <message>
         <source>%1 is not a Kubernetes quantity; Kubernetes writes %2%3i (binary) or %2%3 (decimal)</source>
-        <translation type="unfinished" />
+        <translation>%1 不是 Kubernetes 数量；Kubernetes 写作 %2%3i（二进制）或 %2%3（十进制）</translation>
     </message>
     <message>
         <source>%1 is not a Kubernetes quantity; %2</source>
         <extracomment>%2: how to write a quantity ("write a number with an optional suffix, ...")</extracomment>
-        <translation type="unfinished" />
+        <translation>%1 不是 Kubernetes 数量；%2</translation>
     </message>
     <message>
         <source>%1 is negative; a size must be positive</source>
-        <translation type="unfinished" />
+        <translation>%1 为负数；大小必须为正数</translation>
     </message>
     <message>
         <source>a name is required (lowercase letters, digits and '-')</source>
-        <translation type="unfinished" />
+        <translation>必须填写名称（小写字母、数字和 '-'）</translation>
     </message>
     <message>
         <source>a name is required (lowercase letters, digits, '-' and '.')</source>
-        <translation type="unfinished" />
+        <translation>必须填写名称（小写字母、数字、'-' 和 '.'）</translation>
     </message>
     <message>
         <source>%1 is %2 characters long; at most 253 are allowed</source>
-        <translation type="unfinished" />
+        <translation>%1 长 %2 个字符；最多允许 253 个</translation>
     </message>
     <message>
         <source>%1 has an empty part between dots</source>
-        <translation type="unfinished" />
+        <translation>%1 的两个点之间有空的部分</translation>
     </message>
     <message>
         <source>%1 (in %2)</source>
         <extracomment>%1: what is wrong with one part of the name %2</extracomment>
-        <translation type="unfinished" />
+        <translation>%1（在 %2 中）</translation>
     </message>
     <message>
         <source>a label key is required, e.g. starforge/gpu-series</source>
-        <translation type="unfinished" />
+        <translation>必须填写标签键，例如 starforge/gpu-series</translation>
     </message>
     <message>
         <source>%1 has more than one '/'; a label key is prefix/name</source>
-        <translation type="unfinished" />
+        <translation>%1 含有多个 '/'；标签键的格式为 prefix/name</translation>
     </message>
     <message>
         <source>the prefix of %1 is not a DNS subdomain: %2</source>
-        <translation type="unfinished" />
+        <translation>%1 的前缀不是 DNS 子域名：%2</translation>
     </message>
     <message>
         <source>the name part %1 of %2 must be 1 to 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit</source>
-        <translation type="unfinished" />
+        <translation>%2 的名称部分 %1 必须由 1 到 63 个字母、数字、'-'、'_' 或 '.' 组成，并以字母或数字开头和结尾</translation>
     </message>
     <message>
         <source>%1 is not a whole number; write digits only, e.g. %2</source>
-        <translation type="unfinished" />
+        <translation>%1 不是整数；请只填写数字，例如 %2</translation>
     </message>
     <message>
         <source>%1 is out of range; use a number from %2 to %3</source>
-        <translation type="unfinished" />
+        <translation>%1 超出范围；请使用 %2 到 %3 之间的数字</translation>
     </message>
     <message>
         <source>%1 is not a yes/no value; write true or false (1/0, yes/no and on/off also work)</source>
-        <translation type="unfinished" />
+        <translation>%1 不是是/否值；请填写 true 或 false（1/0、yes/no 和 on/off 也可以）</translation>
     </message>
     <message>
         <source>%1 is not an absolute path; start it with '/', e.g. /starforge</source>
-        <translation type="unfinished" />
+        <translation>%1 不是绝对路径；请以 '/' 开头，例如 /starforge</translation>
     </message>
     <message>
         <source>%1 contains '..'; write the path without it</source>
-        <translation type="unfinished" />
+        <translation>%1 包含 '..'；请写出不含它的路径</translation>
     </message>
     <message>
         <source>an image is required, e.g. nvcr.io/nvidia/nemo-rl:v0.7.0</source>
-        <translation type="unfinished" />
+        <translation>必须填写镜像，例如 nvcr.io/nvidia/nemo-rl:v0.7.0</translation>
     </message>
     <message>
         <source>%1 contains a space; an image reference has none</source>
-        <translation type="unfinished" />
+        <translation>%1 包含空格；镜像引用中不能有空格</translation>
     </message>
     <message>
         <source>%1 has a digest that is not sha256:&lt;64 hex digits&gt;</source>
-        <translation type="unfinished" />
+        <translation>%1 的摘要不是 sha256:&lt;64 位十六进制数字&gt;</translation>
     </message>
     <message>
         <source>%1 is not an image reference; write [registry/]repository[:tag], with a lowercase repository, e.g. nvcr.io/nvidia/nemo-rl:v0.7.0</source>
-        <translation type="unfinished" />
+        <translation>%1 不是镜像引用；请写成 [registry/]repository[:tag]，其中 repository 须为小写，例如 nvcr.io/nvidia/nemo-rl:v0.7.0</translation>
     </message>
     <message>
         <source>%1 is not an S3 bucket name; use 3 to 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit</source>
-        <translation type="unfinished" />
+        <translation>%1 不是 S3 存储桶名称；请使用 3 到 63 个小写字母、数字、'-' 和 '.'，并以字母或数字开头和结尾</translation>
     </message>
     <message>
         <source>%1 is not a version; write it as major.minor.patch, e.g. 2.55.1</source>
-        <translation type="unfinished" />
+        <translation>%1 不是版本号；请写成 major.minor.patch 的形式，例如 2.55.1</translation>
     </message>
     <message>
         <source>%1 is not an absolute path to a PEM file</source>
-        <translation type="unfinished" />
+        <translation>%1 不是 PEM 文件的绝对路径</translation>
     </message>
     <message>
         <source>the CA file %1 does not exist</source>
-        <translation type="unfinished" />
+        <translation>CA 文件 %1 不存在</translation>
     </message>
     <message>
         <source>the certificate file %1 does not exist</source>
-        <translation type="unfinished" />
+        <translation>证书文件 %1 不存在</translation>
     </message>
     <message>
         <source>the CA file %1 is not a readable file</source>
-        <translation type="unfinished" />
+        <translation>CA 文件 %1 不是可读取的文件</translation>
     </message>
     <message>
         <source>the certificate file %1 is not a readable file</source>
-        <translation type="unfinished" />
+        <translation>证书文件 %1 不是可读取的文件</translation>
     </message>
     <message>
         <source>the CA file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
-        <translation type="unfinished" />
+        <translation>CA 文件 %1 中没有 PEM 证书（-----BEGIN CERTIFICATE-----）</translation>
     </message>
     <message>
         <source>the certificate file %1 holds no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
-        <translation type="unfinished" />
+        <translation>证书文件 %1 中没有 PEM 证书（-----BEGIN CERTIFICATE-----）</translation>
     </message>
     <message>
         <source>the CA data is not base64; paste the %1 value of a kubeconfig</source>
-        <translation type="unfinished" />
+        <translation>CA 数据不是 base64；请粘贴 kubeconfig 中 %1 的值</translation>
     </message>
     <message>
         <source>the certificate data is not base64; paste the %1 value of a kubeconfig</source>
-        <translation type="unfinished" />
+        <translation>证书数据不是 base64；请粘贴 kubeconfig 中 %1 的值</translation>
     </message>
     <message>
         <source>the CA data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
-        <translation type="unfinished" />
+        <translation>CA 数据解码后不含 PEM 证书（-----BEGIN CERTIFICATE-----）</translation>
     </message>
     <message>
         <source>the certificate data decodes to no PEM certificate (-----BEGIN CERTIFICATE-----)</source>
-        <translation type="unfinished" />
+        <translation>证书数据解码后不含 PEM 证书（-----BEGIN CERTIFICATE-----）</translation>
     </message>
     <message>
         <source>%1 is not a proxy URL; write e.g. http://proxy.example.com:3128 or socks5://127.0.0.1:1080</source>
-        <translation type="unfinished" />
+        <translation>%1 不是代理 URL；请写成例如 http://proxy.example.com:3128 或 socks5://127.0.0.1:1080</translation>
     </message>
     <message>
         <source>%1 is a proxy reached over TLS (https://), which this app cannot speak to; give the proxy's plain http:// address (requests to https:// servers stay encrypted through it) or a socks5:// one</source>
-        <translation type="unfinished" />
+        <translation>%1 是通过 TLS（https://）访问的代理，本应用无法与之通信；请填写该代理的明文 http:// 地址（发往 https:// 服务器的请求经由它时仍保持加密），或一个 socks5:// 地址</translation>
     </message>
     <message>
         <source>%1 uses the scheme '%2'; a proxy is http:// or socks5://</source>
-        <translation type="unfinished" />
+        <translation>%1 使用的协议是 '%2'；代理应为 http:// 或 socks5://</translation>
     </message>
     <message>
         <source>%1 has no host name</source>
-        <translation type="unfinished" />
+        <translation>%1 没有主机名</translation>
     </message>
     <message>
         <source>a profile name is required</source>
-        <translation type="unfinished" />
+        <translation>必须填写配置文件名称</translation>
     </message>
     <message>
         <source>%1 is not a profile name; use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit</source>
-        <translation type="unfinished" />
+        <translation>%1 不是有效的配置文件名称；请使用 1 到 63 个字母、数字、'.'、'_' 或 '-'，并以字母或数字开头</translation>
     </message>
 </context>
 <context>
