@@ -82,6 +82,9 @@ wait "$app" 2>/dev/null || true
 # The dark scheme, as a desktop that prefers dark gets it (here fixed with --color-scheme).
 shoot sandbox-session-dark 6 --sandbox --color-scheme dark
 shoot profiles-dialog-dark 3 --profiles --color-scheme dark
+# In German and Chinese (View › Language keeps a choice; STARFORGE_LANGUAGE sets one per run).
+STARFORGE_LANGUAGE=de shoot sandbox-session-de 6 --sandbox
+STARFORGE_LANGUAGE=zh_CN shoot profiles-dialog-zh_CN 3 --profiles
 
 jobs_dir="$scratch/grpo-math"
 cp -r examples/grpo-math "$jobs_dir"

@@ -17,10 +17,10 @@ STARFORGE_RUN_PACKAGES="qt6-qpa-plugins libqt6sql6-sqlite gnome-keyring libsecre
 # introspection data, in the system python3; dunst (a notification daemon) and trayer (a system
 # tray) for tst_desktop_real; for deb_package (docs/packaging.md), dpkg-shlibdeps (dpkg-dev)
 # that cpack runs for the .deb's Depends, and the validators of its desktop entry, AppStream
-# metainfo and MIME type.
+# metainfo and MIME type; a Chinese font for the screenshots of the Chinese interface.
 STARFORGE_TEST_PACKAGES="libsecret-tools xvfb xauth imagemagick x11-utils xdotool curl procps clang libclang-rt-14-dev
     radosgw ceph-mon ceph-osd ceph-common python3-boto3 zip unzip
-    at-spi2-core gir1.2-atspi-2.0 python3-pyatspi dunst trayer
+    at-spi2-core gir1.2-atspi-2.0 python3-pyatspi dunst trayer fonts-wqy-microhei
     dpkg-dev desktop-file-utils appstream shared-mime-info"
 
 # install_packages PKG...: installs the packages that are not installed yet.
