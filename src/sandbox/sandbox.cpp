@@ -215,6 +215,11 @@ Result<void> Sandbox::start(const SandboxOptions &options)
                                   .arg(options.tokenTtlSeconds));
     }
 
+    if (options.nemoRlStepSeconds && !(*options.nemoRlStepSeconds >= 0)) {
+        return Error::invalid(QStringLiteral("the NeMo-RL stand-in's step time is a number of seconds, 0 or more, not %1")
+                                  .arg(*options.nemoRlStepSeconds));
+    }
+
     m_token = randomToken();
     m_credentialSecret = QByteArray(32, Qt::Uninitialized);
     QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(m_credentialSecret.data()), m_credentialSecret.size() / 4);
@@ -307,6 +312,19 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     if (!makeOwnerOnlyPath(m_stateDir) || !makeOwnerOnlyPath(m_storageRoot)) {
         return Error::io(QStringLiteral("cannot create the sandbox's storage directory %1").arg(m_storageRoot));
     }
+    // The corpus claim's directory, so a JobSpec with "corpus": true (examples/grpo-two-pools)
+    // runs here unchanged. The NeMo-RL stand-in reads no data, so one file says what it is; pods
+    // mount it read-only (the RayJob builder's readOnly claim).
+    m_corpusDir = m_stateDir + QStringLiteral("/corpus");
+    if (!makeOwnerOnlyPath(m_corpusDir)) {
+        return Error::io(QStringLiteral("cannot create the sandbox's corpus directory %1").arg(m_corpusDir));
+    }
+    if (auto ok = writeFile(m_corpusDir + QStringLiteral("/README.txt"),
+                            "The starforge-sandbox corpus claim (" + corpusClaim().toUtf8()
+                                + "), mounted read-only at /corpus in the Ray pods of jobs that ask for the corpus.\n");
+        !ok) {
+        return ok.error();
+    }
     m_nemoRlDir = nemoRlStandInDir();
     Kubelet::Options kubelet;
     kubelet.stateDir = m_stateDir;
@@ -315,6 +333,9 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     kubelet.imagePullBackoffMs = options.imagePullBackoffMs;
     kubelet.toolsDir = toolsDir();
     kubelet.tokenRate = options.tokenRate;
+    if (options.nemoRlStepSeconds) {
+        kubelet.nemoRlStepSeconds = QString::number(*options.nemoRlStepSeconds);
+    }
     if (const auto *d = Config::SettingsSchema::find(QStringLiteral("FORGE_IMAGE_VLLM"))) {
         kubelet.vllmImages.insert(d->defaultValue);
     }
@@ -327,6 +348,7 @@ Result<void> Sandbox::start(const SandboxOptions &options)
     if (const auto *d = Config::SettingsSchema::find(QStringLiteral("FORGE_K8S_STORAGE_PVC"))) {
         kubelet.claimDirs.insert(d->defaultValue, m_storageRoot);
     }
+    kubelet.claimDirs.insert(corpusClaim(), m_corpusDir);
     kubelet.caFile = QFileInfo(options.connectionFile).absoluteFilePath() + QStringLiteral(".ca.pem");
     m_kubelet = std::make_unique<Kubelet>(m_store.get(), m_events.get(), kubelet);
     m_jobs = std::make_unique<JobController>(m_store.get(), m_events.get(), options.seed, options.jobRetryBackoffMs);
@@ -485,6 +507,7 @@ Result<void> Sandbox::writeFiles(const SandboxOptions &options)
                             {QStringLiteral("FORGE_S3_SECRET_KEY"), QString::fromLatin1(m_s3SecretKey)},
                             {QStringLiteral("FORGE_NEMO_RL_DIR"), m_nemoRlDir},
                             {QStringLiteral("FORGE_STORAGE_ROOT"), m_storageRoot},
+                            {QStringLiteral("FORGE_K8S_CORPUS_PVC"), corpusClaim()},
                             {QStringLiteral("FORGE_IMAGE_NEMO_RL"), m_presentImages.value(0)},
                             {QStringLiteral("FORGE_IMAGE_VLLM"), m_presentImages.value(1, m_presentImages.value(0))}};
     const QJsonObject connection{{QLatin1String(ConnectionFile::ApiServer), server},

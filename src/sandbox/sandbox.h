@@ -69,6 +69,10 @@ struct SandboxOptions
     // with credentials for its host, else the pull fails with the runtime's 401; empty: none.
     QString privateRegistry = QStringLiteral("registry.sandbox.internal/private/");
     double tokenRate = 50;       // the vLLM stand-in's generation speed
+    // Each training step of the NeMo-RL stand-in, in seconds (its STARFORGE_FAKE_STEP_SECONDS in
+    // every container); unset: the stand-in's own default, 0.2 s. Tests that run the examples'
+    // hundreds of steps unchanged make it short.
+    std::optional<double> nemoRlStepSeconds;
     QString bucket = QStringLiteral("starforge");
     // The KubeRay release to be (1.4 to 1.7): the RayJob CRD it serves and admits against, see
     // crds/kuberaycrds.h. Older releases lack fields, so e.g. preRunningDeadlineSeconds is pruned
@@ -115,6 +119,11 @@ public:
     // (examples/run_<algorithm>.py) and the storage root inside the state directory.
     QString nemoRlDir() const { return m_nemoRlDir; }
     QString storageRoot() const { return m_storageRoot; }
+    // The directory behind the corpus claim (corpusClaim(), the connection file's
+    // FORGE_K8S_CORPUS_PVC), inside the state directory: jobs with "corpus": true mount it
+    // read-only at /corpus, so every JobSpec runs here as it would on a cluster with a corpus.
+    QString corpusDir() const { return m_corpusDir; }
+    static QString corpusClaim() { return QStringLiteral("starforge-corpus"); }
     QVersionNumber kuberayVersion() const { return m_kuberayVersion; }
     // F.client.crt and F.client.key: CN=starforge-cert-user, O=system:masters, 30 days.
     QString clientCertFile() const { return m_clientCertFile; }
@@ -163,6 +172,7 @@ private:
     QString m_connectionFile;
     QString m_stateDir;
     QString m_storageRoot;
+    QString m_corpusDir;
     QString m_nemoRlDir;
     QVersionNumber m_kuberayVersion;
     QStringList m_presentImages;

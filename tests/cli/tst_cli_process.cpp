@@ -404,6 +404,10 @@ private Q_SLOTS:
                                                                    QStringLiteral("--connection-file"), QStringLiteral("/tmp/unused.json")});
         QCOMPARE(faults.exitCode, 1);
         QVERIFY2(faults.err.contains("fault rate500 must be a fraction between 0 and 1"), faults.err.constData());
+        const Run step = run(QStringLiteral("starforge-sandbox"), {QStringLiteral("--nemo-rl-step-seconds"), QStringLiteral("-1"),
+                                                                 QStringLiteral("--connection-file"), QStringLiteral("/tmp/unused.json")});
+        QCOMPARE(step.exitCode, 1);
+        QVERIFY2(step.err.contains("--nemo-rl-step-seconds takes a number of seconds, 0 or more, not '-1'"), step.err.constData());
         const Run version = run(QStringLiteral("starforge-sandbox"), {QStringLiteral("--version")});
         QCOMPARE(version.exitCode, 0);
         QVERIFY(version.out.contains(STARFORGE_VERSION));

@@ -249,6 +249,9 @@ private Q_SLOTS:
         QTRY_VERIFY(next(&wizard)->isEnabled());
         QTest::mouseClick(next(&wizard), Qt::LeftButton);
         QCOMPARE(wizard.currentId(), int(SubmitWizard::ResourcesPageId));
+        // No session, so no profile claims: the corpus box is off, saying why.
+        QVERIFY(!wizard.findChild<QCheckBox *>(QStringLiteral("corpusCheck"))->isEnabled());
+        QCOMPARE(labelText(&wizard, "corpusNote"), QStringLiteral("Off: the profile has no corpus volume claim (FORGE_K8S_CORPUS_PVC)."));
         QVERIFY2(labelText(&wizard, "poolsWarning").contains(QStringLiteral("training on h200 and generation on h100 is a request Ray may not honour")),
                  qPrintable(labelText(&wizard, "poolsWarning")));
         auto *add = wizard.findChild<QPushButton *>(QStringLiteral("addPoolButton"));
@@ -332,10 +335,12 @@ private Q_SLOTS:
         QTRY_COMPARE(series->currentText(), QStringLiteral("h200 — 8/8 GPUs free"));
         QTRY_COMPARE(resources->verdictOf(0), QStringLiteral("FitsNow"));
         QVERIFY(next(wizard)->isEnabled());
-        // The sandbox's profile has a storage claim and no corpus claim: the corpus box is off, saying why.
+        // The sandbox's profile has a storage claim and a corpus claim: both boxes can be ticked,
+        // the corpus left as the example has it (off).
         QVERIFY(wizard->findChild<QCheckBox *>(QStringLiteral("storageCheck"))->isEnabled());
-        QVERIFY(!wizard->findChild<QCheckBox *>(QStringLiteral("corpusCheck"))->isEnabled());
-        QCOMPARE(labelText(wizard, "corpusNote"), QStringLiteral("Off: the profile has no corpus volume claim (FORGE_K8S_CORPUS_PVC)."));
+        QVERIFY(wizard->findChild<QCheckBox *>(QStringLiteral("corpusCheck"))->isEnabled());
+        QVERIFY(!wizard->findChild<QCheckBox *>(QStringLiteral("corpusCheck"))->isChecked());
+        QCOMPARE(labelText(wizard, "corpusNote"), QStringLiteral("Volume claim %1, read-only.").arg(Sandbox::Sandbox::corpusClaim()));
         // Another team's pod takes 4 of the node's GPUs: the job now waits for them.
         const QString pods = QStringLiteral("/api/v1/namespaces/starforge/pods");
         const QJsonObject hog{{QStringLiteral("apiVersion"), QStringLiteral("v1")}, {QStringLiteral("kind"), QStringLiteral("Pod")},

@@ -295,6 +295,12 @@ private Q_SLOTS:
         QVERIFY2(connection.ok(), connection.ok() ? "" : qPrintable(connection.error().message));
         QCOMPARE(connection->settings.value(QStringLiteral("FORGE_NEMO_RL_DIR")), m_sandbox->nemoRlDir());
         QCOMPARE(connection->settings.value(QStringLiteral("FORGE_STORAGE_ROOT")), m_sandbox->storageRoot());
+        // A corpus claim, so JobSpecs with "corpus": true run here: its directory in the state
+        // directory, with a file saying what it is.
+        QCOMPARE(forge.value(QStringLiteral("FORGE_K8S_CORPUS_PVC")).toString(), Sandbox::Sandbox::corpusClaim());
+        QCOMPARE(connection->settings.value(QStringLiteral("FORGE_K8S_CORPUS_PVC")), Sandbox::Sandbox::corpusClaim());
+        QVERIFY(m_sandbox->corpusDir().startsWith(m_dir.filePath(QStringLiteral("conn.json.state/"))));
+        QVERIFY(QFileInfo(m_sandbox->corpusDir() + QStringLiteral("/README.txt")).isFile());
     }
 
     void nemoRlStandInRunsToCompletion()

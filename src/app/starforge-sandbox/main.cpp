@@ -83,8 +83,12 @@ int main(int argc, char *argv[])
     const QCommandLineOption tokenRate(QStringLiteral("token-rate"),
                                        Text::tr("Tokens per second the vLLM stand-in generates in playground pods (default 50)."),
                                        QStringLiteral("n"), QStringLiteral("50"));
+    const QCommandLineOption stepSeconds(QStringLiteral("nemo-rl-step-seconds"),
+                                         QStringLiteral("Seconds each training step of the NeMo-RL stand-in takes (default 0.2), so a job "
+                                                        "with hundreds of steps can run unchanged in a test."),
+                                         QStringLiteral("s"));
     parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl, deleteRayJob, featureGates,
-                       operatorEnv, tokenRate});
+                       operatorEnv, tokenRate, stepSeconds});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -131,6 +135,15 @@ int main(int argc, char *argv[])
     options.tokenRate = parser.value(tokenRate).toDouble(&rateOk);
     if (!rateOk || options.tokenRate <= 0) {
         return fail(Text::tr("--token-rate takes a positive number of tokens per second, not '%1'").arg(parser.value(tokenRate)));
+    }
+    if (parser.isSet(stepSeconds)) {
+        bool stepOk = false;
+        const double seconds = parser.value(stepSeconds).toDouble(&stepOk);
+        if (!stepOk || !(seconds >= 0)) {
+            return fail(
+                QStringLiteral("--nemo-rl-step-seconds takes a number of seconds, 0 or more, not '%1'").arg(parser.value(stepSeconds)));
+        }
+        options.nemoRlStepSeconds = seconds;
     }
     for (const QString &gate : parser.value(featureGates).split(u',', Qt::SkipEmptyParts)) {
         const QStringList kv = gate.trimmed().split(u'=');

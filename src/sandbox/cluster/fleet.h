@@ -25,7 +25,10 @@ struct FleetSpec
     int backgroundPodsPerNode = 0;  // scale fleets only
 
     static Result<FleetSpec> parse(const QString &text);
-    static QString defaultSpec() { return QStringLiteral("h200:2x8,h100:2x8,a100:1x4,cpu:1x0"); }
+    // Without --fleet: room for every JobSpec in examples/ (grpo-two-pools takes three 8-GPU
+    // h200 nodes, a pool of two and one of one on nodes of their own), the other series beside
+    // it for the capacity views, and a CPU node for the submitter pods.
+    static QString defaultSpec() { return QStringLiteral("h200:3x8,h100:2x8,a100:1x4,cpu:1x0"); }
     int nodeCount() const;
 };
 

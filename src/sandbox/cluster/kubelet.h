@@ -60,12 +60,13 @@ public:
         QString caFile;                // the sandbox CA, for containers that fetch from its S3
         QSet<QString> vllmImages;      // images whose entrypoint is `vllm serve`
         double tokenRate = 50;         // the vLLM stand-in's tokens per second
+        QString nemoRlStepSeconds;     // the NeMo-RL stand-in's STARFORGE_FAKE_STEP_SECONDS; empty: its default
         // Images under this prefix ("registry.sandbox.internal/private/") live in a registry that
         // answers 401 without credentials for its host; empty: no private registry.
         QString privateRegistry;
         QString shim; // the starforge-sandbox-shim executable every container runs under
-        // Claims with a directory of their own (the storage claim: FORGE_STORAGE_ROOT); any other
-        // claim is provisioned on first use under stateDir/claims/<namespace>/<claim>.
+        // Claims with a directory of their own (the storage claim: FORGE_STORAGE_ROOT; the corpus
+        // claim); any other claim is provisioned on first use under stateDir/claims/<namespace>/<claim>.
         QHash<QString, QString> claimDirs;
     };
 

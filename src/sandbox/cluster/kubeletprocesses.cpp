@@ -188,6 +188,10 @@ QString Kubelet::resolveEnvironment(const Pod &pod, const Container &container, 
     env.insert(QStringLiteral("HOSTNAME"), pod.name);
     env.insert(QStringLiteral("POD_IP"), pod.ip);
     env.insert(QStringLiteral("STARFORGE_SANDBOX_TOKEN_RATE"), QString::number(m_options.tokenRate));
+    if (!m_options.nemoRlStepSeconds.isEmpty()) {
+        // Reaches the driver through the Ray head's environment (the ray stand-in's job submit).
+        env.insert(QStringLiteral("STARFORGE_FAKE_STEP_SECONDS"), m_options.nemoRlStepSeconds);
+    }
     for (const QJsonValue &v : container.spec.value(QStringLiteral("env")).toArray()) {
         const QJsonObject e = v.toObject();
         const QString key = e.value(QStringLiteral("name")).toString();

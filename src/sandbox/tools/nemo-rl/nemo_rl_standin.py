@@ -33,7 +33,8 @@ folder, so runner.pex starts `python $FORGE_NEMO_RL_DIR/examples/run_grpo.py --c
 
 What it does not: load a model or data, use Ray or GPUs, or resume from an existing step_N.
 
-Knobs for tests: STARFORGE_FAKE_STEP_SECONDS (default 0.2) is each step's time;
+Knobs for tests: STARFORGE_FAKE_STEP_SECONDS (default 0.2) is each step's time (starforge-sandbox
+--nemo-rl-step-seconds puts it in every container);
 STARFORGE_FAKE_SAVE_SECONDS (default: a step's time) how long the background part of a DTensor v2
 save takes; `+starforge.fake_batches_per_epoch=N` is the dataset's length in steps (default: the
 step limit, so one epoch);
