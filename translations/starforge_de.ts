@@ -2236,6 +2236,14 @@
         <source>starforge-sandbox %1 serving %2; connection file %3</source>
         <translation>starforge-sandbox %1 läuft unter %2; Verbindungsdatei %3</translation>
     </message>
+    <message>
+        <source>Seconds each training step of the NeMo-RL stand-in takes (default 0.2), so a job with hundreds of steps can run unchanged in a test.</source>
+        <translation>Sekunden, die jeder Trainingsschritt des NeMo-RL-Stand-ins dauert (Standard 0.2), damit ein Job mit Hunderten von Schritten unverändert in einem Test laufen kann.</translation>
+    </message>
+    <message>
+        <source>--nemo-rl-step-seconds takes a number of seconds, 0 or more, not '%1'</source>
+        <translation>--nemo-rl-step-seconds erwartet eine Anzahl Sekunden, 0 oder mehr, nicht '%1'</translation>
+    </message>
 </context>
 <context>
     <name>Selfsubjectreview</name>
@@ -2733,7 +2741,7 @@
     <name>Starforge::Cli::CapacityCommand</name>
     <message>
         <source>usage: starforge-cli capacity [--spec SPEC] [--json]</source>
-        <translation>Verwendung: starforge-cli capacity [--spec SPEC] [--json]</translation>
+        <translation>usage: starforge-cli capacity [--spec SPEC] [--json]</translation>
     </message>
     <message>
         <source>no GPU nodes: no node has the series label %1 (FORGE_K8S_GPU_NODE_LABEL)</source>
@@ -2748,7 +2756,7 @@
     <name>Starforge::Cli::CapsuleBuildCommand</name>
     <message>
         <source>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</source>
-        <translation>Verwendung: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</translation>
+        <translation>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</translation>
     </message>
     <message>
         <source>%1 is not a folder; give the code folder to pack.</source>
@@ -2763,7 +2771,7 @@
     <name>Starforge::Cli::ChatCommand</name>
     <message>
         <source>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</source>
-        <translation>Verwendung: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</translation>
+        <translation>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</translation>
     </message>
     <message>
         <source>no prompt: give it after NAME or on standard input</source>

@@ -84,7 +84,7 @@ int main(int argc, char *argv[])
                                        Text::tr("Tokens per second the vLLM stand-in generates in playground pods (default 50)."),
                                        QStringLiteral("n"), QStringLiteral("50"));
     const QCommandLineOption stepSeconds(QStringLiteral("nemo-rl-step-seconds"),
-                                         QStringLiteral("Seconds each training step of the NeMo-RL stand-in takes (default 0.2), so a job "
+                                         Text::tr("Seconds each training step of the NeMo-RL stand-in takes (default 0.2), so a job "
                                                         "with hundreds of steps can run unchanged in a test."),
                                          QStringLiteral("s"));
     parser.addOptions({listen, connection, fleet, seed, rbac, faults, ns, images, privateRegistry, kuberay, tokenTtl, deleteRayJob, featureGates,
@@ -141,7 +141,7 @@ int main(int argc, char *argv[])
         const double seconds = parser.value(stepSeconds).toDouble(&stepOk);
         if (!stepOk || !(seconds >= 0)) {
             return fail(
-                QStringLiteral("--nemo-rl-step-seconds takes a number of seconds, 0 or more, not '%1'").arg(parser.value(stepSeconds)));
+                Text::tr("--nemo-rl-step-seconds takes a number of seconds, 0 or more, not '%1'").arg(parser.value(stepSeconds)));
         }
         options.nemoRlStepSeconds = seconds;
     }
