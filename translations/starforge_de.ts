@@ -2741,7 +2741,7 @@
     <name>Starforge::Cli::CapacityCommand</name>
     <message>
         <source>usage: starforge-cli capacity [--spec SPEC] [--json]</source>
-        <translation>usage: starforge-cli capacity [--spec SPEC] [--json]</translation>
+        <translation>Verwendung: starforge-cli capacity [--spec SPEC] [--json]</translation>
     </message>
     <message>
         <source>no GPU nodes: no node has the series label %1 (FORGE_K8S_GPU_NODE_LABEL)</source>
@@ -2756,7 +2756,7 @@
     <name>Starforge::Cli::CapsuleBuildCommand</name>
     <message>
         <source>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</source>
-        <translation>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</translation>
+        <translation>Verwendung: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</translation>
     </message>
     <message>
         <source>%1 is not a folder; give the code folder to pack.</source>
@@ -2771,7 +2771,7 @@
     <name>Starforge::Cli::ChatCommand</name>
     <message>
         <source>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</source>
-        <translation>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</translation>
+        <translation>Verwendung: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</translation>
     </message>
     <message>
         <source>no prompt: give it after NAME or on standard input</source>

@@ -2739,7 +2739,7 @@
     <name>Starforge::Cli::CapacityCommand</name>
     <message>
         <source>usage: starforge-cli capacity [--spec SPEC] [--json]</source>
-        <translation>usage: starforge-cli capacity [--spec SPEC] [--json]</translation>
+        <translation>用法：starforge-cli capacity [--spec SPEC] [--json]</translation>
     </message>
     <message>
         <source>no GPU nodes: no node has the series label %1 (FORGE_K8S_GPU_NODE_LABEL)</source>
@@ -2754,7 +2754,7 @@
     <name>Starforge::Cli::CapsuleBuildCommand</name>
     <message>
         <source>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</source>
-        <translation>usage: starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</translation>
+        <translation>用法：starforge-cli capsule build DIR [--spec SPEC] [--out FILE] [--json]</translation>
     </message>
     <message>
         <source>%1 is not a folder; give the code folder to pack.</source>
@@ -2769,7 +2769,7 @@
     <name>Starforge::Cli::ChatCommand</name>
     <message>
         <source>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</source>
-        <translation>usage: starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</translation>
+        <translation>用法：starforge-cli playground chat NAME [PROMPT...] [--system S] [--temperature T] [--top-p P] [--max-tokens N] [--session FILE]</translation>
     </message>
     <message>
         <source>no prompt: give it after NAME or on standard input</source>
@@ -2821,7 +2821,7 @@
     <message>
         <source>usage: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...
 </source>
-        <translation>usage: starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...
+        <translation>用法：starforge-cli [--profile NAME | --connection-file FILE] [--config FILE] [--json] COMMAND ...
 </translation>
     </message>
     <message>
@@ -2957,7 +2957,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     <name>Starforge::Cli::ClusterSetupCommand</name>
     <message>
         <source>usage: starforge-cli cluster-setup [--namespace NS] [--user NAME]</source>
-        <translation>usage: starforge-cli cluster-setup [--namespace NS] [--user NAME]</translation>
+        <translation>用法：starforge-cli cluster-setup [--namespace NS] [--user NAME]</translation>
     </message>
     <message>
         <source>--namespace</source>
@@ -3008,7 +3008,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     </message>
     <message>
         <source>usage: starforge-cli %1</source>
-        <translation>usage: starforge-cli %1</translation>
+        <translation>用法：starforge-cli %1</translation>
     </message>
     <message>
         <source>'%1' is not a job id or a RayJob name (see `starforge-cli jobs` and `starforge-cli history`)</source>
@@ -3049,7 +3049,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     <name>Starforge::Cli::HistoryCommand</name>
     <message>
         <source>usage: starforge-cli history [--json]</source>
-        <translation>usage: starforge-cli history [--json]</translation>
+        <translation>用法：starforge-cli history [--json]</translation>
     </message>
     <message>
         <source>starforge-cli: skipped %1</source>
@@ -3075,7 +3075,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     <name>Starforge::Cli::JobsCommand</name>
     <message>
         <source>usage: starforge-cli jobs [--follow] [--json]</source>
-        <translation>usage: starforge-cli jobs [--follow] [--json]</translation>
+        <translation>用法：starforge-cli jobs [--follow] [--json]</translation>
     </message>
     <message>
         <source>list the jobs in namespace %1</source>
@@ -3114,7 +3114,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     <name>Starforge::Cli::LaunchCommand</name>
     <message>
         <source>usage: starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]</source>
-        <translation>usage: starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]</translation>
+        <translation>用法：starforge-cli playground launch (--model PATH|NAME | --job ID [--step N]) [--series S] [--gpus N] [--ttl 2h] [--wait]</translation>
     </message>
     <message>
         <source>give either --model or --job
@@ -3313,7 +3313,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     </message>
     <message>
         <source>usage: starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env</source>
-        <translation>usage: starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env</translation>
+        <translation>用法：starforge-cli profile set NAME KEY=VALUE... | NAME KEY --stdin | NAME KEY --from-env</translation>
     </message>
     <message>
         <source>use either --stdin or --from-env, not both</source>
@@ -3369,7 +3369,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     </message>
     <message>
         <source>usage: starforge-cli profile delete NAME [--force]</source>
-        <translation>usage: starforge-cli profile delete NAME [--force]</translation>
+        <translation>用法：starforge-cli profile delete NAME [--force]</translation>
     </message>
     <message>
         <source>starforge-cli: warning: %1</source>
@@ -3381,7 +3381,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     </message>
     <message>
         <source>usage: starforge-cli profile use NAME</source>
-        <translation>usage: starforge-cli profile use NAME</translation>
+        <translation>用法：starforge-cli profile use NAME</translation>
     </message>
     <message>
         <source>active profile: %1</source>
@@ -3389,7 +3389,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     </message>
     <message>
         <source>usage: starforge-cli profile rename OLD NEW</source>
-        <translation>usage: starforge-cli profile rename OLD NEW</translation>
+        <translation>用法：starforge-cli profile rename OLD NEW</translation>
     </message>
     <message>
         <source>renamed profile %1 to %2</source>
@@ -3397,7 +3397,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     </message>
     <message>
         <source>usage: starforge-cli profile duplicate SOURCE NEW</source>
-        <translation>usage: starforge-cli profile duplicate SOURCE NEW</translation>
+        <translation>用法：starforge-cli profile duplicate SOURCE NEW</translation>
     </message>
     <message>
         <source>duplicated profile %1 as %2</source>
@@ -3442,7 +3442,7 @@ JOB 为作业 ID 或其 RayJob 名称）：
     <name>Starforge::Cli::StopPlaygroundCommand</name>
     <message>
         <source>usage: starforge-cli playground stop NAME</source>
-        <translation>usage: starforge-cli playground stop NAME</translation>
+        <translation>用法：starforge-cli playground stop NAME</translation>
     </message>
     <message>
         <source>%1 stopped</source>
