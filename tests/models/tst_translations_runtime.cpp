@@ -10,7 +10,9 @@
 #include "models/checkpointsmodel.h"
 
 #include <QCoreApplication>
+#include <QProcess>
 #include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTranslator>
 
@@ -95,6 +97,31 @@ private slots:
         QVERIFY(!translated.specProblem.isEmpty());
         QVERIFY2(translated.specProblem != english.specProblem && !translated.specProblem.contains(QLatin1String("JobSpec has")),
                  qPrintable(translated.specProblem));
+    }
+
+    // The CLI speaks the language too, but never in --json, which scripts read.
+    void theCliIsTranslatedButNotItsJson()
+    {
+        QTemporaryDir home;
+        const auto run = [&](const QString &language, const QStringList &arguments) {
+            QProcess cli;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("STARFORGE_LANGUAGE"), language);
+            env.insert(QStringLiteral("STARFORGE_CONFIG_FILE"), home.filePath(QStringLiteral("profiles.ini")));
+            cli.setProcessEnvironment(env);
+            cli.start(QStringLiteral(SF_BIN_DIR "/starforge-cli"), arguments);
+            if (!cli.waitForFinished(30000)) return QString();
+            return QString::fromUtf8(cli.readAllStandardError() + cli.readAllStandardOutput());
+        };
+        const QStringList unknown{QStringLiteral("no-such-command")};
+        const QString english = run(QStringLiteral("en"), unknown);
+        QVERIFY2(english.contains(QLatin1String("unknown command 'no-such-command'")), qPrintable(english));
+        const QString german = run(QStringLiteral("de"), unknown);
+        QVERIFY2(german.contains(QLatin1String("no-such-command")) && !german.contains(QLatin1String("unknown command")), qPrintable(german));
+        const QString chinese = run(QStringLiteral("zh_CN"), unknown);
+        QVERIFY2(chinese.contains(QLatin1String("no-such-command")) && !chinese.contains(QLatin1String("unknown command")), qPrintable(chinese));
+        const QString json = run(QStringLiteral("de"), {QStringLiteral("--json"), QStringLiteral("no-such-command")});
+        QVERIFY2(json.contains(QLatin1String("unknown command 'no-such-command'")), qPrintable(json));
     }
 };
 
