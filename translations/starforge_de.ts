@@ -1044,6 +1044,10 @@
         <source>%1: recipe.config: %2 is not a file in the code folder %3.</source>
         <translation>%1: recipe.config: %2 ist keine Datei im Code-Ordner %3.</translation>
     </message>
+    <message numerus="yes">
+        <source>The JobSpec has %n problem(s):</source>
+        <translation><numerusform>Die JobSpec hat %n Problem:</numerusform><numerusform>Die JobSpec hat %n Probleme:</numerusform></translation>
+    </message>
 </context>
 <context>
     <name>Jobactions</name>

@@ -87,6 +87,14 @@
     </message>
 </context>
 <context>
+    <name>JobSpec</name>
+    <message numerus="yes">
+        <source>The JobSpec has %n problem(s):</source>
+        <translation>
+            <numerusform>The JobSpec has %n problem:</numerusform><numerusform>The JobSpec has %n problems:</numerusform></translation>
+    </message>
+</context>
+<context>
     <name>Starforge::Cli::CapacityCommand</name>
     <message numerus="yes">
         <source> (%n node(s))</source>

@@ -1042,6 +1042,10 @@
         <source>%1: recipe.config: %2 is not a file in the code folder %3.</source>
         <translation>%1: recipe.config: %2 不是代码文件夹 %3 中的文件。</translation>
     </message>
+    <message numerus="yes">
+        <source>The JobSpec has %n problem(s):</source>
+        <translation><numerusform>JobSpec 有 %n 个问题：</numerusform></translation>
+    </message>
 </context>
 <context>
     <name>Jobactions</name>

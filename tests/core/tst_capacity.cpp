@@ -120,6 +120,9 @@ class TestCapacity : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // The verdicts' English, as the apps show it ("2 nodes", not "2 node(s)").
+    void initTestCase() { QVERIFY(Testing::installEnglishPlurals()); }
+
     void perNodeAndPerSeries()
     {
         Kube::Node cordoned = node(QStringLiteral("h200-01"), QStringLiteral("h200"), 8);

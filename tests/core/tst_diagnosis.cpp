@@ -6,6 +6,7 @@
 // that `diagnose --json` prints.
 
 #include "core/cluster/diagnosis.h"
+#include "support/testutil.h"
 
 #include <QDir>
 #include <QFile>
@@ -62,6 +63,9 @@ class TestDiagnosis : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // The verdicts' English, as the apps show it ("2 nodes", not "2 node(s)").
+    void initTestCase() { QVERIFY(Testing::installEnglishPlurals()); }
+
     void fixtures_data()
     {
         QTest::addColumn<QString>("file");

@@ -15,6 +15,7 @@
 #include "core/kube/kubeclient.h"
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
+#include "support/testutil.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -193,6 +194,7 @@ class TestDiagnosisSandbox : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
+        QVERIFY(Testing::installEnglishPlurals());   // the diagnoses' English as the apps show it
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h200:2x8,h100:1x8,a100:1x8,cpu:1x0");

@@ -15,6 +15,7 @@
 #include "sandbox/sandbox.h"
 #include "support/sandboxfixture.h"
 #include "support/sandboxjobs.h"
+#include "support/testutil.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -112,6 +113,7 @@ class TestTracker : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
+        QVERIFY(Testing::installEnglishPlurals());   // the diagnoses' English as the apps show it
         Sandbox::SandboxOptions options;
         options.connectionFile = m_dir.filePath(QStringLiteral("conn.json"));
         options.fleet = QStringLiteral("h100:1x8,cpu:1x0");

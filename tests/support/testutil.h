@@ -3,11 +3,29 @@
 // Small helpers shared by the tests.
 
 #include <QByteArray>
+#include <QCoreApplication>
 #include <QFile>
 #include <QString>
 #include <QTest>
+#include <QTranslator>
 
 namespace Starforge::Testing {
+
+// English singular and plural of the %n messages ("1 node", "2 nodes"), as the apps have them:
+// they install this catalogue at start (I18n::installTranslators); without it a core message
+// reads "2 node(s)". For tests that compare the core's English text.
+inline bool installEnglishPlurals()
+{
+    static QTranslator *english = nullptr;
+    if (english) return true;
+    auto *translator = new QTranslator(QCoreApplication::instance());
+    if (!translator->load(QStringLiteral("starforge_en"), QStringLiteral(SF_QM_DIR))) {
+        delete translator;
+        return false;
+    }
+    english = translator;
+    return QCoreApplication::installTranslator(english);
+}
 
 inline QString dataPath(const QString &relative)
 {

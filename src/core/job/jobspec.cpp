@@ -304,7 +304,7 @@ Result<JobSpec> JobSpec::fromJson(const QByteArray &json)
         problems = spec.problems();
     }
     if (!problems.isEmpty()) {
-        return Error::invalid(QCoreApplication::translate("JobSpec", "The JobSpec has %n problem(s):", nullptr, static_cast<int>(problems.size()))
+        return Error::invalid(Text::tr("The JobSpec has %n problem(s):", nullptr, static_cast<int>(problems.size()))
                               + QLatin1Char('\n') + problems.join(QLatin1Char('\n')));
     }
     return spec;
@@ -464,7 +464,7 @@ Result<JobSpec> JobSpec::load(const QString &path)
     // fromJson checked the spec before its folder was known: the checks that read the config
     // (a distillation pool's generation backend) look at the right file now.
     if (const QStringList problems = out.problems(); !problems.isEmpty()) {
-        return Error::invalid(Text::tr("%1: %2").arg(path, QCoreApplication::translate("JobSpec", "The JobSpec has %n problem(s):", nullptr,
+        return Error::invalid(Text::tr("%1: %2").arg(path, Text::tr("The JobSpec has %n problem(s):", nullptr,
                                                                                   static_cast<int>(problems.size()))
                                                           + QLatin1Char('\n') + problems.join(QLatin1Char('\n'))));
     }
