@@ -121,6 +121,14 @@
         <source>none</source>
         <translation>keine</translation>
     </message>
+    <message>
+        <source>cordoned</source>
+        <translation>abgesperrt</translation>
+    </message>
+    <message>
+        <source>tainted</source>
+        <translation>mit Taint</translation>
+    </message>
 </context>
 <context>
     <name>Capsule</name>

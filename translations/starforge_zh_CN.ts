@@ -119,6 +119,14 @@
         <source>none</source>
         <translation>无</translation>
     </message>
+    <message>
+        <source>cordoned</source>
+        <translation>已封锁</translation>
+    </message>
+    <message>
+        <source>tainted</source>
+        <translation>有污点</translation>
+    </message>
 </context>
 <context>
     <name>Capsule</name>

@@ -16,10 +16,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(Capacity)
 };
 
-} // namespace
-
-namespace {
-
 const QString NoSchedule = QStringLiteral("NoSchedule");
 const QString NoExecute = QStringLiteral("NoExecute");
 
@@ -121,9 +117,9 @@ QString blockName(Block block)
 {
     switch (block) {
     case Block::None: return {};
-    case Block::Cordoned: return QStringLiteral("cordoned");
+    case Block::Cordoned: return Text::tr("cordoned");
     case Block::NotReady: return Text::tr("not ready");
-    case Block::Tainted: return QStringLiteral("tainted");
+    case Block::Tainted: return Text::tr("tainted");
     }
     return {};
 }

@@ -19,10 +19,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(Diagnosis)
 };
 
-} // namespace
-
-namespace {
-
 struct Candidate
 {
     Cause cause = Cause::Unknown;

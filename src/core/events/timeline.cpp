@@ -19,10 +19,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(Timeline)
 };
 
-} // namespace
-
-namespace {
-
 QString str(const QJsonObject &o, const char *key)
 {
     return o.value(QLatin1String(key)).toString();

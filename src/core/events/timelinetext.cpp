@@ -19,10 +19,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(Timelinetext)
 };
 
-} // namespace
-
-namespace {
-
 constexpr int TitleWidth = 34;
 
 QChar phaseLetter(Phase phase)

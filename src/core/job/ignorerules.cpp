@@ -11,10 +11,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(IgnoreRules)
 };
 
-} // namespace
-
-namespace {
-
 // The bracket expression at pattern[pi] ('[' already seen at pi - 1) against c. Returns the index
 // after ']' or -1 when the bracket is not closed (then '[' is a literal, as in git).
 qsizetype matchBracket(const QByteArray &pattern, qsizetype pi, char c, bool &matched)

@@ -16,10 +16,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(JobRecord)
 };
 
-} // namespace
-
-namespace {
-
 struct StateName
 {
     JobState state;

@@ -21,10 +21,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(JobSnapshot)
 };
 
-} // namespace
-
-namespace {
-
 // One gathering: the RayJob first (its cluster's name and job id lead to the rest), then the
 // cluster, pods and events side by side, then the submitter's log.
 class SnapshotFetch final : public QObject

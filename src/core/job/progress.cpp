@@ -21,10 +21,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(Progress)
 };
 
-} // namespace
-
-namespace {
-
 constexpr QByteArrayView Prefix("STARFORGE_PROGRESS ");
 
 // A whole, non-negative count from a JSON number that fits an int; nullopt otherwise.

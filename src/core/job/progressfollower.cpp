@@ -27,10 +27,6 @@ namespace {
 struct Text {
     Q_DECLARE_TR_FUNCTIONS(ProgressFollower)
 };
-
-} // namespace
-
-namespace {
 Q_LOGGING_CATEGORY(lcProgress, "starforge.core.progress")
 }
 

@@ -23,10 +23,6 @@ struct Text {
     Q_DECLARE_TR_FUNCTIONS(ZipWriter)
 };
 
-} // namespace
-
-namespace {
-
 // DOS date 1980-01-02, time 00:00:00: a constant written directly, never converted through a
 // time zone. Not 1980-01-01 so that a reader converting it to a zone west of UTC stays >= 1980.
 constexpr quint16 DosDate = (0 << 9) | (1 << 5) | 2;
