@@ -6,8 +6,9 @@ STARFORGE_BUILD_PACKAGES="cmake g++ ninja-build ccache pkg-config
     qt6-httpserver-dev qt6-websockets-dev qtkeychain-qt6-dev
     libarchive-dev libssl-dev libyaml-cpp-dev zlib1g-dev libsimdjson-dev libhyperscan-dev"
 # At run time: the Secret Service the keychain talks to, the Qt platform plugins, and Qt's SQLite
-# driver for the event journal (docs/events.md; the Qt SQL headers come with qt6-base-dev).
-STARFORGE_RUN_PACKAGES="qt6-qpa-plugins libqt6sql6-sqlite gnome-keyring libsecret-1-0 dbus dbus-x11 python3"
+# driver for the event journal (docs/events.md; the Qt SQL headers come with qt6-base-dev), and
+# Qt's own translations (its dialogs' buttons in German and Chinese).
+STARFORGE_RUN_PACKAGES="qt6-qpa-plugins libqt6sql6-sqlite gnome-keyring libsecret-1-0 dbus dbus-x11 python3 qt6-translations-l10n"
 # For the tests: a private Secret Service, a virtual X server for screenshots (xdotool presses
 # the wizard's keys there), clang and its
 # libFuzzer runtime for the fuzz targets (scripts/fuzz.sh), a single-node Ceph radosgw for the

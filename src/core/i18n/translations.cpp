@@ -6,6 +6,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QLibraryInfo>
 #include <QSettings>
 #include <QTranslator>
 
@@ -44,6 +45,15 @@ QLocale installTranslators(const QString &language)
     // English needs nothing more; any other language (its country variant, else the language
     // alone: zh_CN, else zh) comes on top.
     if (locale.language() != QLocale::English) {
+        // Qt's own texts (a dialog's Close and Cancel, the file dialog, the context menus) come
+        // from Qt's catalogue (Debian: qt6-translations-l10n), installed before ours so ours win.
+        auto *qt = new QTranslator(app);
+        if (qt->load(locale, QStringLiteral("qtbase"), QStringLiteral("_"), QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
+            QCoreApplication::installTranslator(qt);
+        } else {
+            qCDebug(lcConfig) << "no Qt catalogue for" << locale.name() << "; Qt's own buttons stay in English";
+            delete qt;
+        }
         auto *translator = new QTranslator(app);
         if (translator->load(locale, name, QStringLiteral("_"), folder)) {
             QCoreApplication::installTranslator(translator);
