@@ -2,6 +2,7 @@
 // and switching the active profile from the toolbar.
 
 #include "core/config/profilemanager.h"
+#include "core/i18n/translations.h"
 #include "core/session/session.h"
 #include "gui/jobs/jobspanel.h"
 #include "gui/mainwindow.h"
@@ -11,7 +12,9 @@
 #include "support/memorysecretstore.h"
 #include "windowsetup.h"
 
+#include <QAction>
 #include <QComboBox>
+#include <QStatusBar>
 #include <QFile>
 #include <QHeaderView>
 #include <QTableView>
@@ -36,6 +39,36 @@ class TestMainWindow : public QObject
     QTemporaryDir m_dir;
 
 private Q_SLOTS:
+    // View › Language: the system's at first; a choice is kept beside the default profiles file
+    // for the next start (main.cpp installs it before any window), the status bar says when it
+    // takes effect, and STARFORGE_LANGUAGE still decides one run.
+    void languageChoiceIsKeptForTheNextStart()
+    {
+        QTemporaryDir dir;
+        qputenv("STARFORGE_CONFIG_FILE", dir.filePath(QStringLiteral("profiles.ini")).toUtf8());
+        Testing::WindowSetup setup(dir.filePath(QStringLiteral("profiles.ini")));
+        auto &[store, secrets, manager, prompts] = setup;
+        {
+            Gui::MainWindow window(&manager, &prompts, QProcessEnvironment());
+            auto *system = window.findChild<QAction *>(QStringLiteral("language_system"));
+            auto *german = window.findChild<QAction *>(QStringLiteral("language_de"));
+            QVERIFY(system && german && window.findChild<QAction *>(QStringLiteral("language_zh_CN")));
+            QVERIFY(system->isChecked());
+            QCOMPARE(I18n::startLanguage(), QString());
+            german->trigger();
+            QVERIFY(german->isChecked() && !system->isChecked());
+            QCOMPARE(I18n::savedLanguage(), QStringLiteral("de"));
+            QVERIFY2(window.statusBar()->currentMessage().contains(QLatin1String("next start")), qPrintable(window.statusBar()->currentMessage()));
+        }
+        QCOMPARE(I18n::startLanguage(), QStringLiteral("de"));
+        qputenv("STARFORGE_LANGUAGE", "zh_CN");
+        QCOMPARE(I18n::startLanguage(), QStringLiteral("zh_CN"));
+        qunsetenv("STARFORGE_LANGUAGE");
+        Gui::MainWindow again(&manager, &prompts, QProcessEnvironment());
+        QVERIFY(again.findChild<QAction *>(QStringLiteral("language_de"))->isChecked());
+        qunsetenv("STARFORGE_CONFIG_FILE");
+    }
+
     // Size, docks and the tables' columns come back after a restart, from window.ini beside
     // the profiles file; a window that was never closed leaves nothing behind.
     void geometryDocksAndColumnsSurviveARestart()
