@@ -17,7 +17,7 @@ namespace Starforge::Cli {
 
 namespace {
 
-// The translation context of this file's messages (lupdate reads it from the macro).
+// This file's translation context, as lupdate reads it (CONTRIBUTING.md, "Translations").
 struct Text
 {
     Q_DECLARE_TR_FUNCTIONS(CliOutput)

@@ -112,6 +112,9 @@ private Q_SLOTS:
         const ConnectionCheck &capacity = check(*test, QStringLiteral("feature:capacity"));
         QCOMPARE(capacity.outcome, Outcome::Warning);
         QVERIFY(capacity.detail.contains(QStringLiteral("nodes at the cluster scope")));
+        // A cluster-wide rule says where it goes: nodes cannot be granted by a Role.
+        QVERIFY2(capacity.fix.contains(QStringLiteral("# needed by: capacity (in a ClusterRole)\n- apiGroups: [\"\"]\n  resources: [\"nodes\"]")),
+                 qPrintable(capacity.fix));
         // CRDs are not readable either: the release is unknown, and that is a warning too.
         const ConnectionCheck &kuberay = check(*test, QStringLiteral("kuberay"));
         QCOMPARE(kuberay.outcome, Outcome::Warning);

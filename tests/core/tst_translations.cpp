@@ -1,6 +1,6 @@
 // I18n::installTranslators: the language chosen (argument, else $STARFORGE_LANGUAGE, else the
-// system's), QLocale's default set to it, the English plural forms under every language, and
-// a language without a catalogue left in English. The catalogues are the test's own
+// system's), QLocale's default set to it, the English plural forms under every language, Qt's
+// own catalogue beside ours, and a language without a catalogue left in English. The catalogues are the test's own
 // (tests/data/i18n), embedded under :/i18n as the executables embed theirs.
 
 #include "core/i18n/translations.h"
@@ -36,6 +36,8 @@ private Q_SLOTS:
         QCOMPARE(QLocale().language(), QLocale::German);
         QCOMPARE(QLocale().toString(1234.5, 'f', 1), QStringLiteral("1.234,5"));
         QCOMPARE(tr("the job has ended"), QStringLiteral("der Job ist beendet"));
+        // Qt's own texts (a dialog's Close) from Qt's catalogue (qt6-translations-l10n).
+        QCOMPARE(QCoreApplication::translate("QPlatformTheme", "Close"), QStringLiteral("Schließen"));
         // Not in the German catalogue: English, in its proper plural form.
         QCOMPARE(tr("%n secret(s) moved", nullptr, 2), QStringLiteral("2 secrets moved"));
     }

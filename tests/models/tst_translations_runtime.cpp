@@ -5,7 +5,6 @@
 // explicit translate() context; and the English plurals, which only a catalogue can give.
 // scripts/check-translations.py checks the catalogues are complete; this checks they are found.
 
-#include "core/i18n/translations.h"
 #include "core/job/jobspec.h"
 #include "core/session/sessionsource.h"
 #include "models/checkpointsmodel.h"
@@ -125,15 +124,6 @@ private slots:
         QVERIFY2(json.contains(QLatin1String("unknown command 'no-such-command'")), qPrintable(json));
     }
 
-    // Qt's own texts (a dialog's Close) come from Qt's catalogue, which the app installs too.
-    // Last: the translators it installs stay for the rest of the process.
-    void qtsOwnTextsFollow()
-    {
-        QCOMPARE(QCoreApplication::translate("QPlatformTheme", "Close"), QStringLiteral("Close"));
-        I18n::installTranslators(QStringLiteral("de"));
-        QCOMPARE(QCoreApplication::translate("QPlatformTheme", "Close"), QStringLiteral("Schließen"));
-        QCOMPARE(QLocale().toString(1234.5, 'f', 1), QStringLiteral("1.234,5"));
-    }
 };
 
 QTEST_GUILESS_MAIN(TranslationsRuntime)

@@ -9,7 +9,7 @@ namespace Starforge::Config {
 
 namespace {
 
-// The translation context of this file's messages (lupdate reads it from the macro).
+// This file's translation context, as lupdate reads it (CONTRIBUTING.md, "Translations").
 struct Text { Q_DECLARE_TR_FUNCTIONS(EffectiveConfig) };
 
 // The English names of the sources, marked for lupdate: sourceName() gives them as they are

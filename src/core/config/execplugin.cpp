@@ -7,7 +7,7 @@
 namespace Starforge::Config {
 
 namespace {
-// The translation context of this file's messages (lupdate reads it from the macro).
+// This file's translation context, as lupdate reads it (CONTRIBUTING.md, "Translations").
 struct Text { Q_DECLARE_TR_FUNCTIONS(ExecPlugin) };
 
 const QString V1 = QStringLiteral("client.authentication.k8s.io/v1");

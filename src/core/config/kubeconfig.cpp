@@ -21,7 +21,7 @@ namespace Starforge::Config {
 
 namespace {
 
-// The translation context of this file's messages (lupdate reads it from the macro).
+// This file's translation context, as lupdate reads it (CONTRIBUTING.md, "Translations").
 struct Text { Q_DECLARE_TR_FUNCTIONS(Kubeconfig) };
 
 // "A" or "A and B": what a user signs in with that Starforge does not support (at most the two).

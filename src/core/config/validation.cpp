@@ -13,7 +13,7 @@ namespace Starforge::Validation {
 
 namespace {
 
-// The translation context of this file's messages (lupdate reads it from the macro).
+// This file's translation context, as lupdate reads it (CONTRIBUTING.md, "Translations").
 struct Text { Q_DECLARE_TR_FUNCTIONS(Validation) };
 
 QString quoted(const QString &text)

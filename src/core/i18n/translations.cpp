@@ -51,14 +51,14 @@ QLocale installTranslators(const QString &language)
         if (qt->load(locale, QStringLiteral("qtbase"), QStringLiteral("_"), QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
             QCoreApplication::installTranslator(qt);
         } else {
-            qCDebug(lcConfig) << "no Qt catalogue for" << locale.name() << "; Qt's own buttons stay in English";
+            qCDebug(lcConfig).noquote() << "no Qt catalogue for" << locale.name() << "- Qt's own buttons stay in English";
             delete qt;
         }
         auto *translator = new QTranslator(app);
         if (translator->load(locale, name, QStringLiteral("_"), folder)) {
             QCoreApplication::installTranslator(translator);
         } else {
-            qCDebug(lcConfig) << "no catalogue for" << locale.name() << "; its messages stay in English";
+            qCDebug(lcConfig).noquote() << "no catalogue for" << locale.name() << "- its messages stay in English";
             delete translator;
         }
     }

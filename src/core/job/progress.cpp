@@ -15,8 +15,7 @@ namespace Starforge::Job {
 
 namespace {
 
-// The translation context of this file's messages: lupdate reads it from the macro, where a free
-// tr() would be filed under the namespace and never be found at run time.
+// This file's translation context, as lupdate reads it (CONTRIBUTING.md, "Translations").
 struct Text {
     Q_DECLARE_TR_FUNCTIONS(Progress)
 };

@@ -55,7 +55,7 @@ QString roleRules(const Feature &feature)
     for (const AccessRule &rule : accessRules({feature}, false)) {
         QString block = rulesYaml({rule});
         // untranslated: a comment in the YAML an administrator pastes
-        if (rule.clusterWide) block.replace(0, block.indexOf(u'\n'), block.left(block.indexOf(u'\n')) + QStringLiteral(" (in a ClusterRole)"));
+        if (rule.clusterWide) block.insert(block.indexOf(u'\n'), QStringLiteral(" (in a ClusterRole)"));   // after "# needed by: ..."
         blocks << block;
     }
     return blocks.join(u'\n');

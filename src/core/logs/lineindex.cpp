@@ -14,8 +14,7 @@ namespace {
 // Bytes mapped and scanned at a time: progress and cancel are looked at between chunks.
 constexpr qint64 ChunkBytes = 64 * 1024 * 1024;
 
-// The translation context of this file's messages: lupdate reads it from the macro, where a free
-// tr() would be filed under the namespace and never be found at run time.
+// This file's translation context, as lupdate reads it (CONTRIBUTING.md, "Translations").
 struct Text {
     Q_DECLARE_TR_FUNCTIONS(LineIndex)
 };
